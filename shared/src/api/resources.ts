@@ -1,0 +1,144 @@
+import { z } from 'zod';
+
+/**
+ * The resources of SPEC.md as zod schemas: the single definition from which response validation,
+ * the OpenAPI document and the snapshot builder's output types all come.
+ */
+
+export const CATEGORIES = ['Football', 'Sport', 'Crypto', 'Politics', 'Economy', 'Tech', 'Culture'] as const;
+export const categorySchema = z.enum(CATEGORIES).meta({ description: 'Event category' });
+export type Category = z.infer<typeof categorySchema>;
+/** The order SPEC.md gives for the `categories` field of the market list. */
+export const CATEGORY_DISPLAY_ORDER: readonly Category[] = ['Sport', 'Football', 'Crypto', 'Politics', 'Economy', 'Tech', 'Culture'];
+
+export const CALL_STATUSES = ['open', 'won', 'lost', 'void'] as const;
+export const callStatusSchema = z.enum(CALL_STATUSES);
+export type CallStatus = z.infer<typeof callStatusSchema>;
+
+const timestamp = z.string().meta({ description: 'ISO 8601 UTC timestamp', format: 'date-time' });
+const chance = z.number().min(0).max(1).meta({ description: 'Chance, 0 to 1' });
+
+export const oddsSchema = z
+  .object({
+    percent: z.string().meta({ description: 'Whole percent with a % sign', examples: ['25%'] }),
+    decimal: z.string().meta({ description: 'Decimal odds, two decimals', examples: ['4.00'] }),
+    fractional: z.string().meta({ description: 'numerator/denominator', examples: ['3/1'] }),
+    american: z.string().meta({ description: 'Signed, leading + or -', examples: ['+300'] }),
+    price: z.string().meta({ description: 'Whole cents with a cent sign', examples: ['25¢'] }),
+  })
+  .meta({ id: 'Odds', description: 'The same chance written five ways' });
+export type Odds = z.infer<typeof oddsSchema>;
+
+export const outcomeSchema = z
+  .object({ name: z.string(), chance, odds: oddsSchema })
+  .meta({ id: 'Outcome' });
+export type Outcome = z.infer<typeof outcomeSchema>;
+
+export const teamSchema = z
+  .object({ name: z.string(), abbreviation: z.string(), home: z.boolean() })
+  .meta({ id: 'Team' });
+export type Team = z.infer<typeof teamSchema>;
+
+export const gameSchema = z
+  .object({
+    live: z.boolean(),
+    score: z.string().meta({ description: 'home-away' }),
+    clock: z.string().meta({ description: 'As the feed sends it: "74", "5:18"' }),
+    period: z.string().meta({ description: 'As the feed sends it: 1H, HT, Q4 …' }),
+    league: z.string(),
+    teams: z.array(teamSchema),
+  })
+  .meta({ id: 'Game', description: 'Match data of an event' });
+export type Game = z.infer<typeof gameSchema>;
+
+export const marketSchema = z
+  .object({
+    id: z.string(),
+    question: z.string(),
+    label: z.string().meta({ description: 'Short label, e.g. the side the market is about' }),
+    kind: z.string().nullable().meta({ description: 'Sports market type in snake_case (moneyline, totals, spreads, both_teams_to_score …); null for non-sport' }),
+    outcomes: z.array(outcomeSchema),
+    platform_split: z.array(z.number().int()).meta({ description: "Callers on each outcome (one per person), in outcome order; empty when nobody has called" }),
+    closes_at: timestamp.nullable(),
+    closed: z.boolean(),
+    change_24h: z.number().meta({ description: '24-hour change in chance' }),
+    url: z.string(),
+  })
+  .meta({ id: 'Market' });
+export type Market = z.infer<typeof marketSchema>;
+
+/** A market as it appears inside an event of the list endpoint. */
+export const marketCardSchema = z
+  .object({ id: z.string(), question: z.string(), outcomes: z.array(outcomeSchema) })
+  .meta({ id: 'MarketCard' });
+export type MarketCard = z.infer<typeof marketCardSchema>;
+
+export const eventCardSchema = z
+  .object({
+    slug: z.string(),
+    title: z.string(),
+    category: categorySchema,
+    markets: z.array(marketCardSchema).max(3).meta({ description: 'At most the top three markets' }),
+    market_count: z.number().int(),
+    url: z.string(),
+  })
+  .meta({ id: 'EventCard', description: 'An event in the market list' });
+export type EventCard = z.infer<typeof eventCardSchema>;
+
+export const eventSchema = z
+  .object({
+    slug: z.string(),
+    title: z.string(),
+    category: categorySchema,
+    closes_at: timestamp.nullable(),
+    volume: z.number().meta({ description: 'Total traded volume' }),
+    game: gameSchema.nullable(),
+    markets: z.array(marketSchema),
+    market_count: z.number().int(),
+    url: z.string(),
+  })
+  .meta({ id: 'Event' });
+export type Event = z.infer<typeof eventSchema>;
+
+export const leagueEntrySchema = z
+  .object({
+    group: z.string().meta({ description: 'The category the league belongs to' }),
+    label: z.string(),
+    league: z.string().meta({ description: 'Key usable as the `league` parameter' }),
+  })
+  .meta({ id: 'LeagueEntry' });
+export type LeagueEntry = z.infer<typeof leagueEntrySchema>;
+
+export const historyPointSchema = z
+  .object({ t: z.number().int().meta({ description: 'Unix seconds' }), chance })
+  .meta({ id: 'HistoryPoint' });
+
+export const resultSchema = z
+  .object({ label: z.string(), chance, market_id: z.string() })
+  .meta({ id: 'Result' });
+
+export const liveMatchSchema = z
+  .object({
+    slug: z.string(),
+    title: z.string(),
+    league: z.string(),
+    score: z.string(),
+    clock: z.string(),
+    period: z.string(),
+    teams: z.array(teamSchema),
+    result: z.array(resultSchema),
+    markets: z.number().int(),
+    url: z.string(),
+  })
+  .meta({ id: 'LiveMatch' });
+
+export const errorBodySchema = z
+  .object({
+    ok: z.literal(false),
+    error: z.object({
+      code: z.enum(['bad_request', 'not_found', 'method_not_allowed', 'rate_limited', 'unavailable', 'internal']),
+      message: z.string(),
+    }),
+  })
+  .meta({ id: 'Error' });
+export type ErrorBody = z.infer<typeof errorBodySchema>;

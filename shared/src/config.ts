@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+/**
+ * The whole service's configuration: one schema over the environment, parsed once per process.
+ * Every default runs locally against the bundled simulator; `loadConfig` stops with a message that
+ * names the offending variable rather than letting a typo surface later as a connection error.
+ */
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+
+const url = (protocols: string[]) =>
+  z
+    .string()
+    .url()
+    .refine((v) => protocols.some((p) => v.startsWith(`${p}://`)), {
+      message: `must start with ${protocols.map((p) => `${p}://`).join(' or ')}`,
+    });
+
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  DATABASE_URL: url(['postgres', 'postgresql']).default('postgres://postgres@127.0.0.1:5432/predictions'),
+  REDIS_URL: url(['redis', 'rediss']).default('redis://127.0.0.1:6379/0'),
+  /** Prefix of every Redis key and BullMQ queue, so several stacks (and test files) share one Redis. */
+  REDIS_PREFIX: z.string().regex(/^[a-z0-9_-]+$/i, 'must be letters, digits, _ or -').default('pm'),
+  HOST: z.string().default('0.0.0.0'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  INGESTOR_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
+  WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3002),
+  SIM_PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  PUBLIC_WEB_URL: url(['http', 'https']).default('http://localhost:3000').transform((v) => v.replace(/\/+$/, '')),
+  GAMMA_URL: url(['http', 'https']).default('http://127.0.0.1:4000').transform((v) => v.replace(/\/+$/, '')),
+  CLOB_URL: url(['http', 'https']).default('http://127.0.0.1:4000').transform((v) => v.replace(/\/+$/, '')),
+  CLOB_WS_URL: url(['ws', 'wss']).default('ws://127.0.0.1:4000').transform((v) => v.replace(/\/+$/, '')),
+  SPORTS_WS_URL: url(['ws', 'wss']).default('ws://127.0.0.1:4000').transform((v) => v.replace(/\/+$/, '')),
+  /** Proxy hops whose X-Forwarded-For is believed; 0 = use the socket address, so the header cannot dodge the rate limit. */
+  TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  /** Seconds between catalog syncs (PROTOCOL.md §3: paced, 30–60 s). */
+  CATALOG_SYNC_SECONDS: z.coerce.number().min(1).default(30),
+  /** Milliseconds between coalesced snapshot rebuilds. */
+  SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
+  /** Simulator: seed, and speed multiplier of its clock. */
+  SIM_SEED: z.coerce.number().int().default(42),
+  SIM_SCENARIO: z.string().optional(),
+  SIM_SPEED: z.coerce.number().positive().default(1),
+  PRETTY_LOGS: bool.default(false),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parse the environment; throws ConfigError naming every bad variable and its rule. */
+export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  return result.data;
+}
+
+/** For a service's main: parse or print one clear line and exit 1. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  try {
+    return parseConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,2 @@
+export { createDb, sql, type Db } from './connection.js';
+export { migrate, ensureDatabase, dropDatabase, type MigrationResult } from './migrate.js';

@@ -1,0 +1,31 @@
+/**
+ * Queue and job names: a closed union, so a producer cannot enqueue a job nobody processes and a
+ * worker registry can refuse to start with a job that has no processor. Job ids are deterministic
+ * and contain no ':' (BullMQ reserves it).
+ */
+export const queues = {
+  /** Coalesced snapshot rebuilds; added with BullMQ deduplication so a burst makes one job. */
+  snapshots: { jobs: ['build-snapshots'] },
+  /** One MarketResolved job per market, id `settle-<marketId>`. */
+  settlement: { jobs: ['settle-market'] },
+  /** Projection refreshes for affected handles. */
+  projections: { jobs: ['project-users', 'rebuild-all'] },
+} as const;
+
+export type QueueName = keyof typeof queues;
+export type JobName<Q extends QueueName> = (typeof queues)[Q]['jobs'][number];
+
+export interface JobData {
+  'build-snapshots': { reason: string };
+  'settle-market': { marketId: string; winningOutcomeIndex: number | null; voided: boolean; source: 'ws' | 'catalog' };
+  'project-users': { userIds: string[] };
+  'rebuild-all': Record<string, never>;
+}
+
+/** BullMQ prefix for this stack; queues of different stacks or test files never meet. */
+export function queuePrefix(redisPrefix: string): string {
+  return `${redisPrefix}:bull`;
+}
+
+export const settleJobId = (marketId: string) => `settle-${marketId.replace(/:/g, '_')}`;
+export const SNAPSHOT_DEDUP_ID = 'build-snapshots';

@@ -1,0 +1,49 @@
+/**
+ * Every Redis key the services use, in one table. Each key carries the configured prefix so that
+ * several stacks, and every test file, can share one Redis without seeing each other's data.
+ * Everything in Redis can be rebuilt from Postgres (DESIGN.md "Storage").
+ */
+export interface RedisKeys {
+  /** hash: token id → displayed chance as a decimal string ("0.535"). Written only when it moved. */
+  chances: string;
+  /** hash: token id → Unix ms when that chance was last set or re-confirmed by the feed. */
+  chanceAt: string;
+  /** hash: feed health. Fields: market_connected ("1"/"0"), market_last_at (ms), sports_connected, sports_last_at. */
+  feed: string;
+  /** set: event ids whose snapshots are stale (SADD by the ingestor, SPOP by the snapshot builder). */
+  dirtyEvents: string;
+  /** string counter: bumped by the ingestor after a catalog sync that changed any row. */
+  catalogVersion: string;
+  /** hash per snapshot: `body` (serialised JSON), `etag` (strong, quoted), `built_at` (ms). */
+  snapshot: (name: SnapshotName) => string;
+  /** prefix for the API's rate-limit counters (rate-limit-redis appends the client key). */
+  rateLimitPrefix: string;
+}
+
+/**
+ * Snapshot names.
+ * - `markets:trending`, `markets:category:<Category>`, `markets:league:<key>`: a MarketListSnapshot.
+ * - `markets:search`: a MarketSearchSnapshot over every open event (for `q`).
+ * - `event:<slug>`: an EventSnapshot.
+ */
+export type SnapshotName =
+  | 'markets:trending'
+  | `markets:category:${string}`
+  | `markets:league:${string}`
+  | 'markets:search'
+  | `event:${string}`;
+
+export function redisKeys(prefix: string): RedisKeys {
+  return {
+    chances: `${prefix}:chances`,
+    chanceAt: `${prefix}:chances:at`,
+    feed: `${prefix}:feed`,
+    dirtyEvents: `${prefix}:dirty:events`,
+    catalogVersion: `${prefix}:catalog:version`,
+    snapshot: (name) => `${prefix}:snap:${name}`,
+    rateLimitPrefix: `${prefix}:rl:`,
+  };
+}
+
+/** Feed freshness rule (DESIGN.md): live while connected and the last message is under 30 s old. */
+export const FEED_FRESH_MS = 30_000;

@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { Redis } from 'ioredis';
+import { ensureDatabase, dropDatabase, migrate } from '../db/migrate.js';
+import { createDb, type Db } from '../db/connection.js';
+
+/**
+ * Real Postgres and Redis for tests — never mocks. URLs come from the environment
+ * (TEST_DATABASE_URL or DATABASE_URL, REDIS_URL); without them the local servers on their standard
+ * ports are used; where none answers and a Docker engine does, testcontainers starts them.
+ */
+export interface TestServices {
+  /** A server URL; each test file creates its own database on it. */
+  postgresUrl: string;
+  redisUrl: string;
+}
+
+let services: Promise<TestServices> | undefined;
+
+function reachable(host: string, port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+async function resolveServices(): Promise<TestServices> {
+  const pgEnv = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+  const redisEnv = process.env.TEST_REDIS_URL ?? process.env.REDIS_URL;
+  let postgresUrl = pgEnv ?? (await reachable('127.0.0.1', 5432) ? 'postgres://postgres@127.0.0.1:5432/postgres' : undefined);
+  let redisUrl = redisEnv ?? (await reachable('127.0.0.1', 6379) ? 'redis://127.0.0.1:6379/0' : undefined);
+  if (!postgresUrl || !redisUrl) {
+    // Only where no server answers: testcontainers needs a Docker engine.
+    if (!postgresUrl) {
+      const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+      const c = await new PostgreSqlContainer('postgres:16-alpine').withUsername('postgres').withPassword('postgres').start();
+      postgresUrl = c.getConnectionUri();
+    }
+    if (!redisUrl) {
+      const { RedisContainer } = await import('@testcontainers/redis');
+      const c = await new RedisContainer('redis:7-alpine').start();
+      redisUrl = c.getConnectionUrl();
+    }
+  }
+  return { postgresUrl, redisUrl };
+}
+
+export function testServices(): Promise<TestServices> {
+  services ??= resolveServices();
+  return services;
+}
+
+export function uniqueSuffix(): string {
+  return `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+}
+
+export interface TestDatabase {
+  url: string;
+  db: Db;
+  /** Disposes the pool and drops the database. */
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database of its own for one test file. */
+export async function createTestDatabase(label = 'test'): Promise<TestDatabase> {
+  const { postgresUrl } = await testServices();
+  const url = new URL(postgresUrl);
+  url.pathname = `/pm_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${uniqueSuffix()}`;
+  const dbUrl = url.toString();
+  await ensureDatabase(dbUrl);
+  await migrate(dbUrl);
+  const db = createDb(dbUrl, { poolSize: 5 });
+  return {
+    url: dbUrl,
+    db,
+    async drop() {
+      await db.dispose();
+      await dropDatabase(dbUrl);
+    },
+  };
+}
+
+export interface TestRedis {
+  url: string;
+  /** Key prefix of its own (also pass it as REDIS_PREFIX / queue prefix). */
+  prefix: string;
+  redis: Redis;
+  /** Deletes every key under the prefix and closes the connection. */
+  cleanup(): Promise<void>;
+}
+
+export async function createTestRedis(label = 'test'): Promise<TestRedis> {
+  const { redisUrl } = await testServices();
+  const prefix = `t_${label.replace(/[^a-z0-9_]/gi, '_')}_${uniqueSuffix()}`;
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  return {
+    url: redisUrl,
+    prefix,
+    redis,
+    async cleanup() {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+        cursor = next;
+        if (keys.length) await redis.del(...keys);
+      } while (cursor !== '0');
+      redis.disconnect();
+    },
+  };
+}

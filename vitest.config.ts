@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+// Test tiers by suffix (CONVENTIONS.md): unit = pure, int = real Postgres/Redis, e2e = running services.
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: 'unit', include: ['**/*.unit.test.ts'], exclude: ['**/node_modules/**'] } },
+      {
+        test: {
+          name: 'int',
+          include: ['**/*.int.test.ts'],
+          exclude: ['**/node_modules/**'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['**/*.e2e.test.ts'],
+          exclude: ['**/node_modules/**'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
