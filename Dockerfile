@@ -1,0 +1,18 @@
+# One image for every service; the compose file picks the entry point per service.
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json turbo.json tsconfig.base.json ./
+COPY shared/package.json shared/
+COPY services/api/package.json services/api/
+COPY services/ingestor/package.json services/ingestor/
+COPY services/worker/package.json services/worker/
+COPY services/exchange-sim/package.json services/exchange-sim/
+COPY test/package.json test/
+RUN npm ci --no-audit --no-fund --include=dev
+COPY shared shared
+COPY services services
+COPY scripts scripts
+USER node
+# Overridden per service in docker-compose.yml.
+CMD ["node", "--import", "tsx", "services/api/src/main.ts"]

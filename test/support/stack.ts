@@ -1,0 +1,107 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dropDatabase } from '@pm/shared';
+import { testServices, uniqueSuffix } from '@pm/shared/testing';
+import { Redis } from 'ioredis';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface Stack {
+  apiUrl: string;
+  simUrl: string;
+  databaseUrl: string;
+  redisUrl: string;
+  prefix: string;
+  /** Everything the services printed so far (for failure messages). */
+  logs(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the whole stack through the README's own run line (scripts/start.ts), on free ports, with
+ * a database and a Redis prefix of its own, and waits until the API serves the market list.
+ */
+export async function startStack(opts: { env?: Record<string, string>; readyTimeoutMs?: number } = {}): Promise<Stack> {
+  const services = await testServices();
+  const [port, simPort, ingestorPort, workerPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const db = new URL(services.postgresUrl);
+  db.pathname = `/pm_stack_${uniqueSuffix()}`;
+  const prefix = `stack_${uniqueSuffix()}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'test',
+    DATABASE_URL: db.toString(),
+    REDIS_URL: services.redisUrl,
+    REDIS_PREFIX: prefix,
+    PORT: String(port),
+    SIM_PORT: String(simPort),
+    INGESTOR_PORT: String(ingestorPort),
+    WORKER_PORT: String(workerPort),
+    PRETTY_LOGS: '0',
+    LOG_LEVEL: 'warn',
+    ...opts.env,
+  };
+  let output = '';
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: false,
+  });
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const stack: Stack = {
+    apiUrl,
+    simUrl: `http://127.0.0.1:${simPort}`,
+    databaseUrl: db.toString(),
+    redisUrl: services.redisUrl,
+    prefix,
+    logs: () => output,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await dropDatabase(db.toString()).catch(() => {});
+      const redis = new Redis(services.redisUrl);
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length) await redis.del(...keys);
+      } while (cursor !== '0');
+      redis.disconnect();
+    },
+  };
+
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`stack exited early:\n${output}`);
+    try {
+      const res = await fetch(`${apiUrl}/api/v1/markets`);
+      if (res.status === 200) return stack;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await stack.stop();
+  throw new Error(`stack not ready within ${opts.readyTimeoutMs ?? 60_000} ms:\n${output.slice(-4000)}`);
+}
