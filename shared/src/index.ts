@@ -5,3 +5,4 @@ export * from './redis/keys.js';
 export * from './snapshots.js';
 export * from './api/resources.js';
 export * from './db/index.js';
+export * from './snapshot-trigger.js';

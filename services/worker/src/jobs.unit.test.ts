@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { createLogger } from '@pm/shared';
+import { missingProcessors, startQueueWorkers, type ProcessorRegistry } from './jobs.js';
+
+const logger = createLogger('worker-test', { LOG_LEVEL: 'silent' });
+
+describe('the job registry', () => {
+  it('names every consumed job without a processor', () => {
+    expect(missingProcessors({ snapshots: {} }, ['snapshots'])).toEqual(['snapshots/build-snapshots']);
+    expect(missingProcessors({}, ['snapshots', 'projections'])).toEqual([
+      'snapshots/build-snapshots',
+      'projections/project-users',
+      'projections/rebuild-all',
+    ]);
+    expect(missingProcessors({ snapshots: { 'build-snapshots': 'not a function' } }, ['snapshots'])).toEqual(['snapshots/build-snapshots']);
+  });
+
+  it('is complete when every consumed job has a processor', () => {
+    expect(missingProcessors({ snapshots: { 'build-snapshots': async () => {} } }, ['snapshots'])).toEqual([]);
+  });
+
+  it('refuses to start a worker with a job that has no processor', () => {
+    // A registry that only type-checks through a cast, as an untyped caller could pass it.
+    const registry = { snapshots: {} } as unknown as ProcessorRegistry;
+    // The check runs before any connection is touched.
+    const connection = {} as unknown as Redis;
+    expect(() =>
+      startQueueWorkers({ registry, consume: [{ queue: 'snapshots', concurrency: 1 }], connection, prefix: 'unit', logger }),
+    ).toThrow('refusing to start: no processor for snapshots/build-snapshots');
+  });
+});

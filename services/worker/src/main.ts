@@ -1,0 +1,59 @@
+import { pathToFileURL } from 'node:url';
+import { Redis } from 'ioredis';
+import { createLogger, loadConfig } from '@pm/shared';
+import { createDb, migrate } from '@pm/shared/db';
+import { createWorker } from './worker.js';
+
+export { createWorker, type WorkerDeps, type WorkerService } from './worker.js';
+
+/** Longest a shutdown may take before the process exits anyway (the orchestrator's grace period is longer). */
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+/** Composition root: configuration, logger, Postgres, Redis, migrations, then the worker. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger('worker', config);
+  // Safe to re-run and to run concurrently with the other services' start-up (advisory lock).
+  const { applied } = await migrate(config.DATABASE_URL);
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  const db = createDb(config.DATABASE_URL);
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  const worker = createWorker({ config, db, redis, logger });
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown deadline passed; exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
+    force.unref();
+    void (async () => {
+      try {
+        await worker.stop();
+        await db.dispose();
+        await redis.quit();
+        process.exit(0);
+      } catch (err) {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      }
+    })();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  await worker.start();
+  logger.info('worker started');
+}
+
+// Run only as the entry point (`tsx services/worker/src/main.ts`), not when imported by a launcher or test.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`worker failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}

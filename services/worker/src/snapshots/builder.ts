@@ -1,0 +1,164 @@
+import type { Redis } from 'ioredis';
+import { redisKeys, type Logger, type SnapshotName } from '@pm/shared';
+import type { Db } from '@pm/shared/db';
+import { createCatalogCache } from './catalog.js';
+import type { CatalogEvent, Chances } from './model.js';
+import { buildEventSnapshot, buildListSnapshots, emptyList, parseChance } from './payloads.js';
+import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
+
+/**
+ * One snapshot build: pop the dirty set, bring the catalog cache up to date, read every needed chance
+ * with one HMGET round trip, rebuild the dirty events' pages and every list, write what changed.
+ *
+ * Builds never overlap within a process (a promise chain), whether they come from a job, the start-up
+ * build or a test calling `build` directly. BullMQ's concurrency 1 keeps jobs apart as well.
+ */
+
+export interface Clock {
+  now(): number;
+}
+
+export interface BuildStats {
+  /** Event snapshots built (written or found unchanged). */
+  events: number;
+  /** List snapshots built (trending, categories, leagues, search). */
+  lists: number;
+  /** Snapshots whose body changed and were written. */
+  written: number;
+  full: boolean;
+  ms: number;
+}
+
+export interface SnapshotBuilder {
+  /**
+   * Build what is dirty and every list; a full build (or one due by `fullEveryMs`) rebuilds every
+   * open event and reloads the catalog from Postgres.
+   */
+  build(opts?: { full?: boolean; reason?: string }): Promise<BuildStats>;
+  /** True when the periodic full build is due (the sweep requests a job then). */
+  fullBuildDue(): boolean;
+  /** The `catalogVersion` the last successful build worked from (undefined before the first). */
+  builtVersion(): string | undefined;
+  /** Resolves once no build is running or queued in this process. */
+  idle(): Promise<void>;
+}
+
+export interface SnapshotBuilderDeps {
+  db: Db;
+  redis: Redis;
+  prefix: string;
+  /** PUBLIC_WEB_URL, without a trailing slash. */
+  webUrl: string;
+  logger: Logger;
+  clock: Clock;
+  /** Safety net: a full build at most this long after the previous one. Default 30 s. */
+  fullEveryMs?: number;
+}
+
+/** HMGET arguments per command; thousands of tokens stay well inside Redis's limits in one pipeline. */
+const HMGET_CHUNK = 5_000;
+
+export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilder {
+  const keys = redisKeys(deps.prefix);
+  const fullEveryMs = deps.fullEveryMs ?? 30_000;
+  const catalog = createCatalogCache(deps.db);
+  const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
+  let lastFullAt: number | undefined;
+  let lastVersion: string | undefined;
+  /** League lists written by this process, to empty the ones whose league has no open event left. */
+  let leagueLists = new Set<string>();
+  let chain: Promise<unknown> = Promise.resolve();
+
+  /** Take the dirty set and the catalog version in one atomic step. */
+  async function popDirty(): Promise<{ ids: string[]; version: string }> {
+    const results = await deps.redis.multi().smembers(keys.dirtyEvents).del(keys.dirtyEvents).get(keys.catalogVersion).exec();
+    if (results === null) throw new Error('dirty set pop aborted');
+    for (const [err] of results) if (err) throw err;
+    const ids = results[0]?.[1];
+    const version = results[2]?.[1];
+    return {
+      ids: Array.isArray(ids) ? ids.filter((v): v is string => typeof v === 'string') : [],
+      version: typeof version === 'string' ? version : '0',
+    };
+  }
+
+  async function readChances(events: readonly CatalogEvent[]): Promise<Chances> {
+    const tokens = [...new Set(events.flatMap((e) => e.markets.flatMap((m) => m.outcomes.map((o) => o.tokenId))))];
+    const chances = new Map<string, number>();
+    if (tokens.length === 0) return chances;
+    const pipeline = deps.redis.pipeline();
+    for (let i = 0; i < tokens.length; i += HMGET_CHUNK) pipeline.hmget(keys.chances, ...tokens.slice(i, i + HMGET_CHUNK));
+    const results = (await pipeline.exec()) ?? [];
+    results.forEach(([err, values], chunk) => {
+      if (err) throw err;
+      if (!Array.isArray(values)) return;
+      values.forEach((raw: unknown, i) => {
+        const chance = parseChance(typeof raw === 'string' ? raw : null);
+        const token = tokens[chunk * HMGET_CHUNK + i];
+        if (chance !== undefined && token !== undefined) chances.set(token, chance);
+      });
+    });
+    return chances;
+  }
+
+  async function run(requestedFull: boolean): Promise<BuildStats> {
+    const started = deps.clock.now();
+    const t0 = performance.now();
+    const full = requestedFull || lastFullAt === undefined || started - lastFullAt >= fullEveryMs;
+    const popped = await popDirty();
+    try {
+      if (full) writer.forget(); // compare with Redis again: it may have been flushed since
+      const view = await catalog.refresh({ version: popped.version, dirty: popped.ids, full });
+      const rebuild = view.rebuild;
+      const pages = rebuild === 'all' ? view.open : view.open.filter((e) => rebuild.has(e.id));
+      const chances = await readChances(view.extra.length === 0 ? view.open : [...view.open, ...view.extra]);
+
+      const entries: SnapshotEntry[] = [];
+      for (const event of [...pages, ...view.extra]) {
+        entries.push({
+          name: `event:${event.slug}`,
+          payload: buildEventSnapshot(event, { chances, splits: view.splits, game: view.games.get(event.id), webUrl: deps.webUrl }),
+        });
+      }
+      const lists = buildListSnapshots(view.open, chances, deps.webUrl);
+      const listEntries: SnapshotEntry[] = [...lists.lists, lists.search];
+      const current = new Set(lists.leagueKeys);
+      for (const key of leagueLists) {
+        if (!current.has(key)) listEntries.push({ name: `markets:league:${key}` satisfies SnapshotName, payload: emptyList(view.open) });
+      }
+      const { written } = await writer.write([...entries, ...listEntries]);
+      leagueLists = current;
+      if (full) lastFullAt = started;
+      lastVersion = popped.version;
+      return { events: entries.length, lists: listEntries.length, written, full, ms: Math.round(performance.now() - t0) };
+    } catch (err) {
+      // Put the popped ids back so the next build (the sweep requests one within a second) retries them.
+      if (popped.ids.length > 0) await deps.redis.sadd(keys.dirtyEvents, ...popped.ids).catch(() => {});
+      throw err;
+    }
+  }
+
+  return {
+    build(opts = {}) {
+      const next = chain.then(() => run(opts.full === true));
+      chain = next.catch(() => {});
+      return next.then((stats) => {
+        deps.logger.debug({ ...stats, reason: opts.reason }, 'snapshots built');
+        return stats;
+      });
+    },
+    fullBuildDue() {
+      return lastFullAt === undefined || deps.clock.now() - lastFullAt >= fullEveryMs;
+    },
+    builtVersion() {
+      return lastVersion;
+    },
+    async idle() {
+      let seen: Promise<unknown>;
+      do {
+        seen = chain;
+        await seen;
+      } while (seen !== chain);
+    },
+  };
+}

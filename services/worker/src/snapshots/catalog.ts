@@ -1,0 +1,355 @@
+import { z } from 'zod';
+import { categorySchema, type Team } from '@pm/shared';
+import { sql, type Db } from '@pm/shared/db';
+import type { CatalogEvent, CatalogMarket, GameState } from './model.js';
+
+/**
+ * Loads the catalog from Postgres and keeps it in process memory between builds.
+ *
+ * Why a cache: builds run every ~250 ms while prices move, and a price-only rebuild needs nothing
+ * from Postgres but what it already has. The events/markets/outcomes part is keyed by the ingestor's
+ * `catalogVersion` counter (bumped after every sync that changed a row); games by a cheap probe
+ * (a fingerprint of the games rows, including updated_at); platform splits are re-read for the events being rebuilt.
+ */
+
+type Queryable = Pick<Db, 'query'>;
+type SQLQuery = ReturnType<typeof sql>;
+
+// ── Row parsing: rows cross a boundary, so they are parsed, not cast ──────────────────────────────
+const teamSchema = z.object({
+  name: z.string().catch(''),
+  abbreviation: z.string().catch(''),
+  home: z.boolean().catch(false),
+});
+const eventRow = z.object({
+  id: z.string(),
+  slug: z.string(),
+  title: z.string(),
+  category: categorySchema,
+  league: z.string().nullable(),
+  closes_at: z.date().nullable(),
+  volume: z.number(),
+  volume_24h: z.number(),
+  closed: z.boolean(),
+  // A malformed teams value should cost the event its teams, not the whole build.
+  teams: z.array(teamSchema).catch([]),
+});
+const marketRow = z.object({
+  id: z.string(),
+  event_id: z.string(),
+  position: z.number().int(),
+  question: z.string(),
+  label: z.string(),
+  kind: z.string().nullable(),
+  closes_at: z.date().nullable(),
+  closed: z.boolean(),
+  one_day_price_change: z.number().nullable(),
+});
+const outcomeRow = z.object({
+  market_id: z.string(),
+  outcome_index: z.number().int(),
+  name: z.string(),
+  token_id: z.string(),
+  catalog_price: z.number().nullable(),
+});
+const gameRow = z.object({
+  game_id: z.string(),
+  event_id: z.string(),
+  league: z.string(),
+  live: z.boolean(),
+  score: z.string(),
+  clock: z.string(),
+  period: z.string(),
+  updated_at: z.string(),
+});
+const splitRow = z.object({ market_id: z.string(), outcome_index: z.number().int(), people: z.number().int() });
+const probeRow = z.object({ n: z.number().int(), latest: z.string() });
+
+/** Which events a load covers: the open ones, or these ids (closed events rebuilt on change). */
+export type EventFilter = { open: true } | { ids: readonly string[] };
+
+function where(filter: EventFilter): SQLQuery {
+  return 'open' in filter ? sql`e.closed = false` : sql`e.id = any(${[...filter.ids]}::text[])`;
+}
+
+export interface CatalogRows {
+  events: CatalogEvent[];
+  games: Map<string, GameState>;
+  splits: Map<string, Map<number, number>>;
+}
+
+/**
+ * Events with their markets (position order) and outcomes (index order), their games and splits,
+ * read in one read-only repeatable-read transaction so a concurrent catalog sync cannot hand us a
+ * market whose event we did not see.
+ */
+export async function loadCatalog(db: Db, filter: EventFilter): Promise<CatalogRows> {
+  return db.tx(async (tx) => {
+    await tx.query(sql`set transaction isolation level repeatable read, read only`);
+    const f = where(filter);
+    // inputs: event filter. outputs: one row per selected event.
+    const events = (
+      await tx.query(sql`
+        select e.id, e.slug, e.title, e.category, e.league, e.closes_at,
+               e.volume::float8 as volume, e.volume_24h::float8 as volume_24h, e.closed, e.teams
+        from events e
+        where ${f}
+      `)
+    ).map((r: unknown) => eventRow.parse(r));
+    // inputs: event filter. outputs: every market of those events, in catalog position order.
+    const markets = (
+      await tx.query(sql`
+        select m.id, m.event_id, m.position, m.question, m.label, m.kind, m.closes_at, m.closed,
+               m.one_day_price_change::float8 as one_day_price_change
+        from markets m
+        join events e on e.id = m.event_id
+        where ${f}
+        order by m.event_id, m.position, m.id
+      `)
+    ).map((r: unknown) => marketRow.parse(r));
+    // inputs: event filter. outputs: every outcome of those markets, in outcome index order.
+    const outcomes = (
+      await tx.query(sql`
+        select o.market_id, o.outcome_index, o.name, o.token_id, o.catalog_price::float8 as catalog_price
+        from outcomes o
+        join markets m on m.id = o.market_id
+        join events e on e.id = m.event_id
+        where ${f}
+        order by o.market_id, o.outcome_index
+      `)
+    ).map((r: unknown) => outcomeRow.parse(r));
+    const games = await queryGames(tx, f);
+    const splits = await querySplits(tx, f);
+    return { events: assemble(events, markets, outcomes), games, splits };
+  });
+}
+
+/** Games of the selected events (the most recently updated one when an event has several). */
+export async function loadGames(db: Queryable, filter: EventFilter): Promise<Map<string, GameState>> {
+  return queryGames(db, where(filter));
+}
+
+/** market_splits of the selected events' markets. */
+export async function loadSplits(db: Queryable, filter: EventFilter): Promise<Map<string, Map<number, number>>> {
+  return querySplits(db, where(filter));
+}
+
+/**
+ * A fingerprint of the games table that changes whenever a row is inserted, deleted or changes in
+ * anything a snapshot shows. A hash sum over the rows rather than max(updated_at): an update that
+ * commits after a later-stamped one would not move the maximum. One tiny aggregate instead of
+ * re-reading every game on every price-only build.
+ * inputs: none. outputs: one row {n, latest}.
+ */
+export async function probeGames(db: Queryable): Promise<string> {
+  const [row] = await db.query(sql`
+    select count(*)::int as n,
+           coalesce(sum(hashtextextended(concat_ws('|', game_id, event_id, league, score, period, clock,
+                                                   live::text, updated_at::text), 0)), 0)::text as latest
+    from games
+  `);
+  const { n, latest } = probeRow.parse(row);
+  return `${n}|${latest}`;
+}
+
+async function queryGames(db: Queryable, f: SQLQuery): Promise<Map<string, GameState>> {
+  // inputs: event filter. outputs: at most one game per event, the latest updated.
+  const rows = await db.query(sql`
+    select distinct on (g.event_id)
+           g.game_id, g.event_id, g.league, g.live, g.score, g.clock, g.period, g.updated_at::text as updated_at
+    from games g
+    join events e on e.id = g.event_id
+    where ${f}
+    order by g.event_id, g.updated_at desc, g.game_id
+  `);
+  const games = new Map<string, GameState>();
+  for (const raw of rows) {
+    const r = gameRow.parse(raw);
+    games.set(r.event_id, {
+      gameId: r.game_id,
+      eventId: r.event_id,
+      league: r.league,
+      live: r.live,
+      score: r.score,
+      clock: r.clock,
+      period: r.period,
+      updatedAt: r.updated_at,
+    });
+  }
+  return games;
+}
+
+async function querySplits(db: Queryable, f: SQLQuery): Promise<Map<string, Map<number, number>>> {
+  // inputs: event filter. outputs: (market, outcome index, people) for those events' markets.
+  const rows = await db.query(sql`
+    select s.market_id, s.outcome_index, s.people
+    from market_splits s
+    join markets m on m.id = s.market_id
+    join events e on e.id = m.event_id
+    where ${f}
+  `);
+  const splits = new Map<string, Map<number, number>>();
+  for (const raw of rows) {
+    const r = splitRow.parse(raw);
+    let byOutcome = splits.get(r.market_id);
+    if (byOutcome === undefined) splits.set(r.market_id, (byOutcome = new Map()));
+    byOutcome.set(r.outcome_index, r.people);
+  }
+  return splits;
+}
+
+function assemble(
+  events: Array<z.infer<typeof eventRow>>,
+  markets: Array<z.infer<typeof marketRow>>,
+  outcomes: Array<z.infer<typeof outcomeRow>>,
+): CatalogEvent[] {
+  const outcomesByMarket = new Map<string, CatalogMarket['outcomes']>();
+  for (const o of outcomes) {
+    let list = outcomesByMarket.get(o.market_id);
+    if (list === undefined) outcomesByMarket.set(o.market_id, (list = []));
+    list.push({ index: o.outcome_index, name: o.name, tokenId: o.token_id, catalogPrice: o.catalog_price });
+  }
+  const marketsByEvent = new Map<string, CatalogMarket[]>();
+  for (const m of markets) {
+    let list = marketsByEvent.get(m.event_id);
+    if (list === undefined) marketsByEvent.set(m.event_id, (list = []));
+    list.push({
+      id: m.id,
+      eventId: m.event_id,
+      position: m.position,
+      question: m.question,
+      label: m.label,
+      kind: m.kind,
+      closesAt: m.closes_at,
+      closed: m.closed,
+      oneDayPriceChange: m.one_day_price_change,
+      outcomes: outcomesByMarket.get(m.id) ?? [],
+    });
+  }
+  return events.map((e) => ({
+    id: e.id,
+    slug: e.slug,
+    title: e.title,
+    category: e.category,
+    league: e.league,
+    closesAt: e.closes_at,
+    volume: e.volume,
+    volume24h: e.volume_24h,
+    closed: e.closed,
+    teams: e.teams satisfies Team[],
+    markets: marketsByEvent.get(e.id) ?? [],
+  }));
+}
+
+// ── The cache ────────────────────────────────────────────────────────────────────────────────────
+
+/** What one build works from. */
+export interface CatalogView {
+  /** Open events (closed = false). */
+  open: readonly CatalogEvent[];
+  /** Requested events that are not open (closed since, or closed all along): rebuilt, never listed. */
+  extra: readonly CatalogEvent[];
+  /** Games by event id (open and extra events). */
+  games: ReadonlyMap<string, GameState>;
+  /** Splits by market id (open and extra events). */
+  splits: ReadonlyMap<string, ReadonlyMap<number, number>>;
+  /** Open events whose snapshot must be rebuilt: all of them, or these ids. */
+  rebuild: 'all' | ReadonlySet<string>;
+}
+
+export interface CatalogCache {
+  /**
+   * Bring the cache up to date and say what to rebuild.
+   * @param version the `catalogVersion` read from Redis in this build
+   * @param dirty event ids popped from the dirty set
+   * @param full reload everything from Postgres (start, periodic safety sweep)
+   */
+  refresh(input: { version: string; dirty: readonly string[]; full: boolean }): Promise<CatalogView>;
+}
+
+interface CacheState {
+  version: string;
+  gamesKey: string;
+  open: CatalogEvent[];
+  byId: Map<string, CatalogEvent>;
+  games: Map<string, GameState>;
+  splits: Map<string, Map<number, number>>;
+}
+
+export function createCatalogCache(db: Db): CatalogCache {
+  let state: CacheState | undefined;
+
+  async function reload(version: string): Promise<{ next: CacheState; left: string[] }> {
+    // Probe first: a games write during the load shows up as a changed key next build, never as a missed one.
+    const gamesKey = await probeGames(db);
+    const rows = await loadCatalog(db, { open: true });
+    const byId = new Map(rows.events.map((e) => [e.id, e] as const));
+    // Events that were open and no longer are (closed, or deleted): rebuild their page once more.
+    const left = state === undefined ? [] : [...state.byId.keys()].filter((id) => !byId.has(id));
+    return { next: { version, gamesKey, open: rows.events, byId, games: rows.games, splits: rows.splits }, left };
+  }
+
+  return {
+    async refresh({ version, dirty, full }) {
+      let rebuild: CatalogView['rebuild'];
+      let extraIds: string[];
+      if (full || state === undefined || state.version !== version) {
+        const { next, left } = await reload(version);
+        state = next;
+        rebuild = 'all';
+        extraIds = [...new Set([...left, ...dirty])].filter((id) => !next.byId.has(id));
+      } else {
+        const current = state;
+        const ids = new Set(dirty.filter((id) => current.byId.has(id)));
+        extraIds = dirty.filter((id) => !current.byId.has(id));
+        const gamesKey = await probeGames(db);
+        if (gamesKey !== current.gamesKey) {
+          const games = await loadGames(db, { open: true });
+          for (const id of changedGames(current.games, games)) ids.add(id);
+          current.games = games;
+          current.gamesKey = gamesKey;
+        }
+        if (ids.size > 0) {
+          // Splits move when people call (projection worker), which marks the event dirty.
+          const fresh = await loadSplits(db, { ids: [...ids] });
+          for (const id of ids) for (const m of current.byId.get(id)?.markets ?? []) current.splits.delete(m.id);
+          for (const [marketId, rows] of fresh) current.splits.set(marketId, rows);
+        }
+        rebuild = ids;
+      }
+
+      if (extraIds.length === 0) {
+        return { open: state.open, extra: [], games: state.games, splits: state.splits, rebuild };
+      }
+      // Closed events are not cached: they are rebuilt only when marked, which is rare.
+      const extra = await loadCatalog(db, { ids: extraIds });
+      return {
+        open: state.open,
+        extra: extra.events.filter((e) => !state?.byId.has(e.id)),
+        games: new Map([...state.games, ...extra.games]),
+        splits: new Map([...state.splits, ...extra.splits]),
+        rebuild,
+      };
+    },
+  };
+}
+
+/** Event ids whose game appeared, disappeared or changed in anything the event page shows. */
+function changedGames(before: ReadonlyMap<string, GameState>, after: ReadonlyMap<string, GameState>): string[] {
+  const changed: string[] = [];
+  for (const [eventId, g] of after) {
+    const old = before.get(eventId);
+    const same =
+      old !== undefined &&
+      old.gameId === g.gameId &&
+      old.updatedAt === g.updatedAt &&
+      old.live === g.live &&
+      old.score === g.score &&
+      old.clock === g.clock &&
+      old.period === g.period &&
+      old.league === g.league;
+    if (!same) changed.push(eventId);
+  }
+  for (const eventId of before.keys()) if (!after.has(eventId)) changed.push(eventId);
+  return changed;
+}

@@ -1,0 +1,63 @@
+import type { Category, Team } from '@pm/shared';
+
+/**
+ * The catalog as the snapshot builder holds it in memory: what Postgres says about events, their
+ * markets and outcomes, games and platform splits, before live chances are applied. The loader
+ * (catalog.ts) produces it; the payload builders (payloads.ts) turn it into API resources.
+ */
+
+export interface CatalogOutcome {
+  index: number;
+  name: string;
+  tokenId: string;
+  /** The catalog's last price: the fallback while the order-book feed has no chance for the token. */
+  catalogPrice: number | null;
+}
+
+export interface CatalogMarket {
+  id: string;
+  eventId: string;
+  position: number;
+  question: string;
+  label: string;
+  kind: string | null;
+  closesAt: Date | null;
+  closed: boolean;
+  oneDayPriceChange: number | null;
+  /** In outcome index order. */
+  outcomes: CatalogOutcome[];
+}
+
+export interface CatalogEvent {
+  id: string;
+  slug: string;
+  title: string;
+  category: Category;
+  league: string | null;
+  closesAt: Date | null;
+  volume: number;
+  volume24h: number;
+  closed: boolean;
+  teams: Team[];
+  /** In catalog position order. */
+  markets: CatalogMarket[];
+}
+
+/** The match state of an event (games row). */
+export interface GameState {
+  gameId: string;
+  eventId: string;
+  league: string;
+  live: boolean;
+  score: string;
+  clock: string;
+  period: string;
+  /** updated_at at full precision (text), to notice a change. */
+  updatedAt: string;
+}
+
+/** Live chances by token id (already parsed and range-checked). */
+export type Chances = ReadonlyMap<string, number>;
+
+/** market_splits rows: market id → (outcome index → people). A market without rows has no callers. */
+export type Splits = ReadonlyMap<string, ReadonlyMap<number, number>>;

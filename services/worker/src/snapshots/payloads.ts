@@ -1,0 +1,226 @@
+import { leagueLabel, oddsFor } from '@pm/shared/domain';
+import {
+  CATEGORIES,
+  CATEGORY_DISPLAY_ORDER,
+  LIST_SNAPSHOT_SIZE,
+  type Event,
+  type EventCard,
+  type EventSnapshot,
+  type Game,
+  type LeagueEntry,
+  type Market,
+  type MarketListSnapshot,
+  type MarketSearchSnapshot,
+  type Odds,
+  type Outcome,
+  type SnapshotName,
+} from '@pm/shared';
+import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, GameState, Splits } from './model.js';
+
+/**
+ * Pure payload builders: catalog rows + live chances → the snapshot payloads of shared/src/snapshots.ts.
+ * No I/O here, so every field rule is unit-tested without Postgres or Redis.
+ */
+
+/** How many markets an event card shows (SPEC.md: "its top three markets"). */
+export const CARD_MARKETS = 3;
+
+/**
+ * The chance the odds of a chance of 0 are written at: 0.001, the exchange's smallest price tick,
+ * i.e. the longest odds its book can quote. Chance 0 shows up for a resolved losing outcome (and for
+ * an outcome with neither a live nor a catalog price); `oddsFor` rejects 0 (there are no finite odds
+ * on an impossible outcome), and a fixed placeholder object ("—") would break clients that parse the
+ * formats. So such an outcome reads `0%`, `1000.00`, `999/1`, `+99900`, `0¢`: every string keeps its
+ * format, and percent and price still say 0. A chance of 1 needs no clamp: `oddsFor(1)` is defined
+ * (`100%`, `1.00`, `0/1`, …). The outcome's `chance` field itself is never clamped.
+ */
+export const ZERO_CHANCE_ODDS_AT = 0.001;
+
+export function oddsForChance(chance: number): Odds {
+  if (!(chance > 0)) return oddsFor(ZERO_CHANCE_ODDS_AT);
+  return oddsFor(Math.min(chance, 1));
+}
+
+/**
+ * An outcome's chance: the live one from Redis, else the catalog price, else 0 (no price known at all;
+ * rare: the catalog lists prices for every tradable outcome).
+ */
+export function outcomeChance(outcome: CatalogOutcome, chances: Chances): number {
+  return chances.get(outcome.tokenId) ?? outcome.catalogPrice ?? 0;
+}
+
+/**
+ * Parse a chance as stored in Redis ("0.535"). Anything that is not a number in [0, 1] is treated as
+ * missing, so a corrupt value falls back to the catalog price instead of breaking the snapshot.
+ */
+export function parseChance(raw: string | null | undefined): number | undefined {
+  if (raw === null || raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  return Number.isFinite(value) && value >= 0 && value <= 1 ? value : undefined;
+}
+
+export function buildOutcomes(market: CatalogMarket, chances: Chances): Outcome[] {
+  return market.outcomes.map((o) => {
+    const chance = outcomeChance(o, chances);
+    return { name: o.name, chance, odds: oddsForChance(chance) };
+  });
+}
+
+/** People per outcome in outcome order; [] when the market has no market_splits rows. */
+export function platformSplit(market: CatalogMarket, splits: Splits): number[] {
+  const rows = splits.get(market.id);
+  if (rows === undefined || rows.size === 0) return [];
+  return market.outcomes.map((o) => rows.get(o.index) ?? 0);
+}
+
+export function eventUrl(webUrl: string, slug: string): string {
+  return `${webUrl}/e/${encodeURIComponent(slug)}`;
+}
+
+export function marketUrl(webUrl: string, marketId: string): string {
+  return `${webUrl}/m/${encodeURIComponent(marketId)}`;
+}
+
+export function buildMarket(market: CatalogMarket, chances: Chances, splits: Splits, webUrl: string): Market {
+  return {
+    id: market.id,
+    question: market.question,
+    // The ingestor stores groupItemTitle, or '' when the exchange sent none: fall back to the question.
+    label: market.label !== '' ? market.label : market.question,
+    kind: market.kind,
+    outcomes: buildOutcomes(market, chances),
+    platform_split: platformSplit(market, splits),
+    closes_at: market.closesAt?.toISOString() ?? null,
+    closed: market.closed,
+    // The catalog's oneDayPriceChange until the history-based figure lands.
+    change_24h: market.oneDayPriceChange ?? 0,
+    url: marketUrl(webUrl, market.id),
+  };
+}
+
+export function buildGame(event: CatalogEvent, game: GameState | undefined): Game | null {
+  if (game === undefined) return null;
+  return {
+    live: game.live,
+    score: game.score,
+    clock: game.clock,
+    period: game.period,
+    league: game.league !== '' ? game.league : (event.league ?? ''),
+    teams: event.teams,
+  };
+}
+
+export interface EventInputs {
+  chances: Chances;
+  splits: Splits;
+  game: GameState | undefined;
+  webUrl: string;
+}
+
+/** The single-event resource: every market, in catalog position order. */
+export function buildEvent(event: CatalogEvent, inputs: EventInputs): Event {
+  return {
+    slug: event.slug,
+    title: event.title,
+    category: event.category,
+    closes_at: event.closesAt?.toISOString() ?? null,
+    volume: event.volume,
+    game: buildGame(event, inputs.game),
+    markets: event.markets.map((m) => buildMarket(m, inputs.chances, inputs.splits, inputs.webUrl)),
+    market_count: event.markets.length,
+    url: eventUrl(inputs.webUrl, event.slug),
+  };
+}
+
+export function buildEventSnapshot(event: CatalogEvent, inputs: EventInputs): EventSnapshot {
+  return { event: buildEvent(event, inputs) };
+}
+
+/** The list resource: the first three OPEN markets in position order; market_count counts all. */
+export function buildEventCard(event: CatalogEvent, chances: Chances, webUrl: string): EventCard {
+  return {
+    slug: event.slug,
+    title: event.title,
+    category: event.category,
+    markets: event.markets
+      .filter((m) => !m.closed)
+      .slice(0, CARD_MARKETS)
+      .map((m) => ({ id: m.id, question: m.question, outcomes: buildOutcomes(m, chances) })),
+    market_count: event.markets.length,
+    url: eventUrl(webUrl, event.slug),
+  };
+}
+
+/** Busiest first: 24-hour volume descending, ties by slug (DESIGN.md). */
+export function busiestFirst(events: readonly CatalogEvent[]): CatalogEvent[] {
+  return [...events].sort((a, b) => b.volume24h - a.volume24h || compareText(a.slug, b.slug));
+}
+
+/** One entry per distinct (category, league) among open events, by CATEGORY_DISPLAY_ORDER, then label. */
+export function buildLeagueEntries(openEvents: readonly CatalogEvent[]): LeagueEntry[] {
+  const seen = new Map<string, LeagueEntry>();
+  for (const e of openEvents) {
+    if (e.league === null || e.league === '') continue;
+    const id = `${e.category}\u0000${e.league}`;
+    if (!seen.has(id)) seen.set(id, { group: e.category, label: leagueLabel(e.league), league: e.league });
+  }
+  const groupRank = (group: string) => CATEGORY_DISPLAY_ORDER.indexOf(group as (typeof CATEGORY_DISPLAY_ORDER)[number]);
+  return [...seen.values()].sort(
+    (a, b) => groupRank(a.group) - groupRank(b.group) || compareText(a.label, b.label) || compareText(a.league, b.league),
+  );
+}
+
+/** The lower-cased text `q` matches: the title and ALL market questions, one per line. */
+export function searchText(event: CatalogEvent): string {
+  return [event.title, ...event.markets.map((m) => m.question)].join('\n').toLowerCase();
+}
+
+export interface ListSnapshots {
+  lists: Array<{ name: SnapshotName; payload: MarketListSnapshot }>;
+  search: { name: SnapshotName; payload: MarketSearchSnapshot };
+  /** League keys that have a `markets:league:<key>` list in this build. */
+  leagueKeys: string[];
+}
+
+/**
+ * Every list snapshot from the open events: `markets:trending`, one `markets:category:<C>` per category
+ * (even when empty, so the API always finds one), one `markets:league:<key>` per league with open events,
+ * and `markets:search`. Cards are built once and shared by all lists.
+ */
+export function buildListSnapshots(openEvents: readonly CatalogEvent[], chances: Chances, webUrl: string): ListSnapshots {
+  const ordered = busiestFirst(openEvents.filter((e) => !e.closed));
+  const cards = new Map(ordered.map((e) => [e.id, buildEventCard(e, chances, webUrl)] as const));
+  const cardOf = (e: CatalogEvent): EventCard => cards.get(e.id) ?? buildEventCard(e, chances, webUrl);
+  const categories = [...CATEGORY_DISPLAY_ORDER];
+  const leagues = buildLeagueEntries(ordered);
+  const list = (events: CatalogEvent[]): MarketListSnapshot => ({
+    categories,
+    leagues,
+    events: events.slice(0, LIST_SNAPSHOT_SIZE).map(cardOf),
+  });
+
+  const lists: ListSnapshots['lists'] = [{ name: 'markets:trending', payload: list(ordered) }];
+  for (const category of CATEGORIES) {
+    lists.push({ name: `markets:category:${category}`, payload: list(ordered.filter((e) => e.category === category)) });
+  }
+  const leagueKeys = [...new Set(leagues.map((l) => l.league))].sort(compareText);
+  for (const key of leagueKeys) {
+    lists.push({ name: `markets:league:${key}`, payload: list(ordered.filter((e) => e.league === key)) });
+  }
+  const search: MarketSearchSnapshot = {
+    categories,
+    leagues,
+    entries: ordered.map((e) => ({ text: searchText(e), category: e.category, league: e.league, card: cardOf(e) })),
+  };
+  return { lists, search: { name: 'markets:search', payload: search }, leagueKeys };
+}
+
+/** An empty list (a league that no longer has open events), so its stale list is not served. */
+export function emptyList(openEvents: readonly CatalogEvent[]): MarketListSnapshot {
+  return { categories: [...CATEGORY_DISPLAY_ORDER], leagues: buildLeagueEntries(openEvents.filter((e) => !e.closed)), events: [] };
+}
+
+/** Code-point order: deterministic across machines, unlike localeCompare. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

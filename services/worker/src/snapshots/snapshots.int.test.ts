@@ -1,0 +1,265 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger, redisKeys } from '@pm/shared';
+import { sql } from '@pm/shared/db';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createSnapshotBuilder, type SnapshotBuilder } from './builder.js';
+import {
+  eventSnapshotSchema,
+  insertFixture,
+  listSnapshotSchema,
+  readSnapshot,
+  readStored,
+  scanSnapshots,
+  searchSnapshotSchema,
+  token,
+  WEB_URL,
+} from './test-fixture.js';
+
+let tdb: TestDatabase;
+let tr: TestRedis;
+let builder: SnapshotBuilder;
+let now = 1_700_000_000_000;
+
+beforeAll(async () => {
+  [tdb, tr] = await Promise.all([createTestDatabase('worker_snapshots'), createTestRedis('worker_snapshots')]);
+  await insertFixture(tdb.db, tr.redis, tr.prefix);
+  builder = createSnapshotBuilder({
+    db: tdb.db,
+    redis: tr.redis,
+    prefix: tr.prefix,
+    webUrl: WEB_URL,
+    logger: createLogger('worker-test', { LOG_LEVEL: 'silent' }),
+    clock: { now: () => now },
+    // Full builds only when a test asks: the incremental path is what these tests exercise.
+    fullEveryMs: 3_600_000,
+  });
+});
+
+afterAll(async () => {
+  await tr?.cleanup();
+  await tdb?.drop();
+});
+
+const event = (slug: string) => readSnapshot(tr.redis, tr.prefix, `event:${slug}`, eventSnapshotSchema).then((s) => s.event);
+const list = (name: Parameters<typeof readSnapshot>[2]) => readSnapshot(tr.redis, tr.prefix, name, listSnapshotSchema);
+const dirty = (...ids: string[]) => tr.redis.sadd(redisKeys(tr.prefix).dirtyEvents, ...ids);
+
+describe('a full build of the test catalog', () => {
+  it('writes one snapshot per open event, the lists and search', async () => {
+    const stats = await builder.build({ full: true });
+    // 3 open events; trending + 7 categories + 2 leagues (epl, btc) + search.
+    expect(stats).toMatchObject({ events: 3, lists: 11, written: 14, full: true });
+    const names = [...(await scanSnapshots(tr.redis, tr.prefix)).keys()].sort();
+    expect(names).toEqual([
+      'event:ars-che',
+      'event:btc-100k',
+      'event:us-election',
+      'markets:category:Crypto',
+      'markets:category:Culture',
+      'markets:category:Economy',
+      'markets:category:Football',
+      'markets:category:Politics',
+      'markets:category:Sport',
+      'markets:category:Tech',
+      'markets:league:btc',
+      'markets:league:epl',
+      'markets:search',
+      'markets:trending',
+    ]);
+  });
+
+  it('event: every market in position order, with odds, splits and the game', async () => {
+    const e = await event('ars-che');
+    expect(e).toMatchObject({
+      slug: 'ars-che',
+      title: 'Arsenal vs Chelsea',
+      category: 'Football',
+      closes_at: '2030-05-01T19:00:00.000Z',
+      volume: 12000.5,
+      market_count: 5,
+      url: `${WEB_URL}/e/ars-che`,
+    });
+    expect(e.markets.map((m) => m.id)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+    const [m1, m2, m3, m4, m5] = e.markets;
+    expect(m1).toEqual({
+      id: 'm1',
+      question: 'Will Arsenal win?',
+      label: 'Arsenal',
+      kind: 'moneyline',
+      outcomes: [
+        { name: 'Yes', chance: 0.25, odds: { percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' } },
+        { name: 'No', chance: 0.75, odds: { percent: '75%', decimal: '1.33', fractional: '1/3', american: '-300', price: '75¢' } },
+      ],
+      platform_split: [3, 1],
+      closes_at: '2030-05-01T21:00:00.000Z',
+      closed: false,
+      change_24h: 0.05,
+      url: `${WEB_URL}/m/m1`,
+    });
+    // Resolved market: chance 1 and 0; the 0 is written at the 0.001 tick, never passed to oddsFor.
+    expect(m2?.closed).toBe(true);
+    expect(m2?.outcomes.map((o) => [o.chance, o.odds.percent, o.odds.decimal, o.odds.price])).toEqual([
+      [1, '100%', '1.00', '100¢'],
+      [0, '0%', '1000.00', '0¢'],
+    ]);
+    // No live chance: the catalog price.
+    expect(m3?.outcomes.map((o) => o.chance)).toEqual([0.3, 0.7]);
+    expect(m3?.platform_split).toEqual([]);
+    expect(m3?.change_24h).toBe(0);
+    expect(m4?.outcomes.map((o) => o.chance)).toEqual([0.44, 0.56]);
+    expect(m4?.change_24h).toBe(-0.02);
+    expect(m5?.kind).toBe('totals');
+    expect(e.game).toEqual({
+      live: true,
+      score: '1-0',
+      clock: '23',
+      period: '1H',
+      league: 'epl',
+      teams: [
+        { name: 'Arsenal', abbreviation: 'ARS', home: true },
+        { name: 'Chelsea', abbreviation: 'CHE', home: false },
+      ],
+    });
+  });
+
+  it('event without a game: game null, label falls back to the question, kind null', async () => {
+    const e = await event('btc-100k');
+    expect(e.game).toBeNull();
+    expect(e.markets[0]).toMatchObject({ label: 'Bitcoin above 100k on Friday?', kind: null, change_24h: 0.1 });
+    const pol = await event('us-election');
+    expect(pol.markets.map((m) => m.question)).toEqual([
+      'Will the House flip?',
+      'Will the Senate flip?',
+      'Will a third party win a seat?',
+      'Will turnout exceed 70 percent?',
+    ]);
+  });
+
+  it('trending: open events busiest first (ties by slug), at most three open markets per card', async () => {
+    const trending = await list('markets:trending');
+    expect(trending.categories).toEqual(['Sport', 'Football', 'Crypto', 'Politics', 'Economy', 'Tech', 'Culture']);
+    expect(trending.events.map((e) => e.slug)).toEqual(['btc-100k', 'ars-che', 'us-election']);
+    const soccer = trending.events[1];
+    // m2 is closed: the card skips it and shows the next open one.
+    expect(soccer?.markets.map((m) => m.id)).toEqual(['m1', 'm3', 'm4']);
+    expect(soccer?.market_count).toBe(5);
+    expect(soccer?.markets[0]).toEqual({
+      id: 'm1',
+      question: 'Will Arsenal win?',
+      outcomes: [
+        { name: 'Yes', chance: 0.25, odds: { percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' } },
+        { name: 'No', chance: 0.75, odds: { percent: '75%', decimal: '1.33', fractional: '1/3', american: '-300', price: '75¢' } },
+      ],
+    });
+    expect(trending.events[2]?.markets).toHaveLength(3);
+    expect(trending.events[2]?.market_count).toBe(4);
+    expect(trending.leagues).toEqual([
+      { group: 'Football', label: 'EPL', league: 'epl' },
+      { group: 'Crypto', label: 'Bitcoin', league: 'btc' },
+    ]);
+  });
+
+  it('category and league lists hold only their events; empty categories exist', async () => {
+    expect((await list('markets:category:Football')).events.map((e) => e.slug)).toEqual(['ars-che']);
+    expect((await list('markets:category:Politics')).events.map((e) => e.slug)).toEqual(['us-election']);
+    expect((await list('markets:category:Tech')).events).toEqual([]);
+    expect((await list('markets:league:epl')).events.map((e) => e.slug)).toEqual(['ars-che']);
+    expect((await list('markets:league:btc')).events.map((e) => e.slug)).toEqual(['btc-100k']);
+  });
+
+  it('search: every open event with the lower-cased title and all questions', async () => {
+    const search = await readSnapshot(tr.redis, tr.prefix, 'markets:search', searchSnapshotSchema);
+    expect(search.entries.map((e) => e.card.slug)).toEqual(['btc-100k', 'ars-che', 'us-election']);
+    const pol = search.entries[2];
+    expect(pol?.text).toContain('will turnout exceed 70 percent?');
+    expect(pol?.text.startsWith('us midterms\n')).toBe(true);
+    expect(pol).toMatchObject({ category: 'Politics', league: null });
+    expect(search.entries[1]).toMatchObject({ category: 'Football', league: 'epl' });
+  });
+});
+
+describe('incremental builds', () => {
+  it('nothing changed: no snapshot is rewritten and every etag stays', async () => {
+    const before = await scanSnapshots(tr.redis, tr.prefix);
+    now += 1000;
+    const stats = await builder.build();
+    expect(stats.written).toBe(0);
+    const after = await scanSnapshots(tr.redis, tr.prefix);
+    expect(after).toEqual(before); // same etag and same built_at everywhere
+  });
+
+  it('a chance moves: that event and the lists showing it change etag, the others do not', async () => {
+    const [soccerBefore, cryptoBefore, trendingBefore, polBefore] = await Promise.all(
+      (['event:ars-che', 'markets:category:Crypto', 'markets:trending', 'event:us-election'] as const).map((n) => readStored(tr.redis, tr.prefix, n)),
+    );
+    await tr.redis.hset(redisKeys(tr.prefix).chances, token('m1', 0), '0.4');
+    await dirty('e-soccer');
+    now += 1000;
+    const stats = await builder.build();
+    expect(stats.full).toBe(false);
+    expect(stats.events).toBe(1);
+    const soccer = await readStored(tr.redis, tr.prefix, 'event:ars-che');
+    expect(soccer?.etag).not.toBe(soccerBefore?.etag);
+    expect(soccer?.builtAt).toBe(now);
+    expect((await event('ars-che')).markets[0]?.outcomes[0]).toMatchObject({ chance: 0.4, odds: { percent: '40%', decimal: '2.50' } });
+    expect((await readStored(tr.redis, tr.prefix, 'markets:trending'))?.etag).not.toBe(trendingBefore?.etag);
+    expect((await list('markets:trending')).events[1]?.markets[0]?.outcomes[0]?.chance).toBe(0.4);
+    expect(await readStored(tr.redis, tr.prefix, 'markets:category:Crypto')).toEqual(cryptoBefore);
+    expect(await readStored(tr.redis, tr.prefix, 'event:us-election')).toEqual(polBefore);
+    expect(await tr.redis.scard(redisKeys(tr.prefix).dirtyEvents)).toBe(0);
+  });
+
+  it('a price-only build reuses the cached catalog; a catalog version bump reloads it', async () => {
+    await tdb.db.query(sql`update events set title = 'Arsenal v Chelsea (renamed)' where id = 'e-soccer'`);
+    await dirty('e-soccer');
+    await builder.build();
+    expect((await event('ars-che')).title).toBe('Arsenal vs Chelsea');
+    await tr.redis.incr(redisKeys(tr.prefix).catalogVersion);
+    const stats = await builder.build();
+    expect(stats.events).toBe(3); // a new catalog rebuilds every open event
+    expect((await event('ars-che')).title).toBe('Arsenal v Chelsea (renamed)');
+    expect((await list('markets:trending')).events[1]?.title).toBe('Arsenal v Chelsea (renamed)');
+  });
+
+  it('a game update is picked up without a catalog bump or a dirty mark', async () => {
+    await tdb.db.query(sql`update games set score = '2-0', clock = '61', period = '2H', updated_at = now() where game_id = 'g1'`);
+    const stats = await builder.build();
+    expect(stats.events).toBe(1);
+    expect((await event('ars-che')).game).toMatchObject({ score: '2-0', clock: '61', period: '2H', live: true });
+  });
+
+  it('platform splits of a dirty event are re-read', async () => {
+    await tdb.db.query(sql`insert into market_splits (market_id, outcome_index, people) values ('m3', 1, 2)`);
+    await dirty('e-soccer');
+    await builder.build();
+    const e = await event('ars-che');
+    expect(e.markets[2]?.platform_split).toEqual([0, 2]);
+    expect(e.markets[0]?.platform_split).toEqual([3, 1]);
+  });
+
+  it('an event that closes leaves the lists, its league list empties, its page is rebuilt', async () => {
+    await tdb.db.query(sql`update events set closed = true where id = 'e-btc'`);
+    await tdb.db.query(sql`update markets set closed = true where event_id = 'e-btc'`);
+    await tr.redis.incr(redisKeys(tr.prefix).catalogVersion);
+    await builder.build();
+    const trending = await list('markets:trending');
+    expect(trending.events.map((e) => e.slug)).toEqual(['ars-che', 'us-election']);
+    expect(trending.leagues.map((l) => l.league)).toEqual(['epl']);
+    expect((await list('markets:league:btc')).events).toEqual([]);
+    expect((await event('btc-100k')).markets[0]?.closed).toBe(true);
+
+    // Marked dirty later (a price moved after close): still rebuilt from Postgres.
+    await tr.redis.hset(redisKeys(tr.prefix).chances, token('m10', 0), '1', token('m10', 1), '0');
+    await dirty('e-btc');
+    const stats = await builder.build();
+    expect(stats.events).toBe(1);
+    expect((await event('btc-100k')).markets[0]?.outcomes.map((o) => o.chance)).toEqual([1, 0]);
+  });
+
+  it('a full build after Redis lost the snapshots writes them again', async () => {
+    await tr.redis.del(redisKeys(tr.prefix).snapshot('event:us-election'), redisKeys(tr.prefix).snapshot('markets:trending'));
+    const stats = await builder.build({ full: true });
+    expect(stats.written).toBe(2);
+    expect((await event('us-election')).market_count).toBe(4);
+  });
+});

@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { redisKeys, type SnapshotName } from '@pm/shared';
+
+/**
+ * Writes snapshots to Redis as hashes `{ body, etag, built_at }` (shared/src/redis/keys.ts).
+ *
+ * - A snapshot is written only when its ETag changed, so `built_at` and the API's 304s stay meaningful
+ *   and an idle market costs no Redis traffic. The writer remembers the ETags it wrote; for a name it
+ *   has not seen (start, or after `forget`) it reads the stored ETag first.
+ * - All the writes of one build go in one MULTI: body and etag of a snapshot, and the snapshots of one
+ *   build among themselves, change together or not at all (a worker stopped mid-build leaves the
+ *   previous build whole).
+ */
+
+export interface SnapshotEntry {
+  name: SnapshotName;
+  payload: unknown;
+}
+
+export interface WriteResult {
+  /** Snapshots whose body changed and were written. */
+  written: number;
+}
+
+export interface SnapshotWriter {
+  write(entries: readonly SnapshotEntry[]): Promise<WriteResult>;
+  /** Drop the remembered ETags, so the next write compares with Redis (which may have been flushed). */
+  forget(): void;
+}
+
+/** A strong, quoted ETag that changes exactly when the body does: 27 base64url chars of its SHA-1. */
+export function etagOf(body: string): string {
+  return `"${createHash('sha1').update(body).digest('base64url').slice(0, 27)}"`;
+}
+
+export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: () => number }): SnapshotWriter {
+  const keys = redisKeys(deps.prefix);
+  const known = new Map<SnapshotName, string>();
+
+  return {
+    forget() {
+      known.clear();
+    },
+    async write(entries) {
+      const serialised = entries.map((e) => {
+        const body = JSON.stringify(e.payload);
+        return { name: e.name, body, etag: etagOf(body) };
+      });
+      const unknown = serialised.filter((s) => !known.has(s.name));
+      if (unknown.length > 0) {
+        const read = deps.redis.pipeline();
+        for (const s of unknown) read.hget(keys.snapshot(s.name), 'etag');
+        const results = (await read.exec()) ?? [];
+        unknown.forEach((s, i) => {
+          const [err, etag] = results[i] ?? [null, null];
+          if (err === null && typeof etag === 'string') known.set(s.name, etag);
+        });
+      }
+      const changed = serialised.filter((s) => known.get(s.name) !== s.etag);
+      if (changed.length === 0) return { written: 0 };
+
+      const builtAt = String(deps.now());
+      const tx = deps.redis.multi();
+      for (const s of changed) tx.hset(keys.snapshot(s.name), { body: s.body, etag: s.etag, built_at: builtAt });
+      const results = await tx.exec();
+      if (results === null) throw new Error('snapshot write aborted');
+      for (const [err] of results) if (err) throw err;
+      for (const s of changed) known.set(s.name, s.etag);
+      return { written: changed.length };
+    },
+  };
+}

@@ -1,0 +1,182 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { createLogger, createSnapshotTrigger, parseConfig, queuePrefix, redisKeys, type SnapshotTrigger } from '@pm/shared';
+import { sql } from '@pm/shared/db';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createWorker, type WorkerService } from './main.js';
+import { etagOf } from './snapshots/writer.js';
+import { eventSnapshotSchema, insertFixture, readSnapshot, scanSnapshots, token, WEB_URL } from './snapshots/test-fixture.js';
+
+const logger = createLogger('worker-test', { LOG_LEVEL: 'silent' });
+let tdb: TestDatabase;
+let tr: TestRedis;
+
+beforeAll(async () => {
+  [tdb, tr] = await Promise.all([createTestDatabase('worker_service'), createTestRedis('worker_service')]);
+  await insertFixture(tdb.db, tr.redis, tr.prefix);
+});
+
+afterAll(async () => {
+  await tr?.cleanup();
+  await tdb?.drop();
+});
+
+const config = () => parseConfig({ REDIS_PREFIX: tr.prefix, PUBLIC_WEB_URL: WEB_URL, SNAPSHOT_INTERVAL_MS: '250' });
+
+async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 8000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (ok(v) || Date.now() > until) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Jobs added to the snapshots queue after stream id `after` (BullMQ logs one `added` event per job). */
+async function jobsAddedSince(after: string): Promise<number> {
+  const entries = await tr.redis.xrange(`${queuePrefix(tr.prefix)}:snapshots:events`, `(${after}`, '+');
+  return entries.filter(([, fields]) => fields[0] === 'event' && fields[1] === 'added').length;
+}
+
+async function lastEventId(): Promise<string> {
+  const [last] = await tr.redis.xrevrange(`${queuePrefix(tr.prefix)}:snapshots:events`, '+', '-', 'COUNT', 1);
+  return last?.[0] ?? '0-0';
+}
+
+function assertConsistent(snapshots: Map<string, Record<string, string>>) {
+  expect(snapshots.size).toBeGreaterThan(0);
+  for (const [name, h] of snapshots) {
+    expect(h.body, name).toBeTypeOf('string');
+    expect(h.etag, name).toBe(etagOf(h.body ?? ''));
+    expect(Number(h.built_at), name).toBeGreaterThan(0);
+    expect(() => JSON.parse(h.body ?? '') as unknown, name).not.toThrow();
+  }
+}
+
+describe('the worker service', () => {
+  let worker: WorkerService;
+  let trigger: SnapshotTrigger;
+
+  beforeAll(async () => {
+    worker = createWorker({ config: config(), db: tdb.db, redis: tr.redis, logger });
+    await worker.start();
+    // The ingestor's side: its own trigger on its own connection.
+    trigger = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 250 });
+  });
+
+  afterAll(async () => {
+    await trigger?.close();
+    await worker?.stop();
+  });
+
+  it('buildAll rebuilds every snapshot of the catalog', async () => {
+    expect(await worker.buildAll()).toMatchObject({ events: 3, lists: 11 });
+    const e = await readSnapshot(tr.redis, tr.prefix, 'event:ars-che', eventSnapshotSchema);
+    expect(e.event.market_count).toBe(5);
+  });
+
+  it('a burst of 500 changes in ~100 ms makes at most 3 build jobs and ends on the last chance', async () => {
+    const since = await lastEventId();
+    const chances = redisKeys(tr.prefix).chances;
+    const calls: Array<Promise<unknown>> = [];
+    const started = Date.now();
+    for (let i = 1; i <= 500; i += 1) {
+      // One connection keeps the order: the last HSET is the chance the page must end on.
+      calls.push(tr.redis.hset(chances, token('m1', 0), (i / 1000).toFixed(3)));
+      calls.push(trigger.markEventsDirty(['e-soccer']));
+      if (i % 100 === 0) await new Promise((r) => setTimeout(r, 20)); // spread over ~100 ms
+    }
+    await Promise.all(calls);
+    const burstMs = Date.now() - started;
+
+    const page = await eventually(
+      () => readSnapshot(tr.redis, tr.prefix, 'event:ars-che', eventSnapshotSchema),
+      (s) => s.event.markets[0]?.outcomes[0]?.chance === 0.5,
+    );
+    expect(page.event.markets[0]?.outcomes[0]).toMatchObject({ chance: 0.5, odds: { percent: '50%', decimal: '2.00' } });
+    // Let any job requested by the sweep land before counting.
+    await new Promise((r) => setTimeout(r, 1500));
+    const jobs = await jobsAddedSince(since);
+    expect(burstMs).toBeLessThan(1000);
+    expect(jobs).toBeGreaterThanOrEqual(1);
+    expect(jobs).toBeLessThanOrEqual(3);
+    expect(await tr.redis.scard(redisKeys(tr.prefix).dirtyEvents)).toBe(0);
+  });
+
+  it('a change inside the dedup window of a running job is built by the sweep', async () => {
+    // Mark dirty without requesting a job, as when the job add was deduplicated away.
+    await tr.redis.hset(redisKeys(tr.prefix).chances, token('m4', 0), '0.123');
+    await tr.redis.sadd(redisKeys(tr.prefix).dirtyEvents, 'e-soccer');
+    const page = await eventually(
+      () => readSnapshot(tr.redis, tr.prefix, 'event:ars-che', eventSnapshotSchema),
+      (s) => s.event.markets[3]?.outcomes[0]?.chance === 0.123,
+      5000,
+    );
+    expect(page.event.markets[3]?.outcomes[0]?.chance).toBe(0.123);
+  });
+
+  it('a catalog change reaches the pages through markCatalogChanged', async () => {
+    await tdb.db.query(sql`update markets set question = 'Will the House change hands?' where id = 'm20'`);
+    await trigger.markCatalogChanged();
+    const page = await eventually(
+      () => readSnapshot(tr.redis, tr.prefix, 'event:us-election', eventSnapshotSchema),
+      (s) => s.event.markets[0]?.question === 'Will the House change hands?',
+    );
+    expect(page.event.markets[0]?.question).toBe('Will the House change hands?');
+  });
+});
+
+describe('stopping mid-build', () => {
+  it('leaves every snapshot whole after a graceful stop during a running job', async () => {
+    const worker = createWorker({ config: config(), db: tdb.db, redis: tr.redis, logger });
+    await worker.start();
+    const trigger = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 10 });
+    for (let i = 0; i < 20; i += 1) {
+      await tr.redis.hset(redisKeys(tr.prefix).chances, token('m20', 0), String(0.3 + i / 100));
+      await trigger.markEventsDirty(['e-pol']);
+    }
+    const building = worker.buildAll(); // and a full build in flight as well
+    await worker.stop();
+    await building;
+    await trigger.close();
+    assertConsistent(await scanSnapshots(tr.redis, tr.prefix));
+  });
+
+  it('leaves every snapshot whole when its Redis connection drops in the middle of builds', async () => {
+    // Enough events that a build takes a while, so the drop lands at varied points of it.
+    for (let i = 0; i < 200; i += 1) {
+      await tdb.db.query(sql`
+        insert into events (id, slug, title, category, volume_24h) values (${`bulk-${i}`}, ${`bulk-${i}`}, ${`Bulk ${i}`}, 'Culture', ${i})
+      `);
+      await tdb.db.query(sql`
+        insert into markets (id, event_id, condition_id, position, question) values (${`bm-${i}`}, ${`bulk-${i}`}, ${`c${i}`}, 0, ${`Bulk question ${i}?`})
+      `);
+      await tdb.db.query(sql`
+        insert into outcomes (market_id, outcome_index, name, token_id, catalog_price) values (${`bm-${i}`}, 0, 'Yes', ${`bt-${i}`}, 0.5)
+      `);
+    }
+    const healthy = createWorker({ config: config(), db: tdb.db, redis: tr.redis, logger });
+    const { ms } = await healthy.buildAll();
+    let interrupted = 0;
+    for (const fraction of [0, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1]) {
+      const redis: Redis = tr.redis.duplicate();
+      redis.on('error', () => {});
+      await redis.ping();
+      const worker = createWorker({ config: config(), db: tdb.db, redis, logger });
+      await tr.redis.incr(redisKeys(tr.prefix).catalogVersion);
+      await tr.redis.hset(redisKeys(tr.prefix).chances, token('m1', 0), String(0.1 + fraction / 2));
+      const build = worker.buildAll().then(
+        () => false,
+        () => true,
+      );
+      await new Promise((r) => setTimeout(r, Math.round(fraction * ms)));
+      redis.disconnect(); // a crash, as far as Redis can tell
+      if (await build) interrupted += 1;
+      await worker.stop();
+      assertConsistent(await scanSnapshots(tr.redis, tr.prefix));
+    }
+    await healthy.stop();
+    // At least one drop really landed inside a build (at 0 ms it always does).
+    expect(interrupted).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -1,0 +1,154 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from './logger.js';
+import { queuePrefix, SNAPSHOT_DEDUP_ID, type JobData } from './queues.js';
+import { redisKeys } from './redis/keys.js';
+
+/**
+ * The producer side of snapshot rebuilds, used by the ingestor's hot path (every order-book change)
+ * and by the worker's own sweep.
+ *
+ * A change SADDs the event ids to the dirty set and adds one `build-snapshots` job with BullMQ
+ * deduplication in throttle mode (`ttl` = the rebuild interval), so a burst of thousands of calls
+ * makes one job per interval. Changes that arrive while a job is already running, inside the ttl,
+ * are deduplicated away as jobs but stay in the dirty set; the worker's periodic sweep builds them.
+ *
+ * It fails fast: its own connection has no offline queue and every call has a deadline, so a Redis
+ * outage never stalls the caller. A dropped call is logged (at most every 10 s) and otherwise
+ * ignored: the next change triggers again and the worker rebuilds everything periodically.
+ */
+export interface SnapshotTrigger {
+  /** Mark these events' snapshots stale and request a coalesced build. Never throws. */
+  markEventsDirty(eventIds: Iterable<string>): Promise<void>;
+  /** The catalog changed (any event/market/outcome row): bump `catalogVersion` and request a build. Never throws. */
+  markCatalogChanged(): Promise<void>;
+  /** Request a coalesced build without marking anything (the worker's sweep). Never throws. */
+  requestBuild(reason: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface SnapshotTriggerOptions {
+  /** Any connection to the stack's Redis; the trigger duplicates it with fail-fast options. */
+  redis: Redis;
+  /** REDIS_PREFIX. */
+  prefix: string;
+  /** SNAPSHOT_INTERVAL_MS: at most one build job per interval. */
+  intervalMs: number;
+  logger?: Pick<Logger, 'warn'>;
+  /** Deadline of one call (ms). Default 1000. */
+  timeoutMs?: number;
+}
+
+const SNAPSHOTS_QUEUE = 'snapshots';
+const BUILD_JOB = 'build-snapshots';
+const DROP_LOG_EVERY_MS = 10_000;
+
+class DeadlineError extends Error {
+  override name = 'DeadlineError';
+}
+
+export function createSnapshotTrigger(opts: SnapshotTriggerOptions): SnapshotTrigger {
+  const keys = redisKeys(opts.prefix);
+  const timeoutMs = opts.timeoutMs ?? 1000;
+  // Own connection so the caller's options (often maxRetriesPerRequest: null, an offline queue) do not
+  // make this block: no offline queue, one retry, and a connect timeout below the call deadline.
+  const connection = opts.redis.duplicate({
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: Math.max(timeoutMs, 500),
+    lazyConnect: false,
+  });
+  const queue = new Queue<JobData['build-snapshots'], void, typeof BUILD_JOB>(SNAPSHOTS_QUEUE, {
+    connection,
+    prefix: queuePrefix(opts.prefix),
+  });
+
+  let dropped = 0;
+  let lastWarnAt = 0;
+  let closed = false;
+  /** One warning per 10 s at most: during an outage every call of the hot path would log otherwise. */
+  const warn = (what: string, err: unknown) => {
+    const now = Date.now();
+    if (now - lastWarnAt < DROP_LOG_EVERY_MS) return;
+    lastWarnAt = now;
+    opts.logger?.warn({ err: err instanceof Error ? err.message : String(err), dropped, what }, 'snapshot trigger: redis unavailable, calls dropped');
+    dropped = 0;
+  };
+  const noteDrop = (what: string, err: unknown) => {
+    dropped += 1;
+    warn(what, err);
+  };
+  // Without listeners, an 'error' event from the connection or the queue would crash the caller.
+  connection.on('error', (err: Error) => warn('connection', err));
+  queue.on('error', (err: Error) => warn('queue', err));
+
+  const jobOptions = {
+    deduplication: { id: SNAPSHOT_DEDUP_ID, ttl: opts.intervalMs },
+    removeOnComplete: 20,
+    removeOnFail: 50,
+  };
+
+  /** Run `op` once the connection is ready, within the deadline; log and drop on any failure. */
+  async function failFast(what: string, op: () => Promise<unknown>): Promise<void> {
+    if (closed) return;
+    const status = connection.status;
+    if (status === 'reconnecting' || status === 'close' || status === 'end') {
+      // Known to be down: do not wait for a deadline on every call of the hot path.
+      noteDrop(what, new Error(`redis ${status}`));
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DeadlineError(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      timer.unref();
+    });
+    const work = (async () => {
+      await queue.waitUntilReady();
+      await op();
+    })();
+    work.catch(() => {}); // a late failure after the deadline is already accounted for
+    try {
+      await Promise.race([work, deadline]);
+    } catch (err) {
+      noteDrop(what, err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const addBuildJob = (reason: string) => queue.add(BUILD_JOB, { reason }, jobOptions);
+
+  return {
+    async markEventsDirty(eventIds) {
+      const ids = [...new Set(eventIds)];
+      if (ids.length === 0) return;
+      // SADD before the job, so whichever job runs next sees these ids.
+      await failFast('markEventsDirty', async () => {
+        await connection.sadd(keys.dirtyEvents, ...ids);
+        await addBuildJob('dirty');
+      });
+    },
+    async markCatalogChanged() {
+      await failFast('markCatalogChanged', async () => {
+        await connection.incr(keys.catalogVersion);
+        await addBuildJob('catalog');
+      });
+    },
+    async requestBuild(reason) {
+      await failFast('requestBuild', () => addBuildJob(reason));
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        queue.close().catch(() => {}),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      connection.disconnect();
+    },
+  };
+}
