@@ -1,0 +1,414 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import type { z } from 'zod';
+import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import {
+  errorBodySchema,
+  marketEventResponseSchema,
+  marketListResponseSchema,
+  oddsResponseSchema,
+  type ErrorBody,
+} from '@pm/shared/api';
+import {
+  apiRedis,
+  event,
+  listSnapshot,
+  memoryLogger,
+  searchSnapshot,
+  startApp,
+  writeFeed,
+  writeSnapshot,
+  type RunningApp,
+} from './testing/fixtures.js';
+
+/**
+ * The read API against a real Redis: snapshots are seeded in the worker's documented format and every
+ * body is checked against the endpoint table's response schema (or the Error schema).
+ */
+
+let testRedis: TestRedis;
+/** A prefix the worker has never written to. */
+let emptyRedis: TestRedis;
+let redis: Redis;
+let api: RunningApp;
+let emptyApi: RunningApp;
+let now = Date.now();
+const logs = memoryLogger();
+
+const arsenal = event('epl-ars-che', 'Arsenal vs Chelsea', 'Football', [
+  'Will Arsenal win?',
+  'Will Chelsea win?',
+  'Will it be a draw?',
+  'Will Haaland score a hat-trick?',
+]);
+const events = [
+  arsenal,
+  event('btc-100k', 'Bitcoin above 100k?', 'Crypto', ['Bitcoin above 100k on Friday?']),
+  event('us-election', 'US election', 'Politics', ['Will the incumbent win?']),
+  event('fed-cut', 'Fed rate cut', 'Economy', ['Will the Fed cut in March?']),
+  event('ai-model', 'New AI model', 'Tech', ['Release before June?']),
+];
+
+async function get(path: string, init?: RequestInit): Promise<Response> {
+  return fetch(`${api.base}${path}`, init);
+}
+
+async function body<S extends z.ZodType>(res: Response, schema: S): Promise<z.output<S>> {
+  return schema.parse(await res.json());
+}
+
+async function expectError(res: Response, status: number, code: ErrorBody['error']['code']): Promise<string> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  const parsed = await body(res, errorBodySchema);
+  expect(parsed.error.code).toBe(code);
+  return parsed.error.message;
+}
+
+beforeAll(async () => {
+  testRedis = await createTestRedis('api');
+  redis = await apiRedis(testRedis.url);
+  const p = testRedis.prefix;
+  await writeSnapshot(testRedis.redis, p, 'markets:trending', listSnapshot(events), '"trending-1"');
+  await writeSnapshot(testRedis.redis, p, 'markets:category:Crypto', listSnapshot([events[1]!]), '"crypto-1"');
+  await writeSnapshot(testRedis.redis, p, 'markets:league:epl', listSnapshot([arsenal]), '"epl-1"');
+  await writeSnapshot(
+    testRedis.redis,
+    p,
+    'markets:search',
+    searchSnapshot(events.map((e) => ({ event: e, league: e === arsenal ? 'epl' : e.category === 'Crypto' ? 'btc' : null }))),
+    '"search-1"',
+  );
+  await writeSnapshot(testRedis.redis, p, `event:${arsenal.slug}`, { event: arsenal }, '"ev-1"');
+  await writeSnapshot(testRedis.redis, p, 'event:broken', { event: { slug: 1 } }, '"broken-1"');
+  await writeFeed(testRedis.redis, p, true, now);
+  api = await startApp({
+    redis,
+    env: { REDIS_PREFIX: p, RATE_LIMIT_PER_MINUTE: '100000' },
+    logger: logs.logger,
+    clock: () => now,
+  });
+  emptyRedis = await createTestRedis('api_empty');
+  emptyApi = await startApp({ redis, env: { REDIS_PREFIX: emptyRedis.prefix, RATE_LIMIT_PER_MINUTE: '100000' } });
+});
+
+afterAll(async () => {
+  await api?.close();
+  await emptyApi?.close();
+  redis?.disconnect();
+  await testRedis?.cleanup();
+  await emptyRedis?.cleanup();
+});
+
+describe('GET /api/v1/markets', () => {
+  it('lists trending events with the default limit, categories and leagues', async () => {
+    const res = await get('/api/v1/markets');
+    expect(res.status).toBe(200);
+    const data = await body(res, marketListResponseSchema);
+    expect(data.ok).toBe(true);
+    expect(data.count).toBe(5);
+    expect(data.events.map((e) => e.slug)).toEqual(events.map((e) => e.slug));
+    expect(data.categories).toEqual(['Sport', 'Football', 'Crypto', 'Politics', 'Economy', 'Tech', 'Culture']);
+    expect(data.leagues.map((l) => l.league)).toEqual(['epl', 'btc']);
+    expect(data.events[0]!.markets).toHaveLength(3);
+  });
+
+  it('slices to limit, keeping the order', async () => {
+    const data = await body(await get('/api/v1/markets?limit=2'), marketListResponseSchema);
+    expect(data.count).toBe(2);
+    expect(data.events.map((e) => e.slug)).toEqual(['epl-ars-che', 'btc-100k']);
+  });
+
+  it('reads the category list, matching the category case-insensitively', async () => {
+    const data = await body(await get('/api/v1/markets?category=crypto'), marketListResponseSchema);
+    expect(data.events.map((e) => e.slug)).toEqual(['btc-100k']);
+  });
+
+  it('lets league override category', async () => {
+    const data = await body(await get('/api/v1/markets?league=EPL&category=Crypto'), marketListResponseSchema);
+    expect(data.events.map((e) => e.slug)).toEqual(['epl-ars-che']);
+  });
+
+  it('answers an unknown league with an empty list, not an error', async () => {
+    const res = await get('/api/v1/markets?league=no-such-league');
+    expect(res.status).toBe(200);
+    const data = await body(res, marketListResponseSchema);
+    expect(data.count).toBe(0);
+    expect(data.events).toEqual([]);
+    expect(data.leagues).toHaveLength(2);
+  });
+
+  it('finds an event by a market question that is not among the three shown', async () => {
+    const data = await body(await get('/api/v1/markets?q=HAT-TRICK'), marketListResponseSchema);
+    expect(data.count).toBe(1);
+    expect(data.events[0]!.slug).toBe('epl-ars-che');
+    expect(data.events[0]!.markets.map((m) => m.question)).not.toContain('Will Haaland score a hat-trick?');
+  });
+
+  it('combines q with category and with limit', async () => {
+    const all = await body(await get('/api/v1/markets?q=will'), marketListResponseSchema);
+    expect(all.events.map((e) => e.slug)).toEqual(['epl-ars-che', 'us-election', 'fed-cut']);
+    const politics = await body(await get('/api/v1/markets?q=will&category=Politics'), marketListResponseSchema);
+    expect(politics.events.map((e) => e.slug)).toEqual(['us-election']);
+    const limited = await body(await get('/api/v1/markets?q=will&limit=1'), marketListResponseSchema);
+    expect(limited.events.map((e) => e.slug)).toEqual(['epl-ars-che']);
+    const none = await body(await get('/api/v1/markets?q=zzzz'), marketListResponseSchema);
+    expect(none.count).toBe(0);
+  });
+
+  it('treats an empty q as no search and ignores unknown parameters', async () => {
+    const data = await body(await get('/api/v1/markets?q=&foo=bar&foo=baz'), marketListResponseSchema);
+    expect(data.count).toBe(5);
+  });
+
+  it.each([
+    ['limit=0', 'limit must be an integer from 1 to 60'],
+    ['limit=61', 'limit must be an integer from 1 to 60'],
+    ['limit=1.5', 'limit must be an integer from 1 to 60'],
+    ['limit=abc', 'limit must be an integer from 1 to 60'],
+    ['limit=1&limit=2', 'limit must be given at most once'],
+    ['category=Foo', 'category must be one of Football, Sport, Crypto, Politics, Economy, Tech, Culture'],
+    [`q=${'x'.repeat(81)}`, 'q must be a string of at most 80 characters'],
+  ])('answers %s with 400 bad_request naming the parameter', async (query, message) => {
+    expect(await expectError(await get(`/api/v1/markets?${query}`), 400, 'bad_request')).toBe(message);
+  });
+
+  it('accepts a q of exactly 80 characters', async () => {
+    expect((await get(`/api/v1/markets?q=${'x'.repeat(80)}`)).status).toBe(200);
+  });
+
+  it('sets live from the feed hash', async () => {
+    const p = testRedis.prefix;
+    expect((await body(await get('/api/v1/markets'), marketListResponseSchema)).live).toBe(true);
+    await writeFeed(testRedis.redis, p, true, now - 31_000);
+    expect((await body(await get('/api/v1/markets'), marketListResponseSchema)).live).toBe(false);
+    await writeFeed(testRedis.redis, p, false, now);
+    expect((await body(await get('/api/v1/markets'), marketListResponseSchema)).live).toBe(false);
+    await writeFeed(testRedis.redis, p, true, now - 29_000);
+    expect((await body(await get('/api/v1/markets'), marketListResponseSchema)).live).toBe(true);
+    await writeFeed(testRedis.redis, p, true, now);
+  });
+
+  it('answers 503 unavailable while the worker has not built the lists', async () => {
+    const res = await fetch(`${emptyApi.base}/api/v1/markets`);
+    expect(await expectError(res, 503, 'unavailable')).toMatch(/not ready/);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    await expectError(await fetch(`${emptyApi.base}/api/v1/markets?q=x`), 503, 'unavailable');
+  });
+});
+
+describe('GET /api/v1/markets/{eventSlug}', () => {
+  it('returns the event with all its markets', async () => {
+    const res = await get(`/api/v1/markets/${arsenal.slug}`);
+    expect(res.status).toBe(200);
+    const data = await body(res, marketEventResponseSchema);
+    expect(data.live).toBe(true);
+    expect(data.event.slug).toBe(arsenal.slug);
+    expect(data.event.markets).toHaveLength(4);
+  });
+
+  it('answers an unknown slug with 404 not_found', async () => {
+    expect(await expectError(await get('/api/v1/markets/no-such-event'), 404, 'not_found')).toMatch(/no-such-event/);
+  });
+
+  it('answers a malformed path with 400, not 500', async () => {
+    await expectError(await get('/api/v1/markets/%E0%A4%A'), 400, 'bad_request');
+  });
+
+  it('answers a snapshot that breaks its schema with a generic 500 and logs it with the request id', async () => {
+    const res = await get('/api/v1/markets/broken', { headers: { 'x-request-id': 'req-broken-1' } });
+    const message = await expectError(res, 500, 'internal');
+    expect(message).not.toMatch(/snapshot|schema|at /);
+    const line = logs.lines.find((l) => l['req_id'] === 'req-broken-1' && l['msg'] === 'request failed');
+    expect(line).toBeDefined();
+  });
+});
+
+describe('GET /api/v1/odds', () => {
+  it('converts 0.25', async () => {
+    const res = await get('/api/v1/odds?chance=0.25');
+    expect(res.status).toBe(200);
+    const data = await body(res, oddsResponseSchema);
+    expect(data).toEqual({
+      ok: true,
+      chance: 0.25,
+      wins_on_10: 40,
+      profit_on_10: 30,
+      xp_if_right: 78,
+      odds: { percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' },
+    });
+  });
+
+  it('accepts 1 (no profit)', async () => {
+    const data = await body(await get('/api/v1/odds?chance=1'), oddsResponseSchema);
+    expect(data.profit_on_10).toBe(0);
+    expect(data.wins_on_10).toBe(10);
+  });
+
+  it.each(['chance=0', 'chance=1.5', 'chance=abc', 'chance=', '', 'chance=NaN', 'chance=Infinity', 'chance=0x1', 'chance=1e-400', 'chance=-0.5'])(
+    'answers %s with 400 naming chance',
+    async (query) => {
+      expect(await expectError(await get(`/api/v1/odds?${query}`), 400, 'bad_request')).toMatch(/^chance (must be|is required)/);
+    },
+  );
+
+  it('is cached for an hour', async () => {
+    expect((await get('/api/v1/odds?chance=0.5')).headers.get('cache-control')).toBe('public, max-age=3600');
+  });
+});
+
+describe('caching', () => {
+  it('sets Cache-Control per route', async () => {
+    expect((await get('/api/v1/markets')).headers.get('cache-control')).toBe('public, max-age=15');
+    expect((await get(`/api/v1/markets/${arsenal.slug}`)).headers.get('cache-control')).toBe('public, max-age=15');
+    expect((await get('/api/v1/odds?chance=0.3')).headers.get('cache-control')).toBe('public, max-age=3600');
+    expect((await get('/api/v1/markets?limit=0')).headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('answers a matching If-None-Match with 304 and no body', async () => {
+    for (const path of ['/api/v1/markets?limit=3', `/api/v1/markets/${arsenal.slug}`, '/api/v1/odds?chance=0.25', '/api/v1/openapi.json']) {
+      const first = await get(path);
+      const etag = first.headers.get('etag');
+      expect(etag, path).toMatch(/^"[^"]+"$/);
+      const again = await get(path, { headers: { 'if-none-match': etag! } });
+      expect(again.status, path).toBe(304);
+      expect(await again.text()).toBe('');
+      expect(again.headers.get('etag')).toBe(etag);
+      const other = await get(path, { headers: { 'if-none-match': '"something-else"' } });
+      expect(other.status, path).toBe(200);
+    }
+  });
+
+  it('changes the ETag with the snapshot and with request-time parts', async () => {
+    const etagOf = async (path: string) => (await get(path)).headers.get('etag');
+    const base = await etagOf('/api/v1/markets');
+    expect(await etagOf('/api/v1/markets')).toBe(base);
+    expect(await etagOf('/api/v1/markets?limit=3')).not.toBe(base);
+    expect(await etagOf('/api/v1/markets?q=will')).not.toBe(await etagOf('/api/v1/markets?q=bitcoin'));
+
+    await writeFeed(testRedis.redis, testRedis.prefix, false, now);
+    const offline = await etagOf('/api/v1/markets');
+    await writeFeed(testRedis.redis, testRedis.prefix, true, now);
+    expect(offline).not.toBe(base);
+
+    const rebuilt = [...events].reverse();
+    await writeSnapshot(testRedis.redis, testRedis.prefix, 'markets:trending', listSnapshot(rebuilt), '"trending-2"');
+    const res = await get('/api/v1/markets', { headers: { 'if-none-match': base! } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('etag')).not.toBe(base);
+    const data = await body(res, marketListResponseSchema);
+    expect(data.events[0]!.slug).toBe('ai-model');
+    await writeSnapshot(testRedis.redis, testRedis.prefix, 'markets:trending', listSnapshot(events), '"trending-1"');
+    expect(await etagOf('/api/v1/markets')).toBe(base);
+  });
+
+  it('re-reads a snapshot body only when its etag changes', async () => {
+    const p = testRedis.prefix;
+    const slug = 'cache-probe';
+    await writeSnapshot(testRedis.redis, p, `event:${slug}`, { event: event(slug, 'First title', 'Tech', ['Q?']) }, '"probe-1"');
+    const first = await body(await get(`/api/v1/markets/${slug}`), marketEventResponseSchema);
+    expect(first.event.title).toBe('First title');
+    // Same etag, different body: the parsed copy held in process is served (the etag is the version).
+    await writeSnapshot(testRedis.redis, p, `event:${slug}`, { event: event(slug, 'Second title', 'Tech', ['Q?']) }, '"probe-1"');
+    expect((await body(await get(`/api/v1/markets/${slug}`), marketEventResponseSchema)).event.title).toBe('First title');
+    await writeSnapshot(testRedis.redis, p, `event:${slug}`, { event: event(slug, 'Second title', 'Tech', ['Q?']) }, '"probe-2"');
+    expect((await body(await get(`/api/v1/markets/${slug}`), marketEventResponseSchema)).event.title).toBe('Second title');
+  });
+
+  it('answers HEAD with the GET headers and no body', async () => {
+    const getRes = await get('/api/v1/markets?limit=2');
+    const getBody = await getRes.text();
+    const head = await get('/api/v1/markets?limit=2', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    for (const h of ['etag', 'cache-control', 'content-type', 'content-length', 'x-ratelimit-limit']) {
+      expect(head.headers.get(h), h).toBe(getRes.headers.get(h));
+    }
+    expect(Number(head.headers.get('content-length'))).toBe(Buffer.byteLength(getBody));
+  });
+});
+
+describe('errors and cross-cutting behaviour', () => {
+  it.each(['/', '/api/v1/nope', '/api/v1/markets/x/y/z', '/api/v2/markets'])('answers unknown path %s with 404 not_found', async (path) => {
+    await expectError(await get(path), 404, 'not_found');
+  });
+
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE'])('answers %s with 405 and Allow', async (method) => {
+    const res = await get('/api/v1/markets', { method });
+    await expectError(res, 405, 'method_not_allowed');
+    expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+  });
+
+  it('allows any origin and exposes the rate-limit headers and ETag', async () => {
+    const res = await get('/api/v1/odds?chance=0.5', { headers: { origin: 'https://example.org' } });
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    const exposed = (res.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/,\s*/);
+    expect(exposed).toEqual(expect.arrayContaining(['etag', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after']));
+    const notFound = await get('/nope', { headers: { origin: 'https://example.org' } });
+    expect(notFound.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('answers a CORS preflight with 204, the methods and If-None-Match', async () => {
+    const res = await get('/api/v1/markets', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://example.org', 'access-control-request-method': 'GET', 'access-control-request-headers': 'if-none-match' },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-methods')).toBe('GET,HEAD,OPTIONS');
+    expect((res.headers.get('access-control-allow-headers') ?? '').toLowerCase()).toContain('if-none-match');
+  });
+
+  it('echoes a sane x-request-id and replaces anything else', async () => {
+    expect((await get('/api/v1/odds?chance=0.5', { headers: { 'x-request-id': 'abc-123' } })).headers.get('x-request-id')).toBe('abc-123');
+    const replaced = (await get('/api/v1/odds?chance=0.5', { headers: { 'x-request-id': 'x'.repeat(200) } })).headers.get('x-request-id');
+    expect(replaced).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('logs one line per request with the route template, status and duration', async () => {
+    await get(`/api/v1/markets/${arsenal.slug}`, { headers: { 'x-request-id': 'log-line-1' } });
+    await new Promise((r) => setTimeout(r, 20));
+    const line = logs.lines.find((l) => l['req_id'] === 'log-line-1' && l['msg'] === 'request');
+    expect(line).toMatchObject({ method: 'GET', route: '/api/v1/markets/{eventSlug}', status: 200 });
+    expect(typeof line?.['ms']).toBe('number');
+  });
+});
+
+describe('GET /api/v1/openapi.json', () => {
+  it('describes the API in OpenAPI 3.1 with resolvable references', async () => {
+    const res = await get('/api/v1/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('100000');
+    const doc = (await res.json()) as Record<string, unknown> & {
+      openapi: string;
+      info: { version: string };
+      paths: Record<string, { get: { responses: Record<string, unknown> } }>;
+    };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1');
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/v1/markets', '/api/v1/markets/{eventSlug}', '/api/v1/odds']);
+
+    const refs: string[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === 'object') {
+        for (const [k, v] of Object.entries(node)) {
+          if (k === '$ref' && typeof v === 'string') refs.push(v);
+          else walk(v);
+        }
+      }
+    };
+    walk(doc);
+    expect(refs.length).toBeGreaterThan(10);
+    for (const ref of refs) {
+      expect(ref.startsWith('#/'), ref).toBe(true);
+      let target: unknown = doc;
+      for (const part of ref.slice(2).split('/')) target = (target as Record<string, unknown> | undefined)?.[part];
+      expect(target, ref).toBeTypeOf('object');
+    }
+    const ok = doc.paths['/api/v1/odds']!.get.responses['200'] as { content: Record<string, { schema: { $ref: string } }> };
+    expect(ok.content['application/json']!.schema.$ref).toBe('#/components/schemas/OddsResponse');
+    for (const status of ['304', '400', '429', '500']) expect(doc.paths['/api/v1/odds']!.get.responses[status], status).toBeDefined();
+    expect(doc.paths['/api/v1/markets/{eventSlug}']!.get.responses['404']).toBeDefined();
+  });
+});

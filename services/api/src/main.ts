@@ -1,0 +1,66 @@
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import { createLogger, loadConfig } from '@pm/shared';
+import { createApp } from './app.js';
+
+/** Composition root of the read API: configuration, logger, Redis, the app, and a graceful stop. */
+
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+const config = loadConfig();
+const logger = createLogger('api', config);
+
+// Fail fast: a request must never wait on a Redis that is away (it answers 503 instead); the client
+// keeps reconnecting in the background.
+const redis = new Redis(config.REDIS_URL, {
+  maxRetriesPerRequest: 1,
+  enableOfflineQueue: false,
+  connectTimeout: 2_000,
+  commandTimeout: 1_000,
+  retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+});
+let redisDown = false;
+redis.on('error', (err) => {
+  if (!redisDown) logger.error({ err }, 'redis connection error');
+  redisDown = true;
+});
+redis.on('ready', () => {
+  if (redisDown) logger.info('redis connection restored');
+  redisDown = false;
+});
+
+const app = createApp({ config, redis, logger });
+const server = app.listen(config.PORT, config.HOST, () => {
+  const { address, port } = server.address() as AddressInfo;
+  logger.info({ address, port }, 'api listening');
+});
+server.on('error', (err) => {
+  logger.fatal({ err }, 'api server failed');
+  process.exit(1);
+});
+
+let stopping = false;
+function shutdown(signal: string): void {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+  const deadline = setTimeout(() => {
+    logger.warn('shutdown deadline passed; exiting with requests still open');
+    process.exit(1);
+  }, SHUTDOWN_DEADLINE_MS);
+  deadline.unref();
+  server.close(async (err) => {
+    if (err) logger.warn({ err }, 'server close');
+    try {
+      await redis.quit();
+    } catch {
+      redis.disconnect();
+    }
+    logger.info('stopped');
+    process.exit(0);
+  });
+  // Idle keep-alive connections would otherwise hold close() open until they time out.
+  server.closeIdleConnections();
+}
+process.on('SIGTERM', () => shutdown('SIGTERM'));
+process.on('SIGINT', () => shutdown('SIGINT'));

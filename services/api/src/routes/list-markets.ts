@@ -1,0 +1,57 @@
+import type { SnapshotName } from '@pm/shared';
+import type { EventCard } from '@pm/shared/api';
+import { ApiError } from '../errors.js';
+import type { Handler } from '../handler.js';
+import { marketListSnapshotSchema, marketSearchSnapshotSchema } from '../snapshot-schemas.js';
+
+const NOT_READY = 'market data is not ready yet; please try again shortly';
+
+/**
+ * GET /api/v1/markets. Without `q`: the pre-built list of the league, the category or trending
+ * (league overrides category). With `q`: the search snapshot filtered by the text, then by league or
+ * category. A list whose snapshot is missing while trending exists is empty (leagues and categories
+ * come and go); with no trending snapshot the worker has not run yet, which is a 503.
+ */
+export const listMarkets: Handler<'/api/v1/markets'> = async (params, ctx) => {
+  const { limit, category } = params;
+  const league = params.league?.trim().toLowerCase() || undefined;
+  const q = params.q?.trim().toLowerCase() || undefined;
+  const filter = league ? `league=${league}` : category ? `category=${category}` : 'all';
+
+  if (q) {
+    const read = await ctx.snapshots.read('markets:search', marketSearchSnapshotSchema);
+    if (!read.snapshot) throw new ApiError('unavailable', NOT_READY);
+    const { data, etag } = read.snapshot;
+    const events: EventCard[] = [];
+    for (const entry of data.entries) {
+      if (events.length >= limit) break;
+      if (!entry.text.includes(q)) continue;
+      if (league ? entry.league?.toLowerCase() !== league : category ? entry.category !== category : false) continue;
+      events.push(entry.card);
+    }
+    return {
+      data: { live: read.live, count: events.length, categories: data.categories, leagues: data.leagues, events },
+      version: `search|${etag}|${filter}|q=${q}|limit=${limit}|live=${read.live}`,
+    };
+  }
+
+  const name: SnapshotName = league ? `markets:league:${league}` : category ? `markets:category:${category}` : 'markets:trending';
+  const read = await ctx.snapshots.read(name, marketListSnapshotSchema);
+  if (read.snapshot) {
+    const { data, etag } = read.snapshot;
+    const events = data.events.slice(0, limit);
+    return {
+      data: { live: read.live, count: events.length, categories: data.categories, leagues: data.leagues, events },
+      version: `${name}|${etag}|limit=${limit}|live=${read.live}`,
+    };
+  }
+  if (name === 'markets:trending') throw new ApiError('unavailable', NOT_READY);
+
+  const trending = await ctx.snapshots.read('markets:trending', marketListSnapshotSchema);
+  if (!trending.snapshot) throw new ApiError('unavailable', NOT_READY);
+  const { data, etag } = trending.snapshot;
+  return {
+    data: { live: trending.live, count: 0, categories: data.categories, leagues: data.leagues, events: [] },
+    version: `${name}|missing|trending=${etag}|live=${trending.live}`,
+  };
+};

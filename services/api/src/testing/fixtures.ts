@@ -1,0 +1,148 @@
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import type { Server } from 'node:http';
+import { pino } from 'pino';
+import { Redis } from 'ioredis';
+import { parseConfig, redisKeys, type Config, type EventSnapshot, type Logger, type MarketListSnapshot, type MarketSearchSnapshot, type SnapshotName } from '@pm/shared';
+import { CATEGORY_DISPLAY_ORDER, type Category, type Event, type EventCard, type LeagueEntry, type Market } from '@pm/shared/api';
+import { oddsFor } from '@pm/shared/domain';
+import { createApp } from '../app.js';
+
+/** Test helpers: snapshot payloads in the worker's documented format, and an app on a free port. */
+
+const WEB = 'http://localhost:3000';
+
+export function outcome(name: string, chance: number) {
+  return { name, chance, odds: oddsFor(chance) };
+}
+
+export function market(id: string, question: string, chance = 0.5): Market {
+  return {
+    id,
+    question,
+    label: question.slice(0, 20),
+    kind: null,
+    outcomes: [outcome('Yes', chance), outcome('No', Math.round((1 - chance) * 1000) / 1000)],
+    platform_split: [],
+    closes_at: '2030-01-01T00:00:00.000Z',
+    closed: false,
+    change_24h: 0.01,
+    url: `${WEB}/m/${id}`,
+  };
+}
+
+export function event(slug: string, title: string, category: Category, questions: string[]): Event {
+  return {
+    slug,
+    title,
+    category,
+    closes_at: '2030-01-01T00:00:00.000Z',
+    volume: 12345.5,
+    game: null,
+    markets: questions.map((q, i) => market(`${slug}-m${i}`, q, 0.25)),
+    market_count: questions.length,
+    url: `${WEB}/e/${slug}`,
+  };
+}
+
+/** The list form of an event: its top three markets with id, question, outcomes. */
+export function card(e: Event): EventCard {
+  return {
+    slug: e.slug,
+    title: e.title,
+    category: e.category,
+    markets: e.markets.slice(0, 3).map(({ id, question, outcomes }) => ({ id, question, outcomes })),
+    market_count: e.market_count,
+    url: e.url,
+  };
+}
+
+export const LEAGUES: LeagueEntry[] = [
+  { group: 'Football', label: 'Premier League', league: 'epl' },
+  { group: 'Crypto', label: 'Bitcoin', league: 'btc' },
+];
+
+export function listSnapshot(events: Event[]): MarketListSnapshot {
+  return { categories: [...CATEGORY_DISPLAY_ORDER], leagues: LEAGUES, events: events.map(card) };
+}
+
+export function searchSnapshot(events: Array<{ event: Event; league: string | null }>): MarketSearchSnapshot {
+  return {
+    categories: [...CATEGORY_DISPLAY_ORDER],
+    leagues: LEAGUES,
+    entries: events.map(({ event: e, league }) => ({
+      text: [e.title, ...e.markets.map((m) => m.question)].join('\n').toLowerCase(),
+      category: e.category,
+      league,
+      card: card(e),
+    })),
+  };
+}
+
+export async function writeSnapshot(
+  redis: Redis,
+  prefix: string,
+  name: SnapshotName,
+  payload: MarketListSnapshot | MarketSearchSnapshot | EventSnapshot | unknown,
+  etag: string,
+): Promise<void> {
+  await redis.hset(redisKeys(prefix).snapshot(name), { body: JSON.stringify(payload), etag, built_at: String(Date.now()) });
+}
+
+export async function writeFeed(redis: Redis, prefix: string, connected: boolean, lastAt: number): Promise<void> {
+  await redis.hset(redisKeys(prefix).feed, { market_connected: connected ? '1' : '0', market_last_at: String(lastAt) });
+}
+
+/** A Redis client configured as main.ts does (fail fast), connected before it is returned. */
+export async function apiRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 1_000, commandTimeout: 1_000 });
+  await new Promise<void>((resolve, reject) => {
+    redis.once('ready', () => resolve());
+    redis.once('error', reject);
+  });
+  return redis;
+}
+
+/** A logger that keeps its lines, so tests can assert what was logged. */
+export function memoryLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, stream), lines };
+}
+
+export interface RunningApp {
+  base: string;
+  server: Server;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export async function startApp(options: {
+  redis: Redis;
+  env: Record<string, string>;
+  logger?: Logger;
+  clock?: () => number;
+}): Promise<RunningApp> {
+  const config = parseConfig({ LOG_LEVEL: 'silent', ...options.env });
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const app = createApp({ config, redis: options.redis, logger, ...(options.clock ? { clock: options.clock } : {}) });
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    base: `http://127.0.0.1:${port}`,
+    server,
+    config,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

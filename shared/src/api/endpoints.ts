@@ -1,0 +1,280 @@
+import { z } from 'zod';
+import { CATEGORIES, categorySchema, eventCardSchema, eventSchema, leagueEntrySchema, oddsSchema } from './resources.js';
+
+/**
+ * The endpoint table (CONVENTIONS.md "Endpoints: one table, one file per handler"): every public
+ * endpoint is ONE entry here — path, parameter schema (query and path, with defaults and coercion),
+ * response schema, cache policy and example requests. The API's adapter validates, caches and
+ * serialises from it, and the OpenAPI document (openapi.ts) is generated from it.
+ *
+ * Adding an endpoint: add one `defineEndpoint(...)` entry to `endpointTable` and one handler file in
+ * services/api/src/routes/; the API's typed handler map refuses to compile until the handler exists.
+ *
+ * Parameter rules shared by every endpoint (DESIGN.md "Product decisions"):
+ * - every value arrives as a string; a parameter given twice is a 400 (the adapter checks that);
+ * - an empty optional parameter (`?q=`) counts as omitted, so a form with blank fields still works;
+ * - unknown query parameters are ignored;
+ * - a bad value is a 400 whose message names the parameter and its rule. Nothing is clamped.
+ */
+
+/** Cache classes of DESIGN.md: live data, lists, odds. */
+export type CachePolicy = 'live' | 'list' | 'odds';
+
+/** `Cache-Control: public, max-age=<seconds>` per cache class. */
+export const CACHE_MAX_AGE_SECONDS: Readonly<Record<CachePolicy, number>> = { live: 15, list: 30, odds: 3600 };
+
+/** Error statuses an endpoint can answer besides the ones every endpoint can (400, 429, 500). */
+export type EndpointErrorStatus = 404 | 503;
+
+/** One example request: path parameters filled in and query parameters, as a user would send them. */
+export interface EndpointExample {
+  summary: string;
+  path?: Record<string, string>;
+  query?: Record<string, string>;
+}
+
+/** One row of the table. `Path` is the OpenAPI-style path (`/api/v1/markets/{eventSlug}`). */
+export interface Endpoint<
+  Path extends string = string,
+  Params extends z.ZodObject = z.ZodObject,
+  Response extends z.ZodObject = z.ZodObject,
+> {
+  /** OpenAPI-style path, also the key of the table. */
+  readonly path: Path;
+  /** The same path for Express (`/api/v1/markets/:eventSlug`). */
+  readonly expressPath: string;
+  /** Names of the path parameters, in order; every other field of `params` is a query parameter. */
+  readonly pathParams: readonly string[];
+  /** The endpoint's number in SPEC.md. */
+  readonly specNumber: number;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly tags: readonly string[];
+  /** Query and path parameters in one object; every input value is a string. */
+  readonly params: Params;
+  /** The success body, `ok: true` included. */
+  readonly response: Response;
+  readonly cache: CachePolicy;
+  readonly errors: readonly EndpointErrorStatus[];
+  readonly examples: readonly EndpointExample[];
+}
+
+/** `/a/{b}/c` → `/a/:b/c`. */
+export function toExpressPath(path: string): string {
+  return path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
+}
+
+function pathParamNames(path: string): string[] {
+  return [...path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1] as string);
+}
+
+/** Builds a table row, checking that every `{name}` in the path is a field of `params`. */
+export function defineEndpoint<const Path extends string, Params extends z.ZodObject, Response extends z.ZodObject>(
+  path: Path,
+  def: Omit<Endpoint<Path, Params, Response>, 'path' | 'expressPath' | 'pathParams'>,
+): Endpoint<Path, Params, Response> {
+  const pathParams = pathParamNames(path);
+  for (const name of pathParams) {
+    if (!(name in def.params.shape)) throw new Error(`endpoint ${path}: path parameter ${name} is missing from params`);
+  }
+  const okShape = def.response.shape['ok'];
+  if (!(okShape instanceof z.ZodLiteral) || okShape.value !== true) {
+    throw new Error(`endpoint ${path}: response must have ok: z.literal(true)`);
+  }
+  return { ...def, path, expressPath: toExpressPath(path), pathParams };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameter builders. Each gives the parse schema (string in, typed value out) with one message per
+// parameter, and an output type that documents itself in OpenAPI (io: 'output').
+
+const emptyIsOmitted = (v: unknown): unknown => (v === '' ? undefined : v);
+
+/** An optional integer parameter in [min, max] with a default. Digits only: `1.5`, `1e1`, `0x10`, `-1` are 400s. */
+export function intParam(name: string, opts: { min: number; max: number; default: number; description: string }) {
+  const error = `${name} must be an integer from ${opts.min} to ${opts.max}`;
+  return z
+    .preprocess(
+      emptyIsOmitted,
+      z
+        .string({ error })
+        .regex(/^[0-9]{1,9}$/, { error })
+        .transform(Number)
+        .pipe(z.number().int({ error }).min(opts.min, { error }).max(opts.max, { error }))
+        .optional()
+        .default(opts.default),
+    )
+    .meta({ description: `${opts.description} An integer from ${opts.min} to ${opts.max}; default ${opts.default}.` });
+}
+
+/** An optional parameter that must be one of `values`; matched case-insensitively and returned as spelled in `values`. */
+export function enumParam<const V extends readonly [string, ...string[]]>(name: string, values: V, description: string) {
+  const error = `${name} must be one of ${values.join(', ')}`;
+  return z
+    .preprocess(
+      emptyIsOmitted,
+      z
+        .string({ error })
+        .transform((v) => values.find((allowed) => allowed.toLowerCase() === v.toLowerCase()) ?? v)
+        .pipe(z.enum(values, { error }))
+        .optional(),
+    )
+    .meta({ description });
+}
+
+/** An optional free-text parameter of at most `max` characters. */
+export function textParam(name: string, opts: { max: number; description: string }) {
+  const error = `${name} must be a string of at most ${opts.max} characters`;
+  return z
+    .preprocess(emptyIsOmitted, z.string({ error }).max(opts.max, { error }).optional())
+    .meta({ description: opts.description });
+}
+
+/** A path parameter: a non-empty string of at most `max` characters. */
+export function pathParam(name: string, opts: { max: number; description: string }) {
+  const error = `${name} must be a non-empty string of at most ${opts.max} characters`;
+  return z.string({ error }).min(1, { error }).max(opts.max, { error }).meta({ description: opts.description });
+}
+
+/**
+ * The `chance` of /odds: required, written as a plain decimal (`0.25`, `.25`, `1`), 0 < chance ≤ 1.
+ * Exponents, hex, signs, `NaN`, `Infinity` and more than 20 characters are refused: they are never
+ * what a person means, and the length cap keeps 10 ÷ chance a finite, printable number.
+ */
+export function chanceParam(name: string) {
+  const rule = 'a decimal number greater than 0 and at most 1, e.g. 0.25';
+  const error = `${name} must be ${rule}`;
+  return z
+    .string({ error: (issue) => (issue.input === undefined ? `${name} is required: ${rule}` : error) })
+    .min(1, { error: `${name} is required: ${rule}` })
+    .max(20, { error })
+    .regex(/^(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/, { error })
+    .transform(Number)
+    .pipe(z.number({ error }).gt(0, { error }).lte(1, { error }))
+    .meta({ description: `The chance to convert: ${rule}. Plain decimal notation only (no exponent), at most 20 characters.` });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response schemas (the `ok: true` bodies). Each carries an id so OpenAPI gets it as a component.
+
+export const marketListResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    live: z.boolean().meta({ description: 'True while the order-book feed is connected and its last message is under 30 s old; false means prices are the last known.' }),
+    count: z.number().int().min(0).meta({ description: 'Number of events returned' }),
+    categories: z.array(categorySchema).meta({ description: 'In order Sport, Football, Crypto, Politics, Economy, Tech, Culture' }),
+    leagues: z.array(leagueEntrySchema),
+    events: z.array(eventCardSchema),
+  })
+  .meta({ id: 'MarketListResponse' });
+export type MarketListResponse = z.infer<typeof marketListResponseSchema>;
+
+export const marketEventResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    live: z.boolean().meta({ description: 'True while the order-book feed is connected and its last message is under 30 s old.' }),
+    event: eventSchema,
+  })
+  .meta({ id: 'MarketEventResponse' });
+export type MarketEventResponse = z.infer<typeof marketEventResponseSchema>;
+
+export const oddsResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    chance: z.number().gt(0).max(1).meta({ description: 'The chance converted' }),
+    wins_on_10: z.number().meta({ description: 'What 10 wins: 10 ÷ chance' }),
+    profit_on_10: z.number().meta({ description: 'Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals' }),
+    xp_if_right: z.number().int().meta({ description: 'XP a right call would earn: 10 + round(90 × (1 − chance))' }),
+    odds: oddsSchema,
+  })
+  .meta({ id: 'OddsResponse' });
+export type OddsResponse = z.infer<typeof oddsResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// The table.
+
+const endpointTable = [
+  defineEndpoint('/api/v1/markets', {
+    specNumber: 1,
+    operationId: 'listMarkets',
+    summary: 'List events',
+    description: [
+      'Open events, busiest first (24-hour volume); each event carries its top three markets.',
+      'Without `category`, `league` or `q` the list is the trending one.',
+      '`league` overrides `category`. An unknown `league` key answers 200 with an empty list (`count` 0): leagues come and go with the events on offer, so a key that worked yesterday is not an error today.',
+      '`q` searches event titles and every market question (not only the three shown), case-insensitively; it is combined with `league` or `category` when given. An empty `q` means no search.',
+      'Parameter values are case-insensitive for `category` and `league`. Unknown query parameters are ignored; a parameter given twice is a 400.',
+    ].join('\n\n'),
+    tags: ['Markets'],
+    params: z.object({
+      category: enumParam('category', CATEGORIES, 'One of the categories; omitted means trending. Case-insensitive.'),
+      league: textParam('league', {
+        max: 40,
+        description: 'A key from the response\'s `leagues` list (e.g. `epl`, `nba`, `btc`); overrides `category`. Case-insensitive. An unknown key gives an empty list, not an error.',
+      }),
+      q: textParam('q', { max: 80, description: 'Case-insensitive search over event titles and market questions, up to 80 characters. Empty means no search.' }),
+      limit: intParam('limit', { min: 1, max: 60, default: 24, description: 'How many events to return.' }),
+    }),
+    response: marketListResponseSchema,
+    cache: 'live',
+    errors: [503],
+    examples: [
+      { summary: 'Trending events' },
+      { summary: 'Football, 10 events', query: { category: 'Football', limit: '10' } },
+      { summary: 'One league', query: { league: 'epl' } },
+      { summary: 'Search', query: { q: 'bitcoin', limit: '5' } },
+    ],
+  }),
+  defineEndpoint('/api/v1/markets/{eventSlug}', {
+    specNumber: 2,
+    operationId: 'getMarketEvent',
+    summary: 'Get an event',
+    description: 'One event with all its markets, live odds in every format and `platform_split` on each market. An unknown slug is a 404.',
+    tags: ['Markets'],
+    params: z.object({
+      eventSlug: pathParam('eventSlug', { max: 200, description: "The event slug, as in the service's or the exchange's page address" }),
+    }),
+    response: marketEventResponseSchema,
+    cache: 'live',
+    errors: [404, 503],
+    examples: [{ summary: 'An event', path: { eventSlug: 'epl-ars-che-2025-11-22' } }],
+  }),
+  defineEndpoint('/api/v1/odds', {
+    specNumber: 11,
+    operationId: 'convertOdds',
+    summary: 'Convert odds',
+    description: [
+      'Writes a chance in every odds format, with what 10 wins, the profit on 10 of a right call and the XP it would earn.',
+      '`chance` must be a plain decimal greater than 0 and at most 1: `0`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s. `1` is valid (profit 0).',
+    ].join('\n\n'),
+    tags: ['Odds'],
+    params: z.object({ chance: chanceParam('chance') }),
+    response: oddsResponseSchema,
+    cache: 'odds',
+    errors: [],
+    examples: [
+      { summary: 'One in four', query: { chance: '0.25' } },
+      { summary: 'A favourite', query: { chance: '0.8' } },
+    ],
+  }),
+] as const;
+
+type TableEntry = (typeof endpointTable)[number];
+
+/** Every endpoint path (OpenAPI style). */
+export type EndpointPath = TableEntry['path'];
+/** The table row of one path. */
+export type EndpointOf<P extends EndpointPath> = Extract<TableEntry, { path: P }>;
+/** Validated parameters a handler receives. */
+export type ParamsOf<P extends EndpointPath> = z.output<EndpointOf<P>['params']>;
+/** The success body of one path. */
+export type ResponseOf<P extends EndpointPath> = z.output<EndpointOf<P>['response']>;
+
+/** The table, keyed by OpenAPI-style path. */
+export const endpoints = Object.fromEntries(endpointTable.map((e) => [e.path, e])) as unknown as {
+  readonly [P in EndpointPath]: EndpointOf<P>;
+};
+
+/** The table's rows in order. */
+export const endpointList: readonly TableEntry[] = endpointTable;

@@ -1,0 +1,3 @@
+export * from './resources.js';
+export * from './endpoints.js';
+export * from './openapi.js';

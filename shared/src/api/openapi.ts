@@ -1,0 +1,206 @@
+import { z } from 'zod';
+import { CACHE_MAX_AGE_SECONDS, endpointList, type Endpoint, type EndpointErrorStatus } from './endpoints.js';
+import { errorBodySchema } from './resources.js';
+
+/**
+ * The OpenAPI 3.1 document, generated from the endpoint table (never written by hand). Zod 4 emits
+ * JSON Schema 2020-12, which OpenAPI 3.1 uses as is; every schema with a `.meta({id})` becomes a
+ * component and is referenced with `$ref: '#/components/schemas/<id>'`.
+ */
+
+type JsonSchema = Record<string, unknown>;
+
+export interface OpenApiDocument {
+  openapi: '3.1.0';
+  info: { title: string; version: string; description: string };
+  servers: Array<{ url: string; description?: string }>;
+  tags: Array<{ name: string; description?: string }>;
+  paths: Record<string, Record<string, unknown>>;
+  components: {
+    schemas: Record<string, JsonSchema>;
+    headers: Record<string, unknown>;
+    responses: Record<string, unknown>;
+  };
+}
+
+const COMPONENT_REF = '#/components/schemas/';
+
+/** Collects `$defs` of each converted schema as components and points its `$ref`s at them. */
+class ComponentCollector {
+  readonly schemas: Record<string, JsonSchema> = {};
+
+  /** The JSON Schema of `schema` (output side), with ids moved to components. */
+  convert(schema: z.ZodType): JsonSchema {
+    const raw = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output', unrepresentable: 'throw' }) as JsonSchema;
+    const { $schema: _ignored, $defs, ...root } = raw;
+    if ($defs && typeof $defs === 'object') {
+      for (const [id, def] of Object.entries($defs as Record<string, JsonSchema>)) {
+        const clean = tidy(def) as JsonSchema;
+        const existing = this.schemas[id];
+        if (existing && JSON.stringify(existing) !== JSON.stringify(clean)) {
+          throw new Error(`OpenAPI: two different schemas share the id ${id}`);
+        }
+        this.schemas[id] = clean;
+      }
+    }
+    return tidy(root) as JsonSchema;
+  }
+}
+
+/** Rewrites `#/$defs/X` refs to components and drops zod's ±MAX_SAFE_INTEGER bounds on integers (noise for readers). */
+function tidy(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(tidy);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$ref' && typeof value === 'string' && value.startsWith('#/$defs/')) {
+      out[key] = COMPONENT_REF + value.slice('#/$defs/'.length);
+    } else if ((key === 'minimum' || key === 'maximum') && Math.abs(Number(value)) === Number.MAX_SAFE_INTEGER) {
+      continue;
+    } else {
+      out[key] = tidy(value);
+    }
+  }
+  return out;
+}
+
+const rateLimitHeaders = {
+  'x-ratelimit-limit': { $ref: '#/components/headers/RateLimitLimit' },
+  'x-ratelimit-remaining': { $ref: '#/components/headers/RateLimitRemaining' },
+  'x-ratelimit-reset': { $ref: '#/components/headers/RateLimitReset' },
+  'x-request-id': { $ref: '#/components/headers/RequestId' },
+};
+
+const ERROR_RESPONSES: Record<400 | EndpointErrorStatus | 429 | 500, { name: string; description: string }> = {
+  400: { name: 'BadRequest', description: 'A bad parameter (`bad_request`); the message names the parameter and its rule.' },
+  404: { name: 'NotFound', description: 'Nothing matches (`not_found`).' },
+  429: { name: 'RateLimited', description: 'Rate limit exceeded (`rate_limited`): 120 requests a minute per client IP. `Retry-After` says how many seconds to wait.' },
+  500: { name: 'Internal', description: 'Unexpected failure (`internal`); the message is generic.' },
+  503: { name: 'Unavailable', description: 'Records are unavailable (`unavailable`): the data store is unreachable or the market data is not built yet.' },
+};
+
+function exampleUrl(endpoint: Endpoint, example: { path?: Record<string, string>; query?: Record<string, string> }): string {
+  let url = endpoint.path as string;
+  for (const [name, value] of Object.entries(example.path ?? {})) url = url.replace(`{${name}}`, encodeURIComponent(value));
+  const query = new URLSearchParams(example.query ?? {}).toString();
+  return query ? `${url}?${query}` : url;
+}
+
+function operation(endpoint: Endpoint, components: ComponentCollector): Record<string, unknown> {
+  const parameters = Object.entries(endpoint.params.shape).map(([name, schema]) => {
+    const zodSchema = schema as z.ZodType;
+    const inPath = endpoint.pathParams.includes(name);
+    const json = components.convert(zodSchema);
+    const { description, ...paramSchema } = json;
+    // Examples are written as sent (strings); the document shows them as the schema's type (10, not "10").
+    const examples: Record<string, { summary: string; value: unknown }> = {};
+    endpoint.examples.forEach((e, i) => {
+      const sent = (inPath ? e.path : e.query)?.[name];
+      if (sent === undefined) return;
+      const parsed = zodSchema.safeParse(sent);
+      if (!parsed.success) throw new Error(`OpenAPI: example "${e.summary}" of ${endpoint.path} has a bad ${name}`);
+      examples[`example${i + 1}`] = { summary: e.summary, value: parsed.data };
+    });
+    return {
+      name,
+      in: inPath ? 'path' : 'query',
+      required: inPath || !zodSchema.safeParse(undefined).success,
+      ...(typeof description === 'string' ? { description } : {}),
+      schema: paramSchema,
+      ...(Object.keys(examples).length > 0 ? { examples } : {}),
+    };
+  });
+
+  const responseId = endpoint.response.meta()?.id;
+  const responseSchema = responseId ? (components.convert(endpoint.response), { $ref: COMPONENT_REF + responseId }) : components.convert(endpoint.response);
+  const maxAge = CACHE_MAX_AGE_SECONDS[endpoint.cache];
+
+  const errorStatuses = [400, ...endpoint.errors, 429, 500].sort((a, b) => a - b) as Array<keyof typeof ERROR_RESPONSES>;
+  const responses: Record<string, unknown> = {
+    '200': {
+      description: `Success. \`Cache-Control: public, max-age=${maxAge}\`; a strong \`ETag\` identifies the body.`,
+      headers: {
+        'Cache-Control': { description: `public, max-age=${maxAge}`, schema: { type: 'string', const: `public, max-age=${maxAge}` } },
+        ETag: { $ref: '#/components/headers/ETag' },
+        ...rateLimitHeaders,
+      },
+      content: { 'application/json': { schema: responseSchema } },
+    },
+    '304': {
+      description: 'Not modified: the `If-None-Match` request header matched the current `ETag`. No body.',
+      headers: { ETag: { $ref: '#/components/headers/ETag' }, ...rateLimitHeaders },
+    },
+  };
+  for (const status of errorStatuses) responses[String(status)] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
+
+  return {
+    operationId: endpoint.operationId,
+    summary: endpoint.summary,
+    description: `${endpoint.description}\n\nExamples:\n${endpoint.examples.map((e) => `- ${e.summary}: \`GET ${exampleUrl(endpoint, e)}\``).join('\n')}`,
+    tags: [...endpoint.tags],
+    parameters: [
+      ...parameters,
+      {
+        name: 'If-None-Match',
+        in: 'header',
+        required: false,
+        description: 'An ETag from an earlier response; when it still matches, the answer is 304 with no body.',
+        schema: { type: 'string' },
+      },
+    ],
+    responses,
+    'x-examples': endpoint.examples.map((e) => ({ summary: e.summary, request: `GET ${exampleUrl(endpoint, e)}` })),
+  };
+}
+
+/** Builds the document. `serverUrl` is the base URL the `/api/v1/...` paths are relative to. */
+export function buildOpenApiDocument(options: { serverUrl?: string } = {}): OpenApiDocument {
+  const components = new ComponentCollector();
+  const paths: OpenApiDocument['paths'] = {};
+  for (const endpoint of endpointList) {
+    paths[endpoint.path] = { get: operation(endpoint as unknown as Endpoint, components) };
+  }
+  const errorRef = (components.convert(errorBodySchema), { $ref: `${COMPONENT_REF}Error` });
+
+  const responses: Record<string, unknown> = {};
+  for (const [status, { name, description }] of Object.entries(ERROR_RESPONSES)) {
+    responses[name] = {
+      description,
+      headers: {
+        ...rateLimitHeaders,
+        ...(status === '429' ? { 'Retry-After': { description: 'Seconds until the rate-limit window resets', schema: { type: 'integer', minimum: 0 } } } : {}),
+      },
+      content: { 'application/json': { schema: errorRef } },
+    };
+  }
+
+  const tags = [...new Set(endpointList.flatMap((e) => e.tags))].map((name) => ({ name }));
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Prediction market data API',
+      version: '1',
+      description: [
+        'Public, read-only JSON over prediction markets. No key, no sign-up; any origin may call it (CORS `*`).',
+        'Every success body has `ok: true`; every failure is `{ok: false, error: {code, message}}` with codes `bad_request` (400), `not_found` (404, also unknown paths), `method_not_allowed` (405, any write verb; `Allow: GET, HEAD, OPTIONS`), `rate_limited` (429), `internal` (500), `unavailable` (503).',
+        'Rate limit: 120 requests a minute per client IP, shared by all servers. Every response carries `x-ratelimit-limit`, `x-ratelimit-remaining` and `x-ratelimit-reset` (Unix seconds when the window resets); CORS preflight (OPTIONS) requests are not counted and carry none.',
+        'Caching: `Cache-Control: public, max-age=15` for live data, `30` for lists, `3600` for odds; every 200 has a strong `ETag`, and `If-None-Match` gets 304. `HEAD` is answered with the headers of the GET.',
+      ].join('\n\n'),
+    },
+    servers: [{ url: options.serverUrl ?? '/', description: 'This server' }],
+    tags,
+    paths,
+    components: {
+      schemas: Object.fromEntries(Object.entries(components.schemas).sort(([a], [b]) => a.localeCompare(b))),
+      headers: {
+        ETag: { description: 'Strong validator of the body; send it back in If-None-Match.', schema: { type: 'string' } },
+        RateLimitLimit: { description: 'Requests allowed per window (a minute)', schema: { type: 'integer' } },
+        RateLimitRemaining: { description: 'Requests left in the current window', schema: { type: 'integer', minimum: 0 } },
+        RateLimitReset: { description: 'Unix seconds when the current window resets', schema: { type: 'integer' } },
+        RequestId: { description: 'The request id (echoes a sane `x-request-id` request header, else generated)', schema: { type: 'string' } },
+      },
+      responses,
+    },
+  };
+}
