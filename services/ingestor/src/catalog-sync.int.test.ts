@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@pm/shared/db';
+import { createHarness, type Harness } from './testing/harness.js';
+import { gammaEvent } from './testing/fake-exchange.js';
+import type { Ingestor } from './ingestor.js';
+
+const T = (n: number) => `7132104567925221259462638553270691275033272857194253228963137931245558399${String(n).padStart(4, '0')}`;
+
+let h: Harness;
+let ingestor: Ingestor;
+
+beforeAll(async () => {
+  h = await createHarness('ingestor_catalog');
+  // 150 events: two pages of 100 plus the empty page that ends the sync.
+  for (let i = 0; i < 150; i++) h.fake.events.push(gammaEvent(`e${i}`, [{ id: `m${i}`, tokens: [T(2 * i), T(2 * i + 1)], prices: ['0.25', '0.75'] }]));
+  // A sports event with teams and a game id, and one that cannot be parsed at all.
+  h.fake.events.push(
+    gammaEvent('sport', [{ id: 'msport', tokens: [T(900), T(901)] }], {
+      title: 'Arsenal vs. Chelsea',
+      tags: null,
+      gameId: 4242,
+      teams: [
+        { name: 'Arsenal', abbreviation: 'ARS', ordering: 'home' },
+        { name: 'Chelsea', abbreviation: 'CHE', ordering: 'away' },
+      ],
+    }),
+    { id: 'broken', title: 'no slug, no markets' },
+  );
+  ingestor = h.ingestor();
+});
+
+afterAll(async () => {
+  await h?.cleanup();
+});
+
+describe('catalog sync', () => {
+  it('pages the open list until an empty page and upserts events, markets and outcomes', async () => {
+    const r = await ingestor.syncCatalog();
+    expect(r.events).toBe(151);
+    expect(r.markets).toBe(151);
+    expect(r.skipped).toBe(1);
+    expect(r.changedEventIds).toHaveLength(151);
+    const pages = h.fake.requests.filter((q) => q.startsWith('/events?') && q.includes('offset='));
+    expect(pages.map((q) => new URLSearchParams(q.split('?')[1]).get('offset'))).toEqual(['0', '100', '200']);
+    expect(pages[0]).toContain('ascending=false');
+
+    const db = h.database.db;
+    const [{ n }] = await db.query(sql`select count(*)::int as n from outcomes`);
+    expect(n).toBe(302);
+    const [ev] = await db.query(sql`select category, game_id, teams, tags, closes_at from events where id = 'sport'`);
+    expect(ev.game_id).toBe('4242');
+    expect(ev.teams).toEqual([
+      { name: 'Arsenal', abbreviation: 'ARS', home: true },
+      { name: 'Chelsea', abbreviation: 'CHE', home: false },
+    ]);
+    expect(ev.tags).toEqual([]);
+    expect(ev.closes_at.toISOString()).toBe('2026-04-05T16:00:00.000Z');
+    const [m] = await db.query(sql`select label, position, closed, volume from markets where id = 'm3'`);
+    expect(m).toMatchObject({ label: 'Mm3', position: 0, closed: false, volume: '10' });
+    const outs = await db.query(sql`select outcome_index, name, token_id, catalog_price from outcomes where market_id = 'm3' order by outcome_index`);
+    expect(outs).toEqual([
+      { outcome_index: 0, name: 'Yes', token_id: T(6), catalog_price: '0.25' },
+      { outcome_index: 1, name: 'No', token_id: T(7), catalog_price: '0.75' },
+    ]);
+  });
+
+  it('is idempotent: a second run changes nothing and bumps no updated_at', async () => {
+    const before = await h.database.db.query(sql`select max(updated_at) as t from events`);
+    const r = await ingestor.syncCatalog();
+    expect(r.changedEventIds).toEqual([]);
+    const after = await h.database.db.query(sql`select max(updated_at) as t from events`);
+    expect(after[0].t.getTime()).toBe(before[0].t.getTime());
+  });
+
+  it('reports only the event whose price moved, marks it dirty and bumps the catalog version', async () => {
+    await h.redis.redis.del(h.keys.dirtyEvents);
+    const version = Number((await h.redis.redis.get(h.keys.catalogVersion)) ?? 0);
+    const e7 = h.fake.events.find((e) => e.id === 'e7')!;
+    (e7.markets as Array<Record<string, unknown>>)[0]!.outcomePrices = '["0.3","0.7"]';
+    const r = await ingestor.syncCatalog();
+    expect(r.changedEventIds).toEqual(['e7']);
+    await ingestor.flush();
+    expect(await h.redis.redis.smembers(h.keys.dirtyEvents)).toEqual(['e7']);
+    expect(Number(await h.redis.redis.get(h.keys.catalogVersion))).toBe(version + 1);
+  });
+
+  it('retries a failed page and completes the sync', async () => {
+    h.fake.failNext(2);
+    const r = await ingestor.syncCatalog();
+    expect(r.events).toBe(151);
+  });
+
+  it('a sync that keeps failing leaves the catalog as it was', async () => {
+    h.fake.failNext(100);
+    await expect(ingestor.syncCatalog()).rejects.toThrow();
+    h.fake.failNext(0);
+    const [{ n }] = await h.database.db.query(sql`select count(*)::int as n from events where closed = false`);
+    expect(n).toBe(151);
+  });
+
+  it('closes an event that left the open list only once the catalog confirms it closed', async () => {
+    // e1 vanishes from every answer: absence alone closes nothing.
+    const e1 = h.fake.events.findIndex((e) => e.id === 'e1');
+    const [removed] = h.fake.events.splice(e1, 1);
+    // e2 is confirmed closed (the open list filters it out, `id=` still finds it).
+    const e2 = h.fake.events.find((e) => e.id === 'e2')!;
+    e2.closed = true;
+    const r = await ingestor.syncCatalog();
+    expect(h.fake.requests).toContain('/events?id=e1');
+    expect(h.fake.requests).toContain('/events?id=e2');
+    expect(r.changedEventIds).toEqual(['e2']);
+    const rows = await h.database.db.query(sql`select id, closed from events where id in ('e1','e2') order by id`);
+    expect(rows).toEqual([
+      { id: 'e1', closed: false },
+      { id: 'e2', closed: true },
+    ]);
+    const [m2] = await h.database.db.query(sql`select closed from markets where id = 'm2'`);
+    expect(m2.closed).toBe(true);
+    h.fake.events.push(removed!);
+  });
+});

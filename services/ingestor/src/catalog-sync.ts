@@ -1,0 +1,225 @@
+import type { Logger } from '@pm/shared';
+import type { Db } from '@pm/shared/db';
+import { mapEvents, type CatalogRows } from './catalog-map.js';
+import { openEventIds, writeCatalogPage } from './catalog-db.js';
+import type { GammaClient } from './gamma-client.js';
+import type { GammaEvent } from '@pm/shared/exchange';
+import type { Clock } from './clock.js';
+import type { SettleMarket } from './settlement.js';
+
+/**
+ * The catalog sync (DESIGN.md "The flow" 1): page the catalog's open events busiest first until an
+ * empty page, pacing pages, and upsert each page in its own transaction. A page that still fails
+ * after the client's retries fails the sync: it is logged and the catalog stays as it was (pages
+ * already written are kept, nothing is closed). Events that left the open list are closed only
+ * once the catalog confirms them closed (`GET /events?id=`), never on absence alone — a page
+ * boundary shifting under a busy sync would otherwise close live events.
+ */
+
+export interface SyncResult {
+  /** Events and markets read from the catalog (parsed, written). */
+  events: number;
+  markets: number;
+  /** Events whose rows were inserted or changed. */
+  changedEventIds: string[];
+  /** Events and markets that could not be parsed or written, and were skipped. */
+  skipped: number;
+  durationMs: number;
+}
+
+export interface CatalogSyncOptions {
+  db: Db;
+  gamma: GammaClient;
+  logger: Logger;
+  clock: Clock;
+  /** Records resolutions the catalog shows (closed market with final prices). */
+  resolve: (r: SettleMarket) => Promise<unknown>;
+  /** Every page's rows after they are written (the live feed learns new tokens and catalog prices). */
+  onRows?: (rows: CatalogRows) => void;
+  /** After a sync or refresh that changed rows. */
+  onChanged?: (changedEventIds: string[]) => Promise<void>;
+  /** Events per page; default 100. */
+  pageSize?: number;
+  /** Least time between two catalog requests; default 50 ms. */
+  pageDelayMs?: number;
+  /** Safety stop against a catalog that ignores `offset`; default 500 pages. */
+  maxPages?: number;
+  /** Events that left the open list confirmed per sync (one request each); default 50. */
+  confirmLimit?: number;
+  /** Delay that coalesces `requestRefresh` calls; default 1 s. */
+  refreshDebounceMs?: number;
+}
+
+export interface CatalogSync {
+  syncCatalog(): Promise<SyncResult>;
+  /** Re-read events by id or slug and upsert them (whatever their state). Returns changed event ids. */
+  refreshEvents(refs: Array<{ id?: string | null; slug?: string | null }>): Promise<string[]>;
+  /** Debounced refresh of the given events, or of the whole catalog when none is named (ws `new_market`). */
+  requestRefresh(ref?: { id?: string | null; slug?: string | null }): void;
+  /** Sync every `intervalMs` (the first one after `intervalMs`). */
+  start(intervalMs: number): void;
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
+  const { db, gamma, logger, clock } = opts;
+  const pageSize = opts.pageSize ?? 100;
+  const pageDelayMs = opts.pageDelayMs ?? 50;
+  const maxPages = opts.maxPages ?? 500;
+  const confirmLimit = opts.confirmLimit ?? 50;
+  const refreshDebounceMs = opts.refreshDebounceMs ?? 1000;
+
+  let lastRequestAt = 0;
+  let chain: Promise<unknown> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  let refreshTimer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const pendingRefs: Array<{ id?: string | null; slug?: string | null }> = [];
+  let pendingFullSync = false;
+
+  /** Syncs and refreshes never overlap: they write the same rows. */
+  function exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = chain.then(fn, fn);
+    chain = run.catch(() => {});
+    return run;
+  }
+
+  /** Pages are paced: the catalog throttles (~500 /events per 10 s). */
+  async function paced<T>(fn: () => Promise<T>): Promise<T> {
+    const wait = lastRequestAt + pageDelayMs - Date.now();
+    if (wait > 0) await sleep(wait);
+    lastRequestAt = Date.now();
+    return fn();
+  }
+
+  async function writeEvents(events: GammaEvent[], changed: Set<string>): Promise<{ markets: number; skipped: number }> {
+    const rows = mapEvents(events);
+    const written = await writeCatalogPage(db, rows);
+    for (const id of written.changedEventIds) changed.add(id);
+    opts.onRows?.(rows);
+    for (const r of rows.resolutions) {
+      try {
+        await opts.resolve({ marketId: r.marketId, winningOutcomeIndex: r.winningOutcomeIndex, voided: r.voided, source: 'catalog' });
+      } catch (err) {
+        // The next sync sees the closed market again and retries.
+        logger.error({ err, marketId: r.marketId }, 'recording a catalog resolution failed');
+      }
+    }
+    return { markets: rows.markets.length, skipped: written.slugConflicts };
+  }
+
+  async function runSync(): Promise<SyncResult> {
+    const started = clock.now();
+    const seen = new Set<string>();
+    const changed = new Set<string>();
+    let events = 0;
+    let markets = 0;
+    let skipped = 0;
+    for (let page = 0; page < maxPages; page++) {
+      const offset = page * pageSize;
+      const body = await paced(() => gamma.openEventsPage(offset, pageSize));
+      if (body.events.length === 0 && body.skippedEvents === 0) break;
+      skipped += body.skippedEvents + body.skippedMarkets;
+      const fresh = body.events.filter((e) => !seen.has(e.id));
+      for (const e of fresh) seen.add(e.id);
+      const w = await writeEvents(fresh, changed);
+      events += fresh.length;
+      markets += w.markets;
+      skipped += w.skipped;
+    }
+
+    // Events we hold as open that the open list no longer shows: ask the catalog about each.
+    const absent = (await openEventIds(db)).filter((id) => !seen.has(id));
+    for (const id of absent.slice(0, confirmLimit)) {
+      try {
+        const body = await paced(() => gamma.events({ id }));
+        const match = body.events.filter((e) => e.id === id);
+        if (match.length === 0) {
+          logger.debug({ eventId: id }, 'event absent from the open list and not found; left as is');
+          continue;
+        }
+        await writeEvents(match, changed);
+      } catch (err) {
+        logger.warn({ err, eventId: id }, 'confirming an absent event failed; left as is');
+      }
+    }
+    if (absent.length > confirmLimit) logger.info({ pending: absent.length - confirmLimit }, 'absent events left for the next sync');
+
+    const result: SyncResult = {
+      events,
+      markets,
+      changedEventIds: [...changed],
+      skipped,
+      durationMs: clock.now() - started,
+    };
+    if (changed.size > 0) await opts.onChanged?.(result.changedEventIds);
+    logger.info({ ...result, changedEventIds: result.changedEventIds.length }, 'catalog synced');
+    return result;
+  }
+
+  async function runRefresh(refs: Array<{ id?: string | null; slug?: string | null }>): Promise<string[]> {
+    const changed = new Set<string>();
+    const done = new Set<string>();
+    for (const ref of refs) {
+      const query: Record<string, string> | null = ref.id ? { id: ref.id } : ref.slug ? { slug: ref.slug } : null;
+      if (!query) continue;
+      const key = JSON.stringify(query);
+      if (done.has(key)) continue;
+      done.add(key);
+      try {
+        const body = await paced(() => gamma.events(query));
+        if (body.events.length > 0) await writeEvents(body.events, changed);
+      } catch (err) {
+        logger.warn({ err, query }, 'refreshing an event failed');
+      }
+    }
+    if (changed.size > 0) await opts.onChanged?.([...changed]);
+    return [...changed];
+  }
+
+  function schedule(intervalMs: number) {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      exclusive(runSync)
+        .catch((err: unknown) => logger.error({ err }, 'catalog sync failed; keeping the previous catalog'))
+        .finally(() => schedule(intervalMs));
+    }, intervalMs);
+  }
+
+  return {
+    syncCatalog: () => exclusive(runSync),
+    refreshEvents: (refs) => exclusive(() => runRefresh(refs)),
+    requestRefresh(ref) {
+      if (stopped) return;
+      if (ref && (ref.id || ref.slug)) pendingRefs.push(ref);
+      else pendingFullSync = true;
+      if (refreshTimer) return;
+      refreshTimer = setTimeout(() => {
+        refreshTimer = undefined;
+        const refs = pendingRefs.splice(0);
+        const full = pendingFullSync;
+        pendingFullSync = false;
+        const job = full ? exclusive(runSync) : exclusive(() => runRefresh(refs));
+        job.catch((err: unknown) => logger.error({ err }, 'catalog refresh failed'));
+      }, refreshDebounceMs);
+    },
+    start(intervalMs) {
+      stopped = false;
+      schedule(intervalMs);
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      if (refreshTimer) clearTimeout(refreshTimer);
+      timer = undefined;
+      refreshTimer = undefined;
+      // A sync retrying against an unreachable catalog must not hold shutdown past its deadline:
+      // wait a little for the page in flight, then let it finish (or fail) on its own.
+      let waited: NodeJS.Timeout | undefined;
+      await Promise.race([chain, new Promise<void>((r) => (waited = setTimeout(r, 3_000)))]);
+      clearTimeout(waited);
+    },
+  };
+}

@@ -1,0 +1,121 @@
+import type { Redis } from 'ioredis';
+import type { Logger, RedisKeys } from '@pm/shared';
+import type { Clock } from './clock.js';
+
+/**
+ * Publishes displayed chances to Redis: `HSET keys.chances token chance` only when the chance
+ * moved, with `HSET keys.chanceAt token now`. Writes are collected and sent as one pipeline every
+ * `flushMs` (default 50 ms), the latest value per token winning, so a burst of book changes is one
+ * round trip. A chance that did not move has its `chanceAt` re-confirmed at most every
+ * `reconfirmMs` (default 30 s) while its feed is live: the write path refuses prices older than
+ * 60 s, and a quiet but connected market is still current.
+ */
+export interface ChancePublisher {
+  /** Offer a freshly computed chance; true when it differs from the last one published. */
+  publish(tokenId: string, chance: number | null): boolean;
+  /** The last published chance of a token, as written. */
+  last(tokenId: string): string | undefined;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+  stats(): { published: number; writes: number };
+}
+
+export interface ChancePublisherOptions {
+  redis: Redis;
+  keys: Pick<RedisKeys, 'chances' | 'chanceAt'>;
+  clock: Clock;
+  logger: Logger;
+  /** Whether the token's feed is live now (for the periodic re-confirmation). */
+  isLive?: (tokenId: string) => boolean;
+  flushMs?: number;
+  reconfirmMs?: number;
+}
+
+export function formatChance(chance: number): string {
+  // displayChance already rounds to 4 places; toFixed + Number trims float noise and zeros.
+  return String(Number(chance.toFixed(6)));
+}
+
+export function createChancePublisher(opts: ChancePublisherOptions): ChancePublisher {
+  const flushMs = opts.flushMs ?? 50;
+  const reconfirmMs = opts.reconfirmMs ?? 30_000;
+  const published = new Map<string, string>();
+  const confirmedAt = new Map<string, number>();
+  let pendingChance = new Map<string, string>();
+  let pendingAt = new Map<string, number>();
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<void> = Promise.resolve();
+  let writes = 0;
+
+  const sweep = setInterval(() => {
+    if (!opts.isLive) return;
+    const now = opts.clock.now();
+    for (const tokenId of published.keys()) {
+      if (now - (confirmedAt.get(tokenId) ?? 0) >= reconfirmMs && opts.isLive(tokenId)) stampAt(tokenId, now);
+    }
+  }, Math.max(50, Math.min(5_000, Math.floor(reconfirmMs / 3))));
+  sweep.unref();
+
+  function stampAt(tokenId: string, now: number) {
+    confirmedAt.set(tokenId, now);
+    pendingAt.set(tokenId, now);
+    schedule();
+  }
+
+  function schedule() {
+    if (!timer) timer = setTimeout(() => void flush(), flushMs);
+  }
+
+  function flush(): Promise<void> {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (pendingChance.size === 0 && pendingAt.size === 0) return inFlight;
+    const chances = pendingChance;
+    const ats = pendingAt;
+    pendingChance = new Map();
+    pendingAt = new Map();
+    const pipe = opts.redis.pipeline();
+    if (chances.size > 0) pipe.hset(opts.keys.chances, Object.fromEntries(chances));
+    if (ats.size > 0) pipe.hset(opts.keys.chanceAt, Object.fromEntries([...ats].map(([t, at]) => [t, String(at)])));
+    writes++;
+    inFlight = inFlight.then(async () => {
+      try {
+        const results = await pipe.exec();
+        const failed = results?.find(([err]) => err);
+        if (failed) throw failed[0];
+      } catch (err) {
+        opts.logger.warn({ err, tokens: chances.size }, 'publishing chances failed; will retry');
+        // Newer values queued meanwhile win over the ones being retried.
+        for (const [t, c] of chances) if (!pendingChance.has(t)) pendingChance.set(t, c);
+        for (const [t, at] of ats) if (!pendingAt.has(t)) pendingAt.set(t, at);
+        schedule();
+      }
+    });
+    return inFlight;
+  }
+
+  return {
+    publish(tokenId, chance) {
+      if (chance === null) return false;
+      const text = formatChance(chance);
+      const now = opts.clock.now();
+      if (published.get(tokenId) === text) {
+        if (now - (confirmedAt.get(tokenId) ?? 0) >= reconfirmMs) stampAt(tokenId, now);
+        return false;
+      }
+      published.set(tokenId, text);
+      pendingChance.set(tokenId, text);
+      stampAt(tokenId, now);
+      return true;
+    },
+    last: (tokenId) => published.get(tokenId),
+    flush,
+    async close() {
+      clearInterval(sweep);
+      await flush();
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    },
+    stats: () => ({ published: published.size, writes }),
+  };
+}

@@ -1,0 +1,284 @@
+import type { Redis } from 'ioredis';
+import { createSnapshotTrigger, redisKeys, type Config, type Logger } from '@pm/shared';
+import type { Db } from '@pm/shared/db';
+import { systemClock, type Clock } from './clock.js';
+import { createGammaClient } from './gamma-client.js';
+import { createCatalogSync, type CatalogSync, type SyncResult } from './catalog-sync.js';
+import { loadOutcomes } from './catalog-db.js';
+import type { CatalogRows } from './catalog-map.js';
+import { OutcomeDirectory } from './outcome-directory.js';
+import { createSettlement, type SettleMarket } from './settlement.js';
+import { createDirtyEvents, type SnapshotTriggerLike } from './dirty-events.js';
+import { createChancePublisher } from './chance-publisher.js';
+import { createFeedHealth } from './feed-health.js';
+import { createMarketHandler, type MarketHandlerStats } from './market-handler.js';
+import { createMarketFeed, type MarketFeedStats } from './market-feed.js';
+import { createSportsFeed } from './sports-feed.js';
+import { createGamesWriter } from './games-writer.js';
+
+/**
+ * The ingestor, assembled from its parts (catalog sync, market feed, sports feed, settlement
+ * producer, Redis publishers). Everything it needs is passed in, so a test runs it in-process
+ * against a fake exchange with its own database and Redis prefix.
+ */
+
+export interface IngestorTuning {
+  /** Market channel: assets per socket (200), PING interval (10 s), data-inactivity watchdog (30 s). */
+  maxAssetsPerSocket?: number;
+  pingIntervalMs?: number;
+  marketInactivityMs?: number;
+  /** Sports channel: recycle after this long without any frame (45 s). */
+  sportsSilenceMs?: number;
+  /** Reconnect backoff of both channels (500 ms doubling to 10 s, jittered). */
+  reconnectInitialMs?: number;
+  reconnectMaxMs?: number;
+  /** Batching: chance pipeline (50 ms), dirty events (100 ms), games (500 ms). */
+  chanceFlushMs?: number;
+  dirtyFlushMs?: number;
+  gamesFlushMs?: number;
+  /** Re-confirm an unchanged live chance's timestamp this often (30 s). */
+  chanceReconfirmMs?: number;
+  /** Catalog: least time between page requests (50 ms), retry delay (500 ms), attempts (4), refresh debounce (1 s). */
+  catalogPageDelayMs?: number;
+  catalogRetryDelayMs?: number;
+  catalogAttempts?: number;
+  catalogRefreshDebounceMs?: number;
+  /** Run the periodic catalog sync (every CATALOG_SYNC_SECONDS); default true. */
+  periodicSync?: boolean;
+  /** Connect the sports channel; default true. */
+  sportsFeed?: boolean;
+}
+
+export interface IngestorOptions {
+  config: Pick<
+    Config,
+    'GAMMA_URL' | 'CLOB_WS_URL' | 'SPORTS_WS_URL' | 'REDIS_PREFIX' | 'CATALOG_SYNC_SECONDS' | 'SNAPSHOT_INTERVAL_MS'
+  >;
+  db: Db;
+  /** Used for chance/feed writes and as BullMQ's connection: create it with maxRetriesPerRequest: null. */
+  redis: Redis;
+  logger: Logger;
+  clock?: Clock;
+  /** Defaults to `createSnapshotTrigger` on `redis` (and is then closed by `stop()`). */
+  trigger?: SnapshotTriggerLike;
+  tuning?: IngestorTuning;
+}
+
+export interface IngestorStats {
+  market: MarketHandlerStats & { sockets: MarketFeedStats };
+  sports: { frames: number; updates: number; malformed: number; reconnects: number; games: number };
+  catalog: { syncs: number; failures: number; last: SyncResult | null; outcomes: number };
+  chances: { published: number; writes: number };
+}
+
+export interface Ingestor {
+  /** Initial catalog sync, load outcomes, then the market feed, the sports feed and the periodic sync. */
+  start(): Promise<void>;
+  /** Close sockets, flush pending writes, close the queue and trigger. Does not close `db` or `redis`. */
+  stop(): Promise<void>;
+  stats(): IngestorStats;
+  syncCatalog(): Promise<SyncResult>;
+  /** Wait for every batched write (chances, dirty events, games, feed health) to reach Redis/Postgres. */
+  flush(): Promise<void>;
+  catalog: CatalogSync;
+}
+
+export function createIngestor(opts: IngestorOptions): Ingestor {
+  const { config, db, redis } = opts;
+  const logger = opts.logger;
+  const clock = opts.clock ?? systemClock;
+  const t = opts.tuning ?? {};
+  const keys = redisKeys(config.REDIS_PREFIX);
+  const ownTrigger = opts.trigger === undefined;
+  const trigger =
+    opts.trigger ?? createSnapshotTrigger({ redis, prefix: config.REDIS_PREFIX, intervalMs: config.SNAPSHOT_INTERVAL_MS, logger });
+
+  const outcomes = new OutcomeDirectory();
+  const dirty = createDirtyEvents({ trigger, logger, intervalMs: t.dirtyFlushMs });
+  const settlement = createSettlement({
+    db,
+    redis,
+    redisPrefix: config.REDIS_PREFIX,
+    logger,
+    onEventChanged: (eventId) => dirty.mark(eventId),
+  });
+  const marketHealth = createFeedHealth({ redis, key: keys.feed, channel: 'market', clock, logger });
+  const sportsHealth = createFeedHealth({ redis, key: keys.feed, channel: 'sports', clock, logger });
+
+  let feedStarted = false;
+  const catalogStats = { syncs: 0, failures: 0, last: null as SyncResult | null };
+
+  const gamma = createGammaClient({
+    baseUrl: config.GAMMA_URL,
+    logger,
+    retryDelayMs: t.catalogRetryDelayMs,
+    attempts: t.catalogAttempts,
+  });
+
+  const resolve = (r: SettleMarket) => settlement.resolve(r);
+
+  const catalog = createCatalogSync({
+    db,
+    gamma,
+    logger,
+    clock,
+    resolve,
+    pageDelayMs: t.catalogPageDelayMs,
+    refreshDebounceMs: t.catalogRefreshDebounceMs,
+    onRows: (rows) => learnOutcomes(rows),
+    onChanged: async (ids) => {
+      for (const id of ids) dirty.mark(id);
+      await trigger.markCatalogChanged();
+    },
+  });
+
+  const publisher = createChancePublisher({
+    redis,
+    keys,
+    clock,
+    logger,
+    isLive: (tokenId) => marketFeed.isLive(tokenId),
+    flushMs: t.chanceFlushMs,
+    reconfirmMs: t.chanceReconfirmMs,
+  });
+
+  const handler = createMarketHandler({
+    outcomes,
+    publisher,
+    markDirty: (eventId) => dirty.mark(eventId),
+    resolve: (r) => {
+      settlement.resolve(r).catch((err: unknown) => logger.error({ err, marketId: r.marketId }, 'recording a ws resolution failed'));
+    },
+    requestRefresh: (ref) => catalog.requestRefresh(ref),
+    clock,
+    logger,
+  });
+
+  const marketFeed = createMarketFeed({
+    url: `${config.CLOB_WS_URL}/ws/market`,
+    logger: logger.child({ feed: 'market' }),
+    onFrame: (text) => handler.handleFrame(text),
+    onData: () => marketHealth.data(),
+    onConnectionChange: (up) => marketHealth.connected(up),
+    maxAssetsPerSocket: t.maxAssetsPerSocket,
+    pingIntervalMs: t.pingIntervalMs,
+    inactivityMs: t.marketInactivityMs,
+    reconnectInitialMs: t.reconnectInitialMs,
+    reconnectMaxMs: t.reconnectMaxMs,
+  });
+
+  const games = createGamesWriter({ db, logger, markDirty: (eventId) => dirty.mark(eventId), flushMs: t.gamesFlushMs });
+  const sportsFeed = createSportsFeed({
+    url: `${config.SPORTS_WS_URL}/ws`,
+    logger: logger.child({ feed: 'sports' }),
+    onUpdate: (u) => games.offer(u),
+    onFrame: () => sportsHealth.data(),
+    onConnectionChange: (up) => sportsHealth.connected(up),
+    silenceMs: t.sportsSilenceMs,
+    reconnectInitialMs: t.reconnectInitialMs,
+    reconnectMaxMs: t.reconnectMaxMs,
+  });
+
+  /** Keep the in-memory outcomes current; subscribe tokens seen for the first time, drop closed ones. */
+  function learnOutcomes(rows: CatalogRows) {
+    const closedMarkets = new Set(rows.markets.filter((m) => m.closed).map((m) => m.id));
+    const eventOf = new Map(rows.markets.map((m) => [m.id, m.event_id]));
+    const subscribe: string[] = [];
+    const unsubscribe: string[] = [];
+    for (const o of rows.outcomes) {
+      const eventId = eventOf.get(o.market_id);
+      if (!eventId) continue;
+      const closed = closedMarkets.has(o.market_id);
+      const change = outcomes.upsert({
+        tokenId: o.token_id,
+        marketId: o.market_id,
+        eventId,
+        outcomeIndex: o.outcome_index,
+        name: o.name,
+        catalogPrice: o.catalog_price,
+        closed,
+      });
+      if (!closed && (change.isNew || change.closedChanged)) subscribe.push(o.token_id);
+      if (closed && change.closedChanged) unsubscribe.push(o.token_id);
+      // A token without a book yet shows its catalog price (the display rule's fallback), so every
+      // open outcome has a chance in Redis before its first book arrives.
+      if (!closed && feedStarted && (change.isNew || change.priceChanged)) handler.recompute(o.token_id);
+    }
+    if (!feedStarted) return;
+    if (subscribe.length > 0) marketFeed.subscribe(subscribe);
+    if (unsubscribe.length > 0) {
+      marketFeed.unsubscribe(unsubscribe);
+      for (const tokenId of unsubscribe) handler.forget(tokenId);
+    }
+  }
+
+  async function syncCatalog(): Promise<SyncResult> {
+    try {
+      const r = await catalog.syncCatalog();
+      catalogStats.syncs++;
+      catalogStats.last = r;
+      return r;
+    } catch (err) {
+      catalogStats.failures++;
+      throw err;
+    }
+  }
+
+  async function flush() {
+    await publisher.flush();
+    await games.flush();
+    await dirty.flush();
+    await marketHealth.flush();
+    await sportsHealth.flush();
+  }
+
+  let stopping: Promise<void> | undefined;
+
+  return {
+    catalog,
+    syncCatalog,
+    flush,
+    async start() {
+      try {
+        await syncCatalog();
+      } catch (err) {
+        // Serve from what Postgres already holds; the periodic sync tries again.
+        logger.error({ err }, 'initial catalog sync failed; starting from the stored catalog');
+      }
+      for (const ref of await loadOutcomes(db)) outcomes.upsert(ref);
+      feedStarted = true;
+      marketHealth.connected(false);
+      const open = outcomes.openTokens();
+      marketFeed.subscribe(open);
+      for (const tokenId of open) handler.recompute(tokenId);
+      logger.info({ tokens: open.length, outcomes: outcomes.size }, 'market feed started');
+      if (t.sportsFeed !== false) sportsFeed.start();
+      if (t.periodicSync !== false) {
+        catalog.start(config.CATALOG_SYNC_SECONDS * 1000);
+      }
+    },
+    stop() {
+      stopping ??= (async () => {
+        await catalog.stop();
+        await Promise.all([marketFeed.close(), sportsFeed.close()]);
+        // Writers before the trigger: flushing games and chances can still mark events dirty.
+        await publisher.close();
+        await games.close();
+        await dirty.close();
+        await marketHealth.flush();
+        await sportsHealth.flush();
+        await Promise.all([settlement.close(), ownTrigger ? trigger.close() : Promise.resolve()]);
+      })();
+      return stopping;
+    },
+    stats() {
+      const s = sportsFeed.stats();
+      return {
+        market: { ...handler.stats(), sockets: marketFeed.stats() },
+        sports: { ...s, games: games.stats().games },
+        catalog: { ...catalogStats, outcomes: outcomes.size },
+        chances: publisher.stats(),
+      };
+    },
+  };
+}

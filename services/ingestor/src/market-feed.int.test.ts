@@ -1,0 +1,209 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, quietLogger, type Harness } from './testing/harness.js';
+import { gammaEvent, waitFor, type FakeMarketSocket } from './testing/fake-exchange.js';
+import { createMarketFeed, type MarketFeed } from './market-feed.js';
+import type { Ingestor } from './ingestor.js';
+
+const YES = '1000000000000000000000000000000000000000000000000000000000000000000000001';
+const NO = '1000000000000000000000000000000000000000000000000000000000000000000000002';
+const OTHER_YES = '1000000000000000000000000000000000000000000000000000000000000000000000003';
+const OTHER_NO = '1000000000000000000000000000000000000000000000000000000000000000000000004';
+const CLOSED_YES = '1000000000000000000000000000000000000000000000000000000000000000000000005';
+const CLOSED_NO = '1000000000000000000000000000000000000000000000000000000000000000000000006';
+
+const book = (asset: string, bid: string, ask: string, ts: number) => ({
+  event_type: 'book',
+  asset_id: asset,
+  market: '0xm1',
+  bids: [{ price: bid, size: '100' }],
+  asks: [{ price: ask, size: '100' }],
+  timestamp: String(ts),
+  hash: `h${ts}`,
+});
+
+let h: Harness;
+let ingestor: Ingestor;
+const feeds: MarketFeed[] = [];
+
+const subscribeOf = (s: FakeMarketSocket) =>
+  s.received.find((m): m is { assets_ids: string[]; type: string } => typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'market');
+
+beforeAll(async () => {
+  h = await createHarness('ingestor_market');
+  h.fake.events.push(
+    gammaEvent('e1', [{ id: 'm1', tokens: [YES, NO], prices: ['0.6', '0.4'] }]),
+    gammaEvent('e2', [
+      { id: 'm2', tokens: [OTHER_YES, OTHER_NO] },
+      { id: 'm3', tokens: [CLOSED_YES, CLOSED_NO], closed: true, prices: ['0.5', '0.5'] },
+    ]),
+  );
+  ingestor = h.ingestor();
+  await ingestor.start();
+});
+
+afterAll(async () => {
+  await Promise.all(feeds.map((f) => f.close()));
+  await h?.cleanup();
+});
+
+async function chance(token: string) {
+  return h.redis.redis.hget(h.keys.chances, token);
+}
+
+describe('market feed through the ingestor', () => {
+  it('subscribes every open token in one full subscribe on open, and reports the feed connected', async () => {
+    const sock = await waitFor(() => h.fake.marketSockets[0] && subscribeOf(h.fake.marketSockets[0]) && h.fake.marketSockets[0]);
+    const sub = subscribeOf(sock)!;
+    expect({ ...sub, assets_ids: [...sub.assets_ids].sort() }).toEqual({
+      assets_ids: [YES, NO, OTHER_YES, OTHER_NO].sort(),
+      type: 'market',
+      custom_feature_enabled: true,
+      initial_dump: true,
+    });
+    await waitFor(async () => (await h.redis.redis.hget(h.keys.feed, 'market_connected')) === '1', 2000, 'market_connected');
+    // Before any book, an outcome shows its catalog price.
+    await ingestor.flush();
+    expect(await chance(OTHER_NO)).toBe('0.5');
+    expect(await chance(CLOSED_YES)).toBeNull();
+  });
+
+  it('subscribes a token first seen by a later catalog sync on the open socket', async () => {
+    const NEW_YES = '1000000000000000000000000000000000000000000000000000000000000000000000007';
+    const NEW_NO = '1000000000000000000000000000000000000000000000000000000000000000000000008';
+    h.fake.events.push(gammaEvent('e3', [{ id: 'm4', tokens: [NEW_YES, NEW_NO], prices: ['0.1', '0.9'] }]));
+    await ingestor.syncCatalog();
+    const sock = h.fake.marketSockets[0]!;
+    await waitFor(() => sock.received.some((m) => JSON.stringify(m) === JSON.stringify({ operation: 'subscribe', assets_ids: [NEW_YES, NEW_NO] })), 2000, 'incremental subscribe');
+    await waitFor(async () => (await chance(NEW_NO)) === '0.9', 2000, 'catalog chance of the new token');
+  });
+
+  it('a book then a price_change move the chance in Redis and mark the event dirty', async () => {
+    await h.redis.redis.del(h.keys.dirtyEvents);
+    h.fake.broadcastMarket(book(YES, '0.50', '0.54', 1_000));
+    await waitFor(async () => (await chance(YES)) === '0.52', 2000, 'chance after book');
+    const at1 = Number(await h.redis.redis.hget(h.keys.chanceAt, YES));
+    expect(at1).toBeGreaterThan(Date.now() - 5_000);
+    await waitFor(async () => (await h.redis.redis.smembers(h.keys.dirtyEvents)).includes('e1'), 2000, 'dirty e1');
+
+    await h.redis.redis.del(h.keys.dirtyEvents);
+    h.fake.broadcastMarket({
+      event_type: 'price_change',
+      market: '0xm1',
+      timestamp: '1001',
+      price_changes: [{ asset_id: YES, price: '0.52', size: '50', side: 'BUY', hash: 'x', best_bid: '0.52', best_ask: '0.54' }],
+    });
+    await waitFor(async () => (await chance(YES)) === '0.53', 2000, 'chance after price_change');
+    await waitFor(async () => (await h.redis.redis.smembers(h.keys.dirtyEvents)).includes('e1'), 2000, 'dirty e1 again');
+    const lastAt = await h.redis.redis.hget(h.keys.feed, 'market_last_at');
+    expect(Number(lastAt)).toBeGreaterThan(Date.now() - 5_000);
+  });
+
+  it('a duplicate book is idempotent: same chance, nothing marked dirty', async () => {
+    h.fake.broadcastMarket(book(NO, '0.40', '0.44', 2_000));
+    await waitFor(async () => (await chance(NO)) === '0.42', 2000, 'chance of NO');
+    await ingestor.flush();
+    await h.redis.redis.del(h.keys.dirtyEvents);
+    const booksBefore = ingestor.stats().market.messages.book ?? 0;
+    h.fake.broadcastMarket(book(NO, '0.40', '0.44', 2_000));
+    await waitFor(() => (ingestor.stats().market.messages.book ?? 0) === booksBefore + 1, 2000, 'duplicate applied');
+    await ingestor.flush();
+    expect(await chance(NO)).toBe('0.42');
+    expect(await h.redis.redis.smembers(h.keys.dirtyEvents)).toEqual([]);
+  });
+
+  it('drops a delta older than the book', async () => {
+    const dropped = ingestor.stats().market.droppedDeltas;
+    h.fake.broadcastMarket({ event_type: 'price_change', asset_id: NO, market: '0xm1', timestamp: '1999', changes: [{ price: '0.43', side: 'BUY', size: '10' }] });
+    await waitFor(() => ingestor.stats().market.droppedDeltas === dropped + 1, 2000, 'dropped delta');
+    await ingestor.flush();
+    expect(await chance(NO)).toBe('0.42');
+    // The same change, newer than the book, applies.
+    h.fake.broadcastMarket({ event_type: 'price_change', asset_id: NO, market: '0xm1', timestamp: '2001', changes: [{ price: '0.43', side: 'BUY', size: '10' }] });
+    await waitFor(async () => (await chance(NO)) === '0.435', 2000, 'newer delta applied');
+  });
+
+  it('skips a malformed element and applies the rest of the frame', async () => {
+    const malformed = ingestor.stats().market.malformed;
+    h.fake.broadcastMarket([{ event_type: 'book', market: 'no asset' }, { event_type: 'mystery' }, book(OTHER_YES, '0.10', '0.12', 5)]);
+    await waitFor(async () => (await chance(OTHER_YES)) === '0.11', 2000, 'rest of frame applied');
+    expect(ingestor.stats().market.malformed).toBe(malformed + 1);
+    expect(ingestor.stats().market.unknown).toBeGreaterThanOrEqual(1);
+  });
+
+  it('reconnects after the server drops the socket and resends the full subscribe', async () => {
+    const before = h.fake.marketSockets.length;
+    h.fake.marketSockets[before - 1]!.ws.terminate();
+    const fresh = await waitFor(() => {
+      const s = h.fake.marketSockets[before];
+      return s && subscribeOf(s) ? s : undefined;
+    }, 3000, 'resubscribe');
+    expect(subscribeOf(fresh)!.assets_ids.sort()).toEqual([YES, NO, OTHER_YES, OTHER_NO, '1000000000000000000000000000000000000000000000000000000000000000000000007', '1000000000000000000000000000000000000000000000000000000000000000000000008'].sort());
+    expect(ingestor.stats().market.sockets.reconnects).toBeGreaterThanOrEqual(1);
+    await waitFor(async () => (await h.redis.redis.hget(h.keys.feed, 'market_connected')) === '1', 2000, 'connected again');
+    // The fresh book replaces the local one.
+    h.fake.broadcastMarket(book(YES, '0.70', '0.72', 3_000));
+    await waitFor(async () => (await chance(YES)) === '0.71', 2000, 'book after reconnect');
+  });
+});
+
+describe('market feed sockets', () => {
+  it('shards tokens over sockets, adds later tokens with operation subscribe, and sends PING', async () => {
+    const start = h.fake.marketSockets.length;
+    const feed = createMarketFeed({ url: `${h.fake.wsUrl}/ws/market`, logger: quietLogger, onFrame: () => {}, maxAssetsPerSocket: 2, pingIntervalMs: 50 });
+    feeds.push(feed);
+    feed.subscribe(['a', 'b', 'c']);
+    const socks = await waitFor(() => {
+      const s = h.fake.marketSockets.slice(start);
+      return s.length === 2 && s.every((x) => subscribeOf(x)) ? s : undefined;
+    }, 3000, 'two shards');
+    expect(socks.map((s) => subscribeOf(s)!.assets_ids).sort()).toEqual([['a', 'b'], ['c']]);
+    feed.subscribe(['d', 'a']);
+    const second = socks.find((s) => subscribeOf(s)!.assets_ids[0] === 'c')!;
+    await waitFor(() => second.received.some((m) => JSON.stringify(m) === JSON.stringify({ operation: 'subscribe', assets_ids: ['d'] })), 2000, 'incremental subscribe');
+    await waitFor(() => socks.every((s) => s.received.includes('PING')), 2000, 'PING');
+    // The PING never precedes the subscribe (the exchange closes such a socket).
+    for (const s of socks) expect(s.received.indexOf('PING')).toBeGreaterThan(s.received.indexOf(subscribeOf(s)!));
+    await feed.close();
+  });
+
+  it('recycles a socket that is open but silent, and resubscribes', async () => {
+    h.fake.silent = true;
+    try {
+      const start = h.fake.marketSockets.length;
+      const feed = createMarketFeed({
+        url: `${h.fake.wsUrl}/ws/market`,
+        logger: quietLogger,
+        onFrame: () => {},
+        inactivityMs: 150,
+        pingIntervalMs: 50,
+        reconnectInitialMs: 10,
+        reconnectMaxMs: 20,
+      });
+      feeds.push(feed);
+      feed.subscribe(['w1']);
+      const recycled = await waitFor(() => {
+        const s = h.fake.marketSockets.slice(start);
+        return s.length >= 2 && s.every((x) => subscribeOf(x)) ? s : undefined;
+      }, 3000, 'watchdog recycle');
+      expect(subscribeOf(recycled[1]!)!.assets_ids).toEqual(['w1']);
+      expect(feed.stats().watchdogRecycles).toBeGreaterThanOrEqual(1);
+      await feed.close();
+    } finally {
+      h.fake.silent = false;
+    }
+  });
+
+  it('keeps a socket that delivers data', async () => {
+    const start = h.fake.marketSockets.length;
+    const feed = createMarketFeed({ url: `${h.fake.wsUrl}/ws/market`, logger: quietLogger, onFrame: () => {}, inactivityMs: 200 });
+    feeds.push(feed);
+    feed.subscribe(['k1']);
+    const sock = await waitFor(() => h.fake.marketSockets[start], 2000, 'socket');
+    const ticker = setInterval(() => sock.send({ event_type: 'last_trade_price', asset_id: 'k1', price: '0.5', timestamp: String(Date.now()) }), 40);
+    await new Promise((r) => setTimeout(r, 600));
+    clearInterval(ticker);
+    expect(feed.stats().watchdogRecycles).toBe(0);
+    expect(h.fake.marketSockets.length).toBe(start + 1);
+    await feed.close();
+  });
+});

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue } from 'bullmq';
+import { queuePrefix, settleJobId } from '@pm/shared';
+import { sql } from '@pm/shared/db';
+import { createHarness, type Harness } from './testing/harness.js';
+import { gammaEvent, waitFor } from './testing/fake-exchange.js';
+import type { Ingestor } from './ingestor.js';
+
+const tok = (n: number) => `2000000000000000000000000000000000000000000000000000000000000000000000${String(n).padStart(3, '0')}`;
+
+let h: Harness;
+let ingestor: Ingestor;
+let queue: Queue;
+
+beforeAll(async () => {
+  h = await createHarness('ingestor_settle');
+  h.fake.events.push(
+    gammaEvent('e1', [
+      { id: 'm1', tokens: [tok(1), tok(2)] },
+      { id: 'm2', tokens: [tok(3), tok(4)] },
+      { id: 'm3', tokens: [tok(5), tok(6)] },
+    ]),
+  );
+  ingestor = h.ingestor();
+  await ingestor.start();
+  await waitFor(() => h.fake.marketSockets.length > 0, 3000, 'market socket');
+  queue = new Queue('settlement', { connection: h.redis.redis, prefix: queuePrefix(h.redis.prefix) });
+});
+
+afterAll(async () => {
+  await queue?.close();
+  await h?.cleanup();
+});
+
+const jobs = () => queue.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed', 'prioritized']);
+
+describe('settlement jobs', () => {
+  it('a ws resolution and the catalog confirming it make exactly one job', async () => {
+    await h.redis.redis.del(h.keys.dirtyEvents);
+    h.fake.broadcastMarket({ event_type: 'market_resolved', id: 'm1', market: '0xm1', assets_ids: [tok(1), tok(2)], winning_asset_id: tok(2), winning_outcome: 'No', timestamp: '100' });
+    const job = await waitFor(() => queue.getJob(settleJobId('m1')), 3000, 'settle job');
+    expect(job.name).toBe('settle-market');
+    expect(job.data).toEqual({ marketId: 'm1', winningOutcomeIndex: 1, voided: false, source: 'ws' });
+
+    // The catalog now shows the same market closed with final prices; and the ws repeats itself.
+    const ev = h.fake.events[0]!;
+    const markets = ev.markets as Array<Record<string, unknown>>;
+    Object.assign(markets[0]!, { closed: true, outcomePrices: '["0","1"]', umaResolutionStatus: 'resolved' });
+    await ingestor.syncCatalog();
+    h.fake.broadcastMarket({ event_type: 'market_resolved', id: 'm1', market: '0xm1', assets_ids: [tok(1), tok(2)], winning_asset_id: tok(2), winning_outcome: 'No', timestamp: '101' });
+    await new Promise((r) => setTimeout(r, 200));
+
+    const all = await jobs();
+    expect(all.map((j) => j.id)).toEqual([settleJobId('m1')]);
+    const log = await h.database.db.query(sql`select market_id, winning_outcome_index, voided, source from market_resolutions`);
+    expect(log).toEqual([{ market_id: 'm1', winning_outcome_index: 1, voided: false, source: 'ws' }]);
+    const [m] = await h.database.db.query(sql`select closed, resolved_outcome_index, voided, resolved_at from markets where id = 'm1'`);
+    expect(m).toMatchObject({ closed: true, resolved_outcome_index: 1, voided: false });
+    expect(m.resolved_at).toBeInstanceOf(Date);
+    await ingestor.flush();
+    expect(await h.redis.redis.smembers(h.keys.dirtyEvents)).toContain('e1');
+  });
+
+  it('the catalog alone resolves a market (winner) and voids one resolved without a winner', async () => {
+    const markets = h.fake.events[0]!.markets as Array<Record<string, unknown>>;
+    Object.assign(markets[1]!, { closed: true, outcomePrices: '["1","0"]' });
+    Object.assign(markets[2]!, { closed: true, outcomePrices: '["0.5","0.5"]', umaResolutionStatus: 'resolved' });
+    await ingestor.syncCatalog();
+    await ingestor.syncCatalog();
+    const all = await jobs();
+    expect(all.map((j) => j.id).sort()).toEqual([settleJobId('m1'), settleJobId('m2'), settleJobId('m3')].sort());
+    expect((await queue.getJob(settleJobId('m2')))!.data).toEqual({ marketId: 'm2', winningOutcomeIndex: 0, voided: false, source: 'catalog' });
+    expect((await queue.getJob(settleJobId('m3')))!.data).toEqual({ marketId: 'm3', winningOutcomeIndex: null, voided: true, source: 'catalog' });
+    const [m3] = await h.database.db.query(sql`select closed, resolved_outcome_index, voided from markets where id = 'm3'`);
+    expect(m3).toEqual({ closed: true, resolved_outcome_index: null, voided: true });
+  });
+
+  it('a closed market awaiting resolution makes no job', async () => {
+    h.fake.events.push(gammaEvent('e9', [{ id: 'm9', tokens: [tok(9), tok(10)], closed: true, prices: ['0.97', '0.03'], uma: 'proposed' }]));
+    await ingestor.syncCatalog();
+    expect(await queue.getJob(settleJobId('m9'))).toBeUndefined();
+  });
+});

@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@pm/shared/db';
+import { createHarness, type Harness } from './testing/harness.js';
+import { gammaEvent, waitFor } from './testing/fake-exchange.js';
+import type { Ingestor } from './ingestor.js';
+
+let h: Harness;
+let ingestor: Ingestor;
+
+beforeAll(async () => {
+  h = await createHarness('ingestor_sports');
+  h.fake.events.push(
+    gammaEvent('match', [{ id: 'mm', tokens: ['3000000000000000000000000000000000000000000000000000000000000000000000001', '3000000000000000000000000000000000000000000000000000000000000000000000002'] }], {
+      gameId: 777,
+    }),
+  );
+  ingestor = h.ingestor({ sportsFeed: true });
+  await ingestor.start();
+});
+
+afterAll(async () => {
+  await h?.cleanup();
+});
+
+describe('sports feed', () => {
+  it('answers a text ping with pong and reports the feed connected', async () => {
+    const sock = await waitFor(() => h.fake.sportsSockets[0], 3000, 'sports socket');
+    sock.send('ping');
+    await waitFor(() => sock.received.includes('pong'), 2000, 'pong');
+    await waitFor(async () => (await h.redis.redis.hget(h.keys.feed, 'sports_connected')) === '1', 2000, 'sports_connected');
+  });
+
+  it('upserts games joined to their event, coalescing frames, and marks the event dirty', async () => {
+    await h.redis.redis.del(h.keys.dirtyEvents);
+    h.fake.broadcastSports({ gameId: 777, leagueAbbreviation: 'EPL', homeTeam: 'Arsenal', awayTeam: 'Chelsea', status: 'InProgress', score: '0-0', period: '1H', elapsed: '12', live: true, ended: false });
+    h.fake.broadcastSports([
+      { gameId: 777, leagueAbbreviation: 'epl', homeTeam: 'Arsenal', awayTeam: 'Chelsea', status: 'inprogress', score: '1-0', period: '1H', elapsed: '13' },
+      { metadataGameId: 'cricket-1', status: 'running', score: '120/3' },
+      { no: 'id' },
+    ]);
+    const row = await waitFor(async () => {
+      const [r] = await h.database.db.query(sql`select * from games where game_id = '777'`);
+      return r && r.score === '1-0' ? r : undefined;
+    }, 3000, 'game row');
+    expect(row).toMatchObject({ event_id: 'match', league: 'epl', home_team: 'Arsenal', away_team: 'Chelsea', status: 'inprogress', period: '1H', clock: '13', live: true, ended: false });
+    const [cricket] = await h.database.db.query(sql`select event_id, live, score from games where game_id = 'cricket-1'`);
+    expect(cricket).toEqual({ event_id: null, live: true, score: '120/3' });
+    await ingestor.flush();
+    expect(await h.redis.redis.smembers(h.keys.dirtyEvents)).toEqual(['match']);
+    expect(ingestor.stats().sports.malformed).toBe(1);
+  });
+
+  it('a final frame ends the game', async () => {
+    h.fake.broadcastSports({ gameId: 777, status: 'Final', score: '2-1', period: 'FT' });
+    const row = await waitFor(async () => {
+      const [r] = await h.database.db.query(sql`select * from games where game_id = '777'`);
+      return r && r.ended ? r : undefined;
+    }, 3000, 'ended');
+    expect(row).toMatchObject({ live: false, ended: true, score: '2-1', period: 'FT', home_team: 'Arsenal' });
+  });
+});

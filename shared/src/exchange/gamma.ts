@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import {
+  idString,
+  looseBoolean,
+  looseNumber,
+  looseStringArray,
+  looseText,
+  looseTime,
+  parseEach,
+} from './lenient.js';
+
+/**
+ * The catalog's (Gamma REST) event and market as the ingestor needs them (PROTOCOL.md §3).
+ * Lenient: JSON-encoded string arrays, numbers as strings, non-ISO times, null tags and missing
+ * optional fields are all accepted. Parsing is per item: a bad market is dropped from its event and
+ * counted, a bad event is dropped from its page and counted; neither aborts the rest.
+ */
+
+export const gammaTagSchema = z
+  .object({ id: looseText, label: looseText, slug: looseText })
+  .transform((t) => ({ id: t.id ?? '', label: t.label ?? '', slug: t.slug ?? '' }));
+export type GammaTag = z.output<typeof gammaTagSchema>;
+
+export const gammaTeamSchema = z.object({
+  name: looseText,
+  abbreviation: looseText,
+  /** "home" | "away" (case varies); anything else means unknown. */
+  ordering: looseText,
+});
+export type GammaTeam = z.output<typeof gammaTeamSchema>;
+
+export const gammaMarketSchema = z
+  .object({
+    id: idString,
+    conditionId: looseText,
+    question: z.string(),
+    slug: looseText,
+    groupItemTitle: looseText,
+    outcomes: looseStringArray,
+    outcomePrices: looseStringArray,
+    clobTokenIds: looseStringArray,
+    endDate: looseTime,
+    closed: looseBoolean,
+    active: looseBoolean,
+    acceptingOrders: looseBoolean,
+    volume: looseNumber,
+    volumeNum: looseNumber,
+    bestBid: looseNumber,
+    bestAsk: looseNumber,
+    lastTradePrice: looseNumber,
+    oneDayPriceChange: looseNumber,
+    sportsMarketType: looseText,
+    line: looseNumber,
+    umaResolutionStatus: looseText,
+  })
+  .transform((m, ctx) => {
+    // A market is only usable with one token per outcome: the token ids are how the book feed
+    // names its outcomes. Markets not yet on the order book have no token ids and are skipped.
+    const outcomes = m.outcomes ?? [];
+    const tokens = m.clobTokenIds ?? [];
+    if (outcomes.length === 0 || outcomes.length !== tokens.length || tokens.some((t) => t.trim() === '')) {
+      ctx.addIssue({ code: 'custom', message: 'outcomes and clobTokenIds missing or of different lengths' });
+      return z.NEVER;
+    }
+    return { ...m, outcomes, clobTokenIds: tokens };
+  });
+export type GammaMarket = z.output<typeof gammaMarketSchema>;
+
+/** Each market with its index in the event's `markets` array (its position, kept even when a sibling is skipped). */
+function parseMarkets(raw: unknown): { items: Array<GammaMarket & { position: number }>; skipped: number } {
+  if (!Array.isArray(raw)) return { items: [], skipped: 0 };
+  const items: Array<GammaMarket & { position: number }> = [];
+  let skipped = 0;
+  raw.forEach((m: unknown, position) => {
+    const r = gammaMarketSchema.safeParse(m);
+    if (r.success) items.push({ ...r.data, position });
+    else skipped++;
+  });
+  return { items, skipped };
+}
+
+const gammaSeriesSchema = z.object({ slug: looseText });
+
+export const gammaEventSchema = z
+  .object({
+    id: idString,
+    slug: z.string().min(1),
+    title: z.string(),
+    description: looseText,
+    startDate: looseTime,
+    endDate: looseTime,
+    active: looseBoolean,
+    closed: looseBoolean,
+    volume: looseNumber,
+    volume24hr: looseNumber,
+    liquidity: looseNumber,
+    tags: z.unknown().optional(),
+    markets: z.unknown().optional(),
+    gameId: looseText,
+    teams: z.unknown().optional(),
+    seriesSlug: looseText,
+    series: z.unknown().optional(),
+  })
+  .transform((e) => {
+    const markets = parseMarkets(e.markets);
+    const series = parseEach(gammaSeriesSchema, e.series).items;
+    return {
+      id: e.id,
+      slug: e.slug,
+      title: e.title,
+      description: e.description ?? '',
+      startDate: e.startDate,
+      endDate: e.endDate,
+      active: e.active,
+      closed: e.closed,
+      volume: e.volume,
+      volume24hr: e.volume24hr,
+      liquidity: e.liquidity,
+      tags: parseEach(gammaTagSchema, e.tags).items,
+      markets: markets.items,
+      /** Markets of this event that could not be parsed and were left out. */
+      marketsSkipped: markets.skipped,
+      gameId: e.gameId === null || e.gameId.trim() === '' ? null : e.gameId.trim(),
+      teams: parseEach(gammaTeamSchema, e.teams).items,
+      seriesSlug: e.seriesSlug ?? series.find((s) => s.slug)?.slug ?? null,
+    };
+  });
+export type GammaEvent = z.output<typeof gammaEventSchema>;
+
+export interface GammaEventsPage {
+  events: GammaEvent[];
+  /** Events that could not be parsed. */
+  skippedEvents: number;
+  /** Markets that could not be parsed, inside events that could. */
+  skippedMarkets: number;
+}
+
+/**
+ * Parse a `GET /events` response body (an array of events). A body that is not an array yields
+ * no events (and is the caller's error to report); each element is parsed on its own.
+ */
+export function parseGammaEvents(body: unknown): GammaEventsPage {
+  const { items, skipped } = parseEach(gammaEventSchema, body);
+  return {
+    events: items,
+    skippedEvents: skipped,
+    skippedMarkets: items.reduce((n, e) => n + e.marketsSkipped, 0),
+  };
+}

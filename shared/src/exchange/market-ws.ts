@@ -1,0 +1,322 @@
+import { z } from 'zod';
+import { idString, looseNumber, looseText, parseEach, toStringArrayOrNull } from './lenient.js';
+
+/**
+ * Market channel messages (PROTOCOL.md §1), normalised. A frame is one JSON object or an array of
+ * them; each element is dispatched on `event_type` on its own, so an unknown type or a malformed
+ * element is skipped and counted without losing the rest of the frame. Prices and sizes stay
+ * decimal strings (the order book parses them); timestamps become Unix ms numbers (null if absent).
+ */
+
+export type BookSide = 'BUY' | 'SELL';
+
+export interface PriceLevel {
+  price: string;
+  size: string;
+}
+
+const decimalString = z
+  .union([z.string(), z.number()])
+  .transform((v) => String(v).trim())
+  .refine((v) => v !== '' && Number.isFinite(Number(v)), { message: 'not a decimal' });
+
+const levelSchema = z.object({ price: decimalString, size: decimalString });
+
+const sideSchema = z
+  .string()
+  .transform((s) => s.trim().toUpperCase())
+  .pipe(z.enum(['BUY', 'SELL', 'BID', 'ASK']))
+  .transform((s): BookSide => (s === 'BUY' || s === 'BID' ? 'BUY' : 'SELL'));
+
+const levelChangeSchema = z.object({ price: decimalString, size: decimalString, side: sideSchema });
+
+export interface BookMessage {
+  type: 'book';
+  assetId: string;
+  market: string | null;
+  bids: PriceLevel[];
+  asks: PriceLevel[];
+  timestamp: number | null;
+  lastTradePrice: string | null;
+  tickSize: string | null;
+}
+
+export interface LevelChange {
+  assetId: string;
+  price: string;
+  size: string;
+  side: BookSide;
+}
+
+export interface PriceChangeMessage {
+  type: 'price_change';
+  market: string | null;
+  timestamp: number | null;
+  changes: LevelChange[];
+}
+
+export interface LastTradeMessage {
+  type: 'last_trade_price';
+  assetId: string;
+  market: string | null;
+  price: string;
+  timestamp: number | null;
+}
+
+export interface TickSizeChangeMessage {
+  type: 'tick_size_change';
+  assetId: string;
+  market: string | null;
+  newTickSize: string | null;
+  timestamp: number | null;
+}
+
+export interface BestBidAskMessage {
+  type: 'best_bid_ask';
+  assetId: string;
+  market: string | null;
+  bestBid: number | null;
+  bestAsk: number | null;
+  timestamp: number | null;
+}
+
+export interface NewMarketMessage {
+  type: 'new_market';
+  marketId: string | null;
+  conditionId: string | null;
+  slug: string | null;
+  assetIds: string[];
+  eventId: string | null;
+  eventSlug: string | null;
+  timestamp: number | null;
+}
+
+export interface MarketResolvedMessage {
+  type: 'market_resolved';
+  marketId: string | null;
+  conditionId: string | null;
+  assetIds: string[];
+  winningAssetId: string | null;
+  winningOutcome: string | null;
+  timestamp: number | null;
+}
+
+export type MarketMessage =
+  | BookMessage
+  | PriceChangeMessage
+  | LastTradeMessage
+  | TickSizeChangeMessage
+  | BestBidAskMessage
+  | NewMarketMessage
+  | MarketResolvedMessage;
+
+export type MarketMessageType = MarketMessage['type'];
+
+const timestamp = looseNumber;
+
+const bookSchema = z
+  .object({
+    asset_id: idString,
+    market: looseText,
+    bids: z.unknown().optional(),
+    asks: z.unknown().optional(),
+    // Older captures name the sides buys/sells.
+    buys: z.unknown().optional(),
+    sells: z.unknown().optional(),
+    timestamp,
+    last_trade_price: looseText,
+    tick_size: looseText,
+  })
+  .transform((m): BookMessage => ({
+    type: 'book',
+    assetId: m.asset_id,
+    market: m.market,
+    bids: parseEach(levelSchema, m.bids ?? m.buys).items,
+    asks: parseEach(levelSchema, m.asks ?? m.sells).items,
+    timestamp: m.timestamp,
+    lastTradePrice: m.last_trade_price === '' ? null : m.last_trade_price,
+    tickSize: m.tick_size,
+  }));
+
+const currentChangeSchema = levelChangeSchema.extend({ asset_id: idString });
+
+/** Both shapes: current `price_changes[]` (asset per change) and older `{asset_id, changes[]}`. */
+const priceChangeSchema = z
+  .object({
+    market: looseText,
+    timestamp,
+    price_changes: z.array(z.unknown()).optional(),
+    asset_id: idString.optional(),
+    changes: z.array(z.unknown()).optional(),
+  })
+  .transform((m, ctx): PriceChangeMessage & { skipped: number } => {
+    if (m.price_changes) {
+      const { items, skipped } = parseEach(currentChangeSchema, m.price_changes);
+      return {
+        type: 'price_change',
+        market: m.market,
+        timestamp: m.timestamp,
+        changes: items.map((c) => ({ assetId: c.asset_id, price: c.price, size: c.size, side: c.side })),
+        skipped,
+      };
+    }
+    if (m.asset_id !== undefined && m.changes) {
+      const assetId = m.asset_id;
+      const { items, skipped } = parseEach(levelChangeSchema, m.changes);
+      return {
+        type: 'price_change',
+        market: m.market,
+        timestamp: m.timestamp,
+        changes: items.map((c) => ({ assetId, price: c.price, size: c.size, side: c.side })),
+        skipped,
+      };
+    }
+    ctx.addIssue({ code: 'custom', message: 'price_change without price_changes or asset_id+changes' });
+    return z.NEVER;
+  });
+
+const lastTradeSchema = z
+  .object({ asset_id: idString, market: looseText, price: decimalString, timestamp })
+  .transform((m): LastTradeMessage => ({
+    type: 'last_trade_price',
+    assetId: m.asset_id,
+    market: m.market,
+    price: m.price,
+    timestamp: m.timestamp,
+  }));
+
+const tickSizeSchema = z
+  .object({ asset_id: idString, market: looseText, new_tick_size: looseText, timestamp })
+  .transform((m): TickSizeChangeMessage => ({
+    type: 'tick_size_change',
+    assetId: m.asset_id,
+    market: m.market,
+    newTickSize: m.new_tick_size,
+    timestamp: m.timestamp,
+  }));
+
+const bestBidAskSchema = z
+  .object({ asset_id: idString, market: looseText, best_bid: looseNumber, best_ask: looseNumber, timestamp })
+  .transform((m): BestBidAskMessage => ({
+    type: 'best_bid_ask',
+    assetId: m.asset_id,
+    market: m.market,
+    bestBid: m.best_bid,
+    bestAsk: m.best_ask,
+    timestamp: m.timestamp,
+  }));
+
+const eventRefSchema = z.object({ id: looseText, slug: looseText });
+
+const newMarketSchema = z
+  .object({
+    id: looseText,
+    market: looseText,
+    slug: looseText,
+    assets_ids: z.unknown().optional(),
+    event_message: z.unknown().optional(),
+    timestamp,
+  })
+  .transform((m): NewMarketMessage => {
+    const ev = eventRefSchema.safeParse(m.event_message);
+    return {
+      type: 'new_market',
+      marketId: m.id,
+      conditionId: m.market,
+      slug: m.slug,
+      assetIds: toStringArrayOrNull(m.assets_ids) ?? [],
+      eventId: ev.success ? ev.data.id : null,
+      eventSlug: ev.success ? ev.data.slug : null,
+      timestamp: m.timestamp,
+    };
+  });
+
+const marketResolvedSchema = z
+  .object({
+    id: looseText,
+    market: looseText,
+    assets_ids: z.unknown().optional(),
+    winning_asset_id: looseText,
+    winning_outcome: looseText,
+    timestamp,
+  })
+  .transform((m): MarketResolvedMessage => ({
+    type: 'market_resolved',
+    marketId: m.id,
+    conditionId: m.market,
+    assetIds: toStringArrayOrNull(m.assets_ids) ?? [],
+    winningAssetId: m.winning_asset_id === '' ? null : m.winning_asset_id,
+    winningOutcome: m.winning_outcome,
+    timestamp: m.timestamp,
+  }));
+
+const schemas = {
+  book: bookSchema,
+  price_change: priceChangeSchema,
+  last_trade_price: lastTradeSchema,
+  tick_size_change: tickSizeSchema,
+  best_bid_ask: bestBidAskSchema,
+  new_market: newMarketSchema,
+  market_resolved: marketResolvedSchema,
+} as const;
+
+function isKnownType(t: string): t is keyof typeof schemas {
+  return Object.hasOwn(schemas, t);
+}
+
+export type MarketFrame =
+  /** A non-JSON text frame (`PONG`, `NO NEW ASSETS`, …): nothing to apply. */
+  | { kind: 'text'; text: string }
+  | {
+      kind: 'messages';
+      messages: MarketMessage[];
+      /** Elements (or price changes inside an element) that could not be parsed. */
+      malformed: number;
+      /** Elements with an `event_type` we do not handle, by type. */
+      unknown: Record<string, number>;
+    };
+
+/**
+ * Parse one text frame of the market channel. Never throws: non-JSON text is reported as `text`,
+ * and JSON that is neither an object nor an array of objects counts as one malformed element.
+ */
+export function parseMarketFrame(raw: string): MarketFrame {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return { kind: 'text', text: raw.trim() };
+  }
+  const elements = Array.isArray(json) ? json : [json];
+  const messages: MarketMessage[] = [];
+  const unknown: Record<string, number> = {};
+  let malformed = 0;
+  for (const el of elements) {
+    if (typeof el !== 'object' || el === null || Array.isArray(el)) {
+      malformed++;
+      continue;
+    }
+    const type = (el as { event_type?: unknown }).event_type;
+    if (typeof type !== 'string') {
+      malformed++;
+      continue;
+    }
+    if (!isKnownType(type)) {
+      unknown[type] = (unknown[type] ?? 0) + 1;
+      continue;
+    }
+    const r = schemas[type].safeParse(el);
+    if (!r.success) {
+      malformed++;
+      continue;
+    }
+    if (r.data.type === 'price_change') {
+      const { skipped, ...msg } = r.data as PriceChangeMessage & { skipped: number };
+      malformed += skipped;
+      messages.push(msg);
+    } else {
+      messages.push(r.data);
+    }
+  }
+  return { kind: 'messages', messages, malformed, unknown };
+}
