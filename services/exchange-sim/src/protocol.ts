@@ -1,0 +1,275 @@
+/**
+ * Wire shapes of the exchange's public interfaces (PROTOCOL.md), as the simulator emits them, and the
+ * `ExchangeSource` seam between a data source (synthetic generator or recorded scenario) and the
+ * servers that speak HTTP and websocket.
+ */
+
+export interface GammaTag {
+  id: string;
+  label: string;
+  slug: string;
+}
+
+export interface GammaTeam {
+  name: string;
+  abbreviation: string;
+  ordering: 'home' | 'away';
+}
+
+/** A catalog market exactly as Gamma returns it; `outcomes`, `outcomePrices`, `clobTokenIds` are JSON-encoded strings. */
+export interface GammaMarket {
+  id: string;
+  conditionId: string;
+  question: string;
+  slug: string;
+  groupItemTitle: string;
+  description: string;
+  startDate: string;
+  endDate: string;
+  outcomes: string;
+  outcomePrices: string;
+  clobTokenIds: string;
+  active: boolean;
+  closed: boolean;
+  acceptingOrders: boolean;
+  enableOrderBook: boolean;
+  volume: string;
+  volumeNum: number;
+  volume24hr: number;
+  liquidity: string;
+  liquidityNum: number;
+  orderPriceMinTickSize: number;
+  bestBid?: number;
+  bestAsk?: number;
+  spread?: number;
+  lastTradePrice?: number;
+  oneDayPriceChange?: number;
+  sportsMarketType: string | null;
+  line: number | null;
+  umaResolutionStatus: string | null;
+  negRisk: boolean;
+  closedTime?: string;
+  gameStartTime?: string;
+}
+
+export interface GammaEvent {
+  id: string;
+  ticker: string;
+  slug: string;
+  title: string;
+  description: string;
+  startDate: string;
+  creationDate: string;
+  endDate: string;
+  active: boolean;
+  closed: boolean;
+  archived: boolean;
+  volume: number;
+  volume24hr: number;
+  liquidity: number;
+  negRisk: boolean;
+  tags: GammaTag[] | null;
+  markets: GammaMarket[];
+  closedTime?: string;
+  gameId?: number;
+  startTime?: string;
+  teams?: GammaTeam[];
+  score?: string;
+  period?: string;
+  elapsed?: string;
+  live?: boolean;
+  ended?: boolean;
+}
+
+/**
+ * The catalog view the query layer needs. Synthetic events are `GammaEvent`s; recorded catalogs are
+ * whatever the recorder saw, so only these fields are relied on (all optional but `id`).
+ */
+export interface CatalogEvent {
+  id: string | number;
+  slug?: string | null;
+  active?: boolean | null;
+  closed?: boolean | null;
+  live?: boolean | null;
+  gameId?: number | string | null;
+  volume?: number | string | null;
+  volume24hr?: number | string | null;
+  liquidity?: number | string | null;
+  startDate?: string | null;
+  endDate?: string | null;
+  tags?: ReadonlyArray<{ id: string | number; slug?: string; label?: string }> | null;
+}
+
+export interface BookLevel {
+  price: string;
+  size: string;
+}
+
+export interface BookMessage {
+  event_type: 'book';
+  asset_id: string;
+  market: string;
+  bids: BookLevel[];
+  asks: BookLevel[];
+  timestamp: string;
+  hash: string;
+  tick_size?: string;
+  last_trade_price?: string;
+}
+
+export interface PriceChangeEntry {
+  asset_id: string;
+  price: string;
+  size: string;
+  side: 'BUY' | 'SELL';
+  hash: string;
+  best_bid: string;
+  best_ask: string;
+}
+
+export interface PriceChangeMessage {
+  event_type: 'price_change';
+  market: string;
+  timestamp: string;
+  price_changes: PriceChangeEntry[];
+}
+
+export interface LastTradeMessage {
+  event_type: 'last_trade_price';
+  asset_id: string;
+  market: string;
+  price: string;
+  size: string;
+  side: 'BUY' | 'SELL';
+  fee_rate_bps: string;
+  timestamp: string;
+}
+
+export interface TickSizeChangeMessage {
+  event_type: 'tick_size_change';
+  asset_id: string;
+  market: string;
+  old_tick_size: string;
+  new_tick_size: string;
+  timestamp: string;
+}
+
+export interface BestBidAskMessage {
+  event_type: 'best_bid_ask';
+  asset_id: string;
+  market: string;
+  best_bid: string;
+  best_ask: string;
+  spread: string;
+  timestamp: string;
+}
+
+export interface NewMarketMessage {
+  event_type: 'new_market';
+  id: string;
+  question: string;
+  market: string;
+  slug: string;
+  description: string;
+  assets_ids: string[];
+  outcomes: string[];
+  event_message: { id: string; ticker: string; slug: string; title: string; description: string };
+  tags: string[];
+  sports_market_type: string;
+  group_item_title: string;
+  line: string;
+  order_price_min_tick_size: string;
+  timestamp: string;
+}
+
+export interface MarketResolvedMessage {
+  event_type: 'market_resolved';
+  id: string;
+  market: string;
+  assets_ids: string[];
+  winning_asset_id: string;
+  winning_outcome: string;
+  timestamp: string;
+}
+
+export type MarketMessage =
+  | BookMessage
+  | PriceChangeMessage
+  | LastTradeMessage
+  | TickSizeChangeMessage
+  | BestBidAskMessage
+  | NewMarketMessage
+  | MarketResolvedMessage;
+
+/** A sports-channel frame (camelCase, no event_type). */
+export interface SportsFrame {
+  gameId: number;
+  leagueAbbreviation: string;
+  homeTeam: string;
+  awayTeam: string;
+  status: string;
+  score: string;
+  period: string;
+  elapsed: string;
+  live: boolean;
+  ended: boolean;
+  finishedTimestamp?: string;
+}
+
+export interface HistoryPoint {
+  t: number;
+  p: number;
+}
+
+/** A resolved range for /prices-history, in Unix seconds; `fidelity` in minutes. */
+export interface HistoryQuery {
+  interval?: string;
+  startTs?: number;
+  endTs?: number;
+  fidelity?: number;
+}
+
+export interface LevelInput {
+  price: number;
+  size: number;
+}
+
+export type ResolveResult =
+  | { ok: true; market: unknown }
+  | { ok: false; status: 404 | 409; error: string };
+
+/** Where the servers send what a source produces. */
+export interface Outlets {
+  /** Synthetic messages: routed per socket by their asset ids, batched by the market ws. */
+  market(messages: readonly MarketMessage[]): void;
+  /** A recorded frame sent as is; `assetId` non-null filters it to that asset's subscribers. */
+  marketRaw(frame: unknown, assetId: string | null): void;
+  sports(frame: unknown): void;
+}
+
+/** What the HTTP and websocket servers need from a data source. */
+export interface ExchangeSource {
+  readonly mode: 'synthetic' | 'replay';
+  start(outlets: Outlets): void;
+  stop(): void;
+  events(): CatalogEvent[];
+  sports(): unknown[];
+  tags(): unknown[];
+  /** undefined: no such token. */
+  history(tokenId: string, query: HistoryQuery): HistoryPoint[] | undefined;
+  /** undefined: no such token; a known token without a book gets an empty book. */
+  book(tokenId: string): BookMessage | undefined;
+  /** Replace a token's book; returns every book that changed (the requested one first), undefined if unknown. */
+  setBook(tokenId: string, bids: LevelInput[], asks: LevelInput[]): BookMessage[] | undefined;
+  resolve(marketId: string, winningOutcomeIndex: number | null, announce: boolean): ResolveResult;
+  /** Current state of every game in play, re-sent periodically on the sports channel. */
+  activeGames(): SportsFrame[];
+  pause(): void;
+  resume(): void;
+  /** Advance the synthetic clock by n ticks at once (replay: dispatch nothing). */
+  step(ticks: number): void;
+  readonly paused: boolean;
+  readonly tick: number;
+  /** Replay only: start the recorded feed again from its beginning. */
+  restart?(): void;
+}

@@ -1,0 +1,109 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * A recorded (or hand-made) scenario folder, PROTOCOL.md §5: catalog.json, optional sports.json,
+ * optional history/<tokenId>.json, and feed.jsonl. Only the fields the simulator acts on are
+ * checked; everything else is kept exactly as written, because the catalog is served as given.
+ */
+const tagSchema = z.looseObject({
+  id: z.union([z.string(), z.number()]),
+  slug: z.string().optional(),
+  label: z.string().optional(),
+});
+
+const marketSchema = z.looseObject({
+  id: z.union([z.string(), z.number()]),
+  conditionId: z.string().optional(),
+  outcomes: z.string().optional(),
+  clobTokenIds: z.string().optional(),
+  closed: z.boolean().optional(),
+});
+
+const eventSchema = z.looseObject({
+  id: z.union([z.string(), z.number()]),
+  slug: z.string().nullish(),
+  active: z.boolean().nullish(),
+  closed: z.boolean().nullish(),
+  live: z.boolean().nullish(),
+  gameId: z.union([z.number(), z.string()]).nullish(),
+  volume: z.union([z.number(), z.string()]).nullish(),
+  volume24hr: z.union([z.number(), z.string()]).nullish(),
+  liquidity: z.union([z.number(), z.string()]).nullish(),
+  startDate: z.string().nullish(),
+  endDate: z.string().nullish(),
+  tags: z.array(tagSchema).nullish(),
+  markets: z.array(marketSchema).default([]),
+});
+
+export type ReplayEvent = z.infer<typeof eventSchema>;
+export type ReplayMarket = z.infer<typeof marketSchema>;
+
+const feedLineSchema = z.object({
+  at: z.number().min(0),
+  channel: z.enum(['market', 'sports']),
+  frame: z.unknown(),
+});
+
+export type FeedLine = z.infer<typeof feedLineSchema>;
+
+export const historyFileSchema = z.object({
+  history: z.array(z.object({ t: z.number(), p: z.number() })),
+});
+
+export interface Scenario {
+  folder: string;
+  catalog: ReplayEvent[];
+  sports: unknown[];
+  feed: FeedLine[];
+}
+
+export class ScenarioError extends Error {
+  override name = 'ScenarioError';
+}
+
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new ScenarioError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+}
+
+export function loadScenario(folder: string): Scenario {
+  const catalog = z.array(eventSchema).safeParse(readJson(join(folder, 'catalog.json')));
+  if (!catalog.success) throw new ScenarioError(`catalog.json: ${catalog.error.issues[0]?.message ?? 'invalid'}`);
+  const sportsPath = join(folder, 'sports.json');
+  const sports = existsSync(sportsPath) ? z.array(z.unknown()).parse(readJson(sportsPath)) : [];
+  const feedPath = join(folder, 'feed.jsonl');
+  const feed: FeedLine[] = [];
+  if (existsSync(feedPath)) {
+    readFileSync(feedPath, 'utf8').split('\n').forEach((line, i) => {
+      if (!line.trim()) return;
+      let json: unknown;
+      try {
+        json = JSON.parse(line);
+      } catch {
+        throw new ScenarioError(`feed.jsonl line ${i + 1}: not JSON`);
+      }
+      const parsed = feedLineSchema.safeParse(json);
+      if (!parsed.success) throw new ScenarioError(`feed.jsonl line ${i + 1}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+      feed.push(parsed.data);
+    });
+  }
+  // Stable sort: frames recorded at the same ms keep their file order.
+  feed.sort((a, b) => a.at - b.at);
+  return { folder, catalog: catalog.data, sports, feed };
+}
+
+/** Parse one of Gamma's JSON-encoded string arrays ("[\"Yes\",\"No\"]"); [] when absent or malformed. */
+export function parseStringArray(value: string | undefined): string[] {
+  if (!value) return [];
+  try {
+    const parsed = z.array(z.union([z.string(), z.number()])).safeParse(JSON.parse(value));
+    return parsed.success ? parsed.data.map(String) : [];
+  } catch {
+    return [];
+  }
+}

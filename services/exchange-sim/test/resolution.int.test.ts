@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type RunningSimulator } from '../src/simulator.js';
+import { getEvents, RecordingSocket, sleep, strings } from './helpers.js';
+
+describe('automatic resolutions in accelerated time', () => {
+  let sim: RunningSimulator;
+
+  beforeAll(async () => {
+    sim = await startSimulator({ seed: 3, speed: 100 });
+  });
+  afterAll(() => sim.close());
+
+  it('announces some resolutions but not all, flips the catalog for every one, and replaces closed events', async () => {
+    const open = await getEvents(`${sim.url}/events?active=true&closed=false&limit=500`);
+    const initialIds = new Set(open.flatMap((e) => e.markets.map((m) => m.id)));
+    const s = new RecordingSocket(`${sim.wsUrl}/ws/market`);
+    await s.open();
+    s.send({ assets_ids: open.flatMap((e) => e.markets.flatMap((m) => strings(m.clobTokenIds))), type: 'market', custom_feature_enabled: true });
+
+    let closedIds = new Set<string>();
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      const closed = await getEvents(`${sim.url}/events?closed=true&limit=500`);
+      closedIds = new Set(closed.flatMap((e) => e.markets.filter((m) => initialIds.has(m.id)).map((m) => m.id)));
+      if (closedIds.size >= 25) break;
+      await sleep(300);
+    }
+    await sleep(200);
+    expect(closedIds.size).toBeGreaterThanOrEqual(25);
+    const announced = new Set(s.rec.messages.filter((m) => m.event_type === 'market_resolved').map((m) => String(m.id)));
+    for (const id of announced) expect(closedIds.has(id)).toBe(true);
+    expect(announced.size).toBeGreaterThan(0);
+    expect(announced.size).toBeLessThan(closedIds.size);
+    const newMarkets = s.rec.messages.filter((m) => m.event_type === 'new_market');
+    expect(newMarkets.length).toBeGreaterThan(0);
+    expect(newMarkets[0]).toMatchObject({ assets_ids: expect.any(Array), event_message: { id: expect.any(String) } });
+    const stillOpen = await getEvents(`${sim.url}/events?active=true&closed=false&limit=500`);
+    expect(stillOpen.length).toBeGreaterThanOrEqual(60);
+    s.close();
+  }, 30_000);
+});
