@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, ensureDatabase, migrate, parseConfig } from '@pm/shared';
-import { ensureInfra, InfraError } from './lib/infra.js';
+import { ensureInfra, InfraError, portOpen } from './lib/infra.js';
 import { createSupervisor, type ServiceSpec } from './lib/supervisor.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -19,6 +19,15 @@ const LIVE_URLS = {
   CLOB_WS_URL: 'wss://ws-subscriptions-clob.polymarket.com',
   SPORTS_WS_URL: 'wss://sports-api.polymarket.com',
 };
+
+async function waitForPort(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await portOpen(host, port, 300)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
 
 function say(line: string) {
   process.stdout.write(`${'start'.padEnd(12)} ${line}\n`);
@@ -59,8 +68,8 @@ async function main() {
   const { applied } = await migrate(config.DATABASE_URL);
   say(applied.length ? `migrated: ${applied.join(', ')}` : 'database schema is current');
 
-  const specs: ServiceSpec[] = [
-    ...(runSim ? [{ name: 'exchange-sim', entry: 'services/exchange-sim/src/main.ts', env }] : []),
+  const sim: ServiceSpec = { name: 'exchange-sim', entry: 'services/exchange-sim/src/main.ts', env };
+  const services: ServiceSpec[] = [
     { name: 'ingestor', entry: 'services/ingestor/src/main.ts', env },
     { name: 'worker', entry: 'services/worker/src/main.ts', env },
     { name: 'api', entry: 'services/api/src/main.ts', env },
@@ -79,10 +88,17 @@ async function main() {
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
 
-  supervisor.run(specs, (name) => {
+  const fatal = (name: string) => {
     say(`${name} keeps failing; stopping the stack`);
     void shutdown(1);
-  });
+  };
+  if (runSim) {
+    // The simulator first, so the ingestor's first catalog sync finds it listening.
+    supervisor.run([sim], fatal);
+    const up = await waitForPort('127.0.0.1', config.SIM_PORT, 15_000);
+    if (!up) say(`the simulator is not listening on port ${config.SIM_PORT} yet; starting the services anyway`);
+  }
+  supervisor.run(services, fatal);
   say(`API on http://localhost:${config.PORT}/api/v1/markets  (docs: /api/v1/openapi.json) — Ctrl-C stops everything`);
 }
 

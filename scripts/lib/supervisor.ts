@@ -26,6 +26,7 @@ export function createSupervisor(opts: { cwd: string; pretty: boolean; out?: Nod
   const children = new Map<string, ChildProcess>();
   const restarts = new Map<string, number[]>();
   let stopping = false;
+  let started = 0;
   let onFatal: (name: string) => void = () => {};
 
   const width = 12;
@@ -75,9 +76,10 @@ export function createSupervisor(opts: { cwd: string; pretty: boolean; out?: Nod
   }
 
   return {
+    /** Starts these services (may be called again to add more). */
     run(specs: ServiceSpec[], fatal: (name: string) => void) {
       onFatal = fatal;
-      specs.forEach((s, i) => start(s, i));
+      for (const spec of specs) start(spec, started++);
     },
     /** SIGTERM every child, SIGKILL what is left after graceMs. */
     async stop(graceMs = 10_000) {

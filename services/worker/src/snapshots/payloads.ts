@@ -105,7 +105,9 @@ export function buildGame(event: CatalogEvent, game: GameState | undefined): Gam
     score: game.score,
     clock: game.clock,
     period: game.period,
-    league: game.league !== '' ? game.league : (event.league ?? ''),
+    // Our league key (the `league` parameter's value) where we have one; the feed's free-text
+    // abbreviation (e.g. `sea` for Serie A) only for an event we could not place in a league.
+    league: event.league ?? game.league,
     teams: event.teams,
   };
 }

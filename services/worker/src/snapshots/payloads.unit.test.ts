@@ -117,6 +117,13 @@ describe('an event page', () => {
     const page = buildEvent(e, { chances: none, splits: new Map(), game, webUrl: WEB });
     expect(page.game).toEqual({ live: false, score: '0-0', clock: '', period: 'HT', league: 'nba', teams: e.teams });
   });
+
+  it("names the game's league by our league key, not the feed's abbreviation", () => {
+    const page = buildEvent(e, { chances: none, splits: new Map(), game: { ...game, league: 'basketball-nba' }, webUrl: WEB });
+    expect(page.game?.league).toBe('nba');
+    const unplaced = buildEvent({ ...e, league: null }, { chances: none, splits: new Map(), game: { ...game, league: 'sea' }, webUrl: WEB });
+    expect(unplaced.game?.league).toBe('sea');
+  });
 });
 
 describe('an event card', () => {
