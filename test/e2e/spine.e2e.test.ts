@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATEGORIES, eventCardSchema, eventSchema, type EventCard, type Event } from '@pm/shared';
+import { Redis } from 'ioredis';
+import { CATEGORIES, eventCardSchema, eventSchema, redisKeys, type EventCard, type Event } from '@pm/shared';
 import { startStack, type Stack } from '../support/stack.js';
 
 /**
@@ -7,6 +8,7 @@ import { startStack, type Stack } from '../support/stack.js';
  * line. Moves a book in the simulator and sees the new chance and its five odds strings in the API.
  */
 let stack: Stack;
+let redis: Redis;
 
 async function getJson<T>(url: string): Promise<{ status: number; body: T }> {
   const res = await fetch(url);
@@ -26,7 +28,7 @@ interface GammaMarket {
   clobTokenIds: string;
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+async function waitFor<T>(what: string | (() => string), fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -38,14 +40,17 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeou
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}\n${stack.logs().slice(-3000)}`);
+  const described = typeof what === 'string' ? what : what();
+  throw new Error(`timed out waiting for ${described}${last ? `: ${String(last)}` : ''}\n${stack.logs().slice(-3000)}`);
 }
 
 beforeAll(async () => {
   stack = await startStack();
+  redis = new Redis(stack.redisUrl);
 });
 
 afterAll(async () => {
+  redis?.disconnect();
   await stack?.stop();
 });
 
@@ -94,6 +99,7 @@ describe('the market-data spine', () => {
     const gm = gamma[0]!.markets.find((m) => m.id === market.id)!;
     const yesToken = (JSON.parse(gm.clobTokenIds) as string[])[0]!;
     await fetch(`${stack.simUrl}/_sim/pause`, { method: 'POST' });
+    try {
     const [bid, ask, expected] =
       Math.abs(current - 0.25) > 0.001
         ? ['0.24', '0.26', { chance: 0.25, odds: { percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' } }]
@@ -105,19 +111,28 @@ describe('the market-data spine', () => {
     });
     expect(res.status).toBe(200);
 
+    let lastSeen: number | undefined;
+    let redisChance: string | null | undefined;
     const moved = await waitFor(
-      `chance ${expected.chance} at /api/v1/markets/${slug}`,
+      () =>
+        `chance ${expected.chance} at /api/v1/markets/${slug} market ${market.id} token ${yesToken} ` +
+        `(was ${current}, API last showed ${String(lastSeen)}, Redis holds ${String(redisChance)})`,
       async () => {
         const { body } = await getJson<{ event: Event }>(`${stack.apiUrl}/api/v1/markets/${slug}`);
         const o = body.event.markets.find((m) => m.id === market.id)!.outcomes[0]!;
+        lastSeen = o.chance;
+        redisChance = await redis.hget(redisKeys(stack.prefix).chances, yesToken);
         return o.chance === expected.chance ? body : undefined;
       },
-      10_000,
+      20_000,
     );
     const event = eventSchema.parse(moved.event);
     const outcome = event.markets.find((m) => m.id === market.id)!.outcomes[0]!;
     expect(outcome).toEqual({ name: outcome.name, chance: expected.chance, odds: expected.odds });
-    await fetch(`${stack.simUrl}/_sim/resume`, { method: 'POST' });
+    } finally {
+      // The next test needs the random walk running again, whatever happened here.
+      await fetch(`${stack.simUrl}/_sim/resume`, { method: 'POST' });
+    }
   });
 
   it('keeps prices moving: some chances differ 20 s later', async () => {
