@@ -32,7 +32,7 @@ let emptyRedis: TestRedis;
 let redis: Redis;
 let api: RunningApp;
 let emptyApi: RunningApp;
-let now = Date.now();
+const now = Date.now();
 const logs = memoryLogger();
 
 const arsenal = event('epl-ars-che', 'Arsenal vs Chelsea', 'Football', [

@@ -37,7 +37,7 @@ export async function migrate(databaseUrl: string): Promise<MigrationResult> {
         applied.push(file);
       } catch (err) {
         await client.query('rollback');
-        throw new Error(`migration ${file} failed: ${(err as Error).message}`);
+        throw new Error(`migration ${file} failed: ${(err as Error).message}`, { cause: err });
       }
     }
   } finally {
