@@ -27,7 +27,7 @@ export function etagMatches(ifNoneMatch: string | undefined, etag: string): bool
 export function sendCachedJson(
   req: Request,
   res: Response,
-  options: { etag: string; maxAgeSeconds: number; serialise: () => string },
+  options: { etag: string; maxAgeSeconds: number; serialise: () => string | Buffer },
 ): void {
   res.setHeader('Cache-Control', `public, max-age=${options.maxAgeSeconds}`);
   res.setHeader('ETag', options.etag);
@@ -38,10 +38,10 @@ export function sendCachedJson(
   writeJson(res, 200, options.serialise());
 }
 
-export function writeJson(res: Response, status: number, body: string): void {
+export function writeJson(res: Response, status: number, body: string | Buffer): void {
   res.status(status);
   res.setHeader('Content-Type', JSON_TYPE);
-  res.setHeader('Content-Length', String(Buffer.byteLength(body)));
+  res.setHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
   res.end(body);
 }
 
