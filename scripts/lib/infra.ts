@@ -1,9 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, chownSync, existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
+import { portOpen } from '@pm/shared';
+
+export { portOpen };
 
 /**
  * Finds, or starts, the Postgres and Redis the stack needs, in the order the README promises:
@@ -20,19 +22,6 @@ export interface Infra {
 
 export class InfraError extends Error {
   override name = 'InfraError';
-}
-
-export function portOpen(host: string, port: number, timeoutMs = 700): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host, port });
-    const done = (ok: boolean) => {
-      s.destroy();
-      resolve(ok);
-    };
-    s.setTimeout(timeoutMs, () => done(false));
-    s.once('connect', () => done(true));
-    s.once('error', () => done(false));
-  });
 }
 
 async function postgresAnswers(url: string): Promise<boolean> {

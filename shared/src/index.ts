@@ -1,4 +1,5 @@
 export * from './config.js';
+export * from './net.js';
 export * from './logger.js';
 export * from './queues.js';
 export * from './redis/keys.js';

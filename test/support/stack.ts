@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropDatabase } from '@pm/shared';
-import { testServices, uniqueSuffix } from '@pm/shared/testing';
+import { deleteKeysWithPrefix, testServices, uniqueSuffix } from '@pm/shared/testing';
 import { Redis } from 'ioredis';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -81,12 +81,7 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
       }
       await dropDatabase(db.toString()).catch(() => {});
       const redis = new Redis(services.redisUrl);
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length) await redis.del(...keys);
-      } while (cursor !== '0');
+      await deleteKeysWithPrefix(redis, prefix);
       redis.disconnect();
     },
   };

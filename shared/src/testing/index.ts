@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { Redis } from 'ioredis';
 import { ensureDatabase, dropDatabase, migrate } from '../db/migrate.js';
 import { createDb, type Db } from '../db/connection.js';
+import { portOpen } from '../net.js';
 
 /**
  * Real Postgres and Redis for tests — never mocks. URLs come from the environment
@@ -17,24 +17,11 @@ export interface TestServices {
 
 let services: Promise<TestServices> | undefined;
 
-function reachable(host: string, port: number, timeoutMs = 500): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
-
 async function resolveServices(): Promise<TestServices> {
   const pgEnv = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
   const redisEnv = process.env.TEST_REDIS_URL ?? process.env.REDIS_URL;
-  let postgresUrl = pgEnv ?? (await reachable('127.0.0.1', 5432) ? 'postgres://postgres@127.0.0.1:5432/postgres' : undefined);
-  let redisUrl = redisEnv ?? (await reachable('127.0.0.1', 6379) ? 'redis://127.0.0.1:6379/0' : undefined);
+  let postgresUrl = pgEnv ?? (await portOpen('127.0.0.1', 5432, 500) ? 'postgres://postgres@127.0.0.1:5432/postgres' : undefined);
+  let redisUrl = redisEnv ?? (await portOpen('127.0.0.1', 6379, 500) ? 'redis://127.0.0.1:6379/0' : undefined);
   if (!postgresUrl || !redisUrl) {
     // Only where no server answers: testcontainers needs a Docker engine.
     if (!postgresUrl) {
@@ -104,13 +91,18 @@ export async function createTestRedis(label = 'test'): Promise<TestRedis> {
     prefix,
     redis,
     async cleanup() {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-        cursor = next;
-        if (keys.length) await redis.del(...keys);
-      } while (cursor !== '0');
+      await deleteKeysWithPrefix(redis, prefix);
       redis.disconnect();
     },
   };
+}
+
+/** Deletes every key under `${prefix}:` (SCAN, never KEYS, so a shared Redis is not blocked). */
+export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== '0');
 }
