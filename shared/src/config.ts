@@ -39,12 +39,16 @@ export const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Seconds between catalog syncs (PROTOCOL.md §3: paced, 30–60 s). */
   CATALOG_SYNC_SECONDS: z.coerce.number().min(1).default(30),
+  /** Ingestor: recycle a market socket that is open but has delivered no data for this long (PROTOCOL.md §1). */
+  MARKET_WATCHDOG_SECONDS: z.coerce.number().positive().default(30),
   /** Milliseconds between coalesced snapshot rebuilds. */
   SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
   /** Simulator: seed, and speed multiplier of its clock. */
   SIM_SEED: z.coerce.number().int().default(42),
   SIM_SCENARIO: z.string().optional(),
   SIM_SPEED: z.coerce.number().positive().default(1),
+  /** Simulator: start with the walk (or replayed feed) paused until `POST /_sim/resume` (tests that need every frame). */
+  SIM_PAUSED: bool.default(false),
   PRETTY_LOGS: bool.default(false),
 });
 

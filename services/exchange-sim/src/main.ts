@@ -10,6 +10,7 @@ const sim = await startSimulator({
   host: config.HOST,
   seed: config.SIM_SEED,
   speed: config.SIM_SPEED,
+  paused: config.SIM_PAUSED,
   ...(config.SIM_SCENARIO ? { scenario: config.SIM_SCENARIO } : {}),
   logger: log,
 });

@@ -21,6 +21,11 @@ export interface MarketFeedOptions {
   onConnectionChange?: (connected: boolean) => void;
   /** Called for every data frame (not heartbeats): feed freshness. */
   onData?: () => void;
+  /**
+   * A socket sent its full subscribe for `tokens`; `reconnect` is false on its first open. The
+   * books then come from the initial dump, which may lag or miss some (hence the REST resync).
+   */
+  onSubscribed?: (tokens: string[], reconnect: boolean) => void;
   maxAssetsPerSocket?: number;
   pingIntervalMs?: number;
   /** Recycle a socket open but without data for this long; default 30 s. */
@@ -40,6 +45,7 @@ export interface MarketFeedStats {
 export interface MarketFeed {
   subscribe(tokenIds: Iterable<string>): void;
   unsubscribe(tokenIds: Iterable<string>): void;
+  isSubscribed(tokenId: string): boolean;
   /** The token's socket is open and has delivered data within the inactivity window. */
   isLive(tokenId: string): boolean;
   connected(): boolean;
@@ -87,6 +93,8 @@ export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
     subscribed = false;
     attempt = 0;
     lastDataAt = 0;
+    /** Times this shard's sockets sent their full subscribe. */
+    opens = 0;
     private ping: NodeJS.Timeout | undefined;
     private watchdog: NodeJS.Timeout | undefined;
     private reconnectTimer: NodeJS.Timeout | undefined;
@@ -125,6 +133,11 @@ export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
         }, Math.max(20, Math.min(5_000, Math.floor(inactivityMs / 4))));
         log.info({ shard: this.id, assets: this.tokens.size }, 'market socket subscribed');
         reportConnection();
+        try {
+          opts.onSubscribed?.([...this.tokens], this.opens++ > 0);
+        } catch (err) {
+          log.error({ err, shard: this.id }, 'onSubscribed failed');
+        }
       });
       ws.on('message', (data: WebSocket.RawData) => {
         if (this.ws !== ws) return;
@@ -237,6 +250,7 @@ export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
       for (const [s, ts] of byShard) s.remove(ts);
       reportConnection();
     },
+    isSubscribed: (tokenId) => shardOf.has(tokenId),
     isLive(tokenId) {
       const s = shardOf.get(tokenId);
       return s !== undefined && s.isOpen() && Date.now() - s.lastDataAt <= inactivityMs;

@@ -53,12 +53,17 @@ export interface MarketHandler {
   recompute(tokenId: string): void;
   forget(tokenId: string): void;
   book(tokenId: string): OrderBook | undefined;
+  /** Apply a book fetched over REST (`GET /book`, the resync after a reconnect) like a ws `book`. */
+  applyBook(m: BookMessage): void;
+  /** Clock time (ms) the token's last book was applied, ws or REST; undefined before any. */
+  lastBookAt(tokenId: string): number | undefined;
   stats(): MarketHandlerStats;
 }
 
 export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
   const books = new Map<string, OrderBook>();
   const tickSizes = new Map<string, string>();
+  const bookAt = new Map<string, number>();
   const stats = { frames: 0, messages: {} as Record<string, number>, textFrames: 0, malformed: 0, unknown: 0, droppedDeltas: 0 };
 
   /** The message's own time orders it per asset; a missing one (`""`) cannot be proven stale. */
@@ -88,6 +93,7 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
   function onBook(m: BookMessage) {
     const book = bookFor(m.assetId);
     book.applySnapshot(m.bids, m.asks, ts(m.timestamp));
+    bookAt.set(m.assetId, opts.clock.now());
     if (m.lastTradePrice !== null) book.setLastTrade(m.lastTradePrice, ts(m.timestamp));
     if (m.tickSize !== null) tickSizes.set(m.assetId, m.tickSize);
     recompute(m.assetId);
@@ -184,8 +190,14 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
     forget(tokenId) {
       books.delete(tokenId);
       tickSizes.delete(tokenId);
+      bookAt.delete(tokenId);
     },
     book: (tokenId) => books.get(tokenId),
+    applyBook(m) {
+      stats.messages.book = (stats.messages.book ?? 0) + 1;
+      onBook(m);
+    },
+    lastBookAt: (tokenId) => bookAt.get(tokenId),
     stats: () => ({ ...stats, messages: { ...stats.messages }, books: books.size }),
   };
 }

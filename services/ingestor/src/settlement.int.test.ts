@@ -75,6 +75,24 @@ describe('settlement jobs', () => {
     expect(m3).toEqual({ closed: true, resolved_outcome_index: null, voided: true });
   });
 
+  it('the catalog first, then the ws repeating it twice, still make exactly one job', async () => {
+    h.fake.events.push(gammaEvent('e10', [{ id: 'm10', tokens: [tok(11), tok(12)] }]));
+    await ingestor.syncCatalog();
+    const markets = h.fake.events.find((e) => e.id === 'e10')!.markets as Array<Record<string, unknown>>;
+    Object.assign(markets[0]!, { closed: true, outcomePrices: '["1","0"]', umaResolutionStatus: 'resolved' });
+    await ingestor.syncCatalog();
+    const resolved = { event_type: 'market_resolved', id: 'm10', market: '0xm10', assets_ids: [tok(11), tok(12)], winning_asset_id: tok(11), winning_outcome: 'Yes' };
+    h.fake.broadcastMarket({ ...resolved, timestamp: '200' });
+    h.fake.broadcastMarket([{ ...resolved, timestamp: '201' }]);
+    await ingestor.syncCatalog();
+    await new Promise((r) => setTimeout(r, 200));
+    const mine = (await jobs()).filter((j) => j.id === settleJobId('m10'));
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.data).toEqual({ marketId: 'm10', winningOutcomeIndex: 0, voided: false, source: 'catalog' });
+    const log = await h.database.db.query(sql`select winning_outcome_index, source from market_resolutions where market_id = 'm10'`);
+    expect(log).toEqual([{ winning_outcome_index: 0, source: 'catalog' }]);
+  });
+
   it('a closed market awaiting resolution makes no job', async () => {
     h.fake.events.push(gammaEvent('e9', [{ id: 'm9', tokens: [tok(9), tok(10)], closed: true, prices: ['0.97', '0.03'], uma: 'proposed' }]));
     await ingestor.syncCatalog();

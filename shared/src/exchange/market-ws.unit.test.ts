@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseMarketFrame, type MarketMessage } from './market-ws.js';
+import { parseMarketFrame, parseRestBook, type MarketMessage } from './market-ws.js';
 
 const A = '111';
 const B = '222';
@@ -114,5 +114,43 @@ describe('parseMarketFrame', () => {
     expect(messages('null').malformed).toBe(1);
     expect(messages('"hello"').malformed).toBe(1);
     expect(messages('[]').messages).toEqual([]);
+  });
+});
+
+describe('a book that would wipe the local one', () => {
+  it('is malformed without both sides as arrays, but an empty book with [] sides is a real book', () => {
+    const r = messages([
+      { event_type: 'book', asset_id: A, bids: 'x', asks: [] },
+      { event_type: 'book', asset_id: A, asks: [] },
+      { event_type: 'book', asset_id: A, timestamp: '1' },
+      { event_type: 'book', asset_id: B, bids: [], asks: [], timestamp: '2' },
+      { event_type: 'book', asset_id: B, buys: [{ price: '0.4', size: '1' }], sells: [], timestamp: '3' },
+    ]);
+    expect(r.malformed).toBe(3);
+    expect(r.messages).toEqual([
+      expect.objectContaining({ type: 'book', assetId: B, bids: [], asks: [], timestamp: 2 }),
+      expect.objectContaining({ type: 'book', assetId: B, bids: [{ price: '0.4', size: '1' }], timestamp: 3 }),
+    ]);
+  });
+});
+
+describe('parseRestBook', () => {
+  const body = {
+    market: '0xm', asset_id: A, timestamp: '1700000000000', hash: 'h', min_order_size: '5', tick_size: '0.01', neg_risk: false,
+    bids: [{ price: '0.45', size: '10' }], asks: [{ price: '0.55', size: '12' }], last_trade_price: '0.5',
+  };
+
+  it('reads GET /book (the ws book without event_type)', () => {
+    expect(parseRestBook(body, A)).toEqual({
+      type: 'book', assetId: A, market: '0xm', bids: [{ price: '0.45', size: '10' }], asks: [{ price: '0.55', size: '12' }],
+      timestamp: 1700000000000, lastTradePrice: '0.5', tickSize: '0.01',
+    });
+  });
+
+  it('refuses another token\'s book, an error body and garbage', () => {
+    expect(parseRestBook(body, B)).toBeNull();
+    expect(parseRestBook({ error: 'No orderbook exists for the requested token id' }, A)).toBeNull();
+    expect(parseRestBook('<html>', A)).toBeNull();
+    expect(parseRestBook(null, A)).toBeNull();
   });
 });

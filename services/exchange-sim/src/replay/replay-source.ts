@@ -6,7 +6,7 @@ import type {
   BookMessage, ExchangeSource, HistoryPoint, HistoryQuery, LevelInput, MarketResolvedMessage, Outlets,
   ResolveResult, SportsFrame,
 } from '../protocol.js';
-import { historyFileSchema, parseStringArray, type FeedLine, type Scenario } from './scenario.js';
+import { historyFileSchema, parseStringArray, type FeedLine, type ReplayEvent, type Scenario } from './scenario.js';
 
 const bookFrameSchema = z.looseObject({
   event_type: z.literal('book'),
@@ -31,6 +31,8 @@ export class ReplayExchange implements ExchangeSource {
   private readonly historyCache = new Map<string, HistoryPoint[]>();
   private outlets: Outlets | null = null;
   private cursor = 0;
+  /** Next entry of `scenario.catalogUpdates` to apply. */
+  private updateCursor = 0;
   private startedAt = 0;
   private pausedAt: number | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -66,6 +68,9 @@ export class ReplayExchange implements ExchangeSource {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.cursor = 0;
+    // Catalog updates already applied stay applied (a closed market is not reopened); they are
+    // applied again, idempotently, when their time comes round.
+    this.updateCursor = 0;
     this.books.clear();
     this.startedAt = performance.now();
     if (this.pausedAt !== null) this.pausedAt = this.startedAt;
@@ -93,19 +98,36 @@ export class ReplayExchange implements ExchangeSource {
 
   private schedule(): void {
     if (this.pausedAt !== null || !this.outlets) return;
-    const next = this.scenario.feed[this.cursor];
-    if (!next) return;
-    const delay = next.at / this.speed - (performance.now() - this.startedAt);
+    const nextAt = Math.min(
+      this.scenario.feed[this.cursor]?.at ?? Number.POSITIVE_INFINITY,
+      this.scenario.catalogUpdates[this.updateCursor]?.at ?? Number.POSITIVE_INFINITY,
+    );
+    if (nextAt === Number.POSITIVE_INFINITY) return;
+    const delay = nextAt / this.speed - (performance.now() - this.startedAt);
     this.timer = setTimeout(() => this.pump(), Math.max(0, delay));
   }
 
   private pump(): void {
     this.timer = null;
     const elapsed = performance.now() - this.startedAt;
+    // Catalog first: a frame and a catalog change at the same `at` see the changed catalog.
+    for (let u = this.scenario.catalogUpdates[this.updateCursor]; u && u.at / this.speed <= elapsed; u = this.scenario.catalogUpdates[this.updateCursor]) {
+      this.updateCursor++;
+      this.applyCatalogUpdate(u.event);
+    }
     for (let next = this.scenario.feed[this.cursor]; next && next.at / this.speed <= elapsed; next = this.scenario.feed[this.cursor]) {
       this.dispatchNext();
     }
     this.schedule();
+  }
+
+  private applyCatalogUpdate(event: ReplayEvent): void {
+    const catalog = this.scenario.catalog;
+    const i = catalog.findIndex((e) => String(e.id) === String(event.id));
+    // A copy: the scenario's own update stays pristine for a restart.
+    const copy = structuredClone(event);
+    if (i >= 0) catalog[i] = copy;
+    else catalog.push(copy);
   }
 
   private dispatchNext(): void {

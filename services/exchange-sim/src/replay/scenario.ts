@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { z } from 'zod';
 
 /**
@@ -48,6 +48,17 @@ const feedLineSchema = z.object({
 
 export type FeedLine = z.infer<typeof feedLineSchema>;
 
+/**
+ * Optional `catalog-updates.jsonl` (our extension of PROTOCOL.md §5): one line per change of the
+ * served catalog, `{"at": <ms since start>, "event": <an event as GET /events returns it>}`. At
+ * `at` (on the feed's timeline, so scaled by the speed) the event replaces the catalog's event with
+ * the same `id`, or is added when there is none. This is how a scenario closes a market with final
+ * prices, as the real catalog does when a resolution never reaches the ws.
+ */
+const catalogUpdateSchema = z.object({ at: z.number().min(0), event: eventSchema });
+
+export type CatalogUpdate = z.infer<typeof catalogUpdateSchema>;
+
 export const historyFileSchema = z.object({
   history: z.array(z.object({ t: z.number(), p: z.number() })),
 });
@@ -57,6 +68,7 @@ export interface Scenario {
   catalog: ReplayEvent[];
   sports: unknown[];
   feed: FeedLine[];
+  catalogUpdates: CatalogUpdate[];
 }
 
 export class ScenarioError extends Error {
@@ -94,7 +106,28 @@ export function loadScenario(folder: string): Scenario {
   }
   // Stable sort: frames recorded at the same ms keep their file order.
   feed.sort((a, b) => a.at - b.at);
-  return { folder, catalog: catalog.data, sports, feed };
+  const catalogUpdates = readJsonLines(join(folder, 'catalog-updates.jsonl'), catalogUpdateSchema);
+  catalogUpdates.sort((a, b) => a.at - b.at);
+  return { folder, catalog: catalog.data, sports, feed, catalogUpdates };
+}
+
+function readJsonLines<T>(path: string, schema: z.ZodType<T>): T[] {
+  if (!existsSync(path)) return [];
+  const name = basename(path);
+  const out: T[] = [];
+  readFileSync(path, 'utf8').split('\n').forEach((line, i) => {
+    if (!line.trim()) return;
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      throw new ScenarioError(`${name} line ${i + 1}: not JSON`);
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new ScenarioError(`${name} line ${i + 1}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    out.push(parsed.data);
+  });
+  return out;
 }
 
 /** Parse one of Gamma's JSON-encoded string arrays ("[\"Yes\",\"No\"]"); [] when absent or malformed. */

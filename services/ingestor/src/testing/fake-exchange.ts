@@ -32,6 +32,8 @@ export interface FakeExchange {
   silent: boolean;
   /** Books sent on subscribe (the `initial_dump`), by token. */
   initialBooks: Map<string, unknown>;
+  /** Bodies of `GET /book?token_id=` by token (404 when absent). */
+  restBooks: Map<string, unknown>;
   /** Send a frame to every open market socket. */
   broadcastMarket(frame: unknown): void;
   broadcastSports(frame: unknown): void;
@@ -55,6 +57,7 @@ export async function startFakeExchange(): Promise<FakeExchange> {
     sportsSockets: [],
     silent: false,
     initialBooks: new Map(),
+    restBooks: new Map(),
     broadcastMarket(frame) {
       for (const s of fake.marketSockets) if (s.ws.readyState === WebSocket.OPEN) s.send(frame);
     },
@@ -73,6 +76,12 @@ export async function startFakeExchange(): Promise<FakeExchange> {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     fake.requests.push(`${url.pathname}${url.search}`);
+    if (url.pathname === '/book') {
+      const body = fake.restBooks.get(url.searchParams.get('token_id') ?? '');
+      if (body === undefined) res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"No orderbook exists for the requested token id"}');
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      return;
+    }
     if (url.pathname !== '/events') {
       res.writeHead(404).end();
       return;

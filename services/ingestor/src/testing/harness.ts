@@ -37,6 +37,7 @@ export async function createHarness(label: string): Promise<Harness> {
   const [fake, database, redis] = await Promise.all([startFakeExchange(), createTestDatabase(label), createTestRedis(label)]);
   const config = parseConfig({
     GAMMA_URL: fake.httpUrl,
+    CLOB_URL: fake.httpUrl,
     CLOB_WS_URL: fake.wsUrl,
     SPORTS_WS_URL: fake.wsUrl,
     REDIS_PREFIX: redis.prefix,

@@ -1,0 +1,255 @@
+/**
+ * npm run bench:ingest — how fast the ingestor's hot path is, and how long a price takes to show.
+ *
+ * 1. Throughput on one core: a synthetic feed of BENCH_FRAMES frames (default 200 000), generated in
+ *    memory in the wire format (book, price_change in both shapes, last_trade_price, arrays), pushed
+ *    through the real code path — parseMarketFrame, the order books, the display chance and the
+ *    Redis chance publisher (real Redis, pipelined) — by calling the market handler directly; then
+ *    the same frames sent by a local ws server through the real market feed socket. Baseline in the
+ *    same run: JSON.parse alone over the same frames.
+ * 2. Delay to the API: a stack through the run line, the simulator's walk paused; BENCH_SAMPLES
+ *    (default 50) books set with POST /_sim/book, each timed until the changed chance is visible in
+ *    GET /api/v1/markets/{slug}. Prints p50/p99. BENCH_SKIP_STACK=1 skips this part.
+ */
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { WebSocketServer } from 'ws';
+import { redisKeys } from '@pm/shared';
+import { createTestRedis } from '@pm/shared/testing';
+import { createMarketHandler } from '../../services/ingestor/src/market-handler.js';
+import { createChancePublisher } from '../../services/ingestor/src/chance-publisher.js';
+import { createMarketFeed } from '../../services/ingestor/src/market-feed.js';
+import { OutcomeDirectory } from '../../services/ingestor/src/outcome-directory.js';
+import { systemClock } from '../../services/ingestor/src/clock.js';
+import { startStack } from '../support/stack.js';
+
+const FRAMES = Number(process.env.BENCH_FRAMES ?? 200_000);
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 50);
+const MARKETS = 500;
+const logger = pino({ level: 'silent' });
+
+/** Deterministic PRNG (mulberry32) so every run pushes the same feed. */
+function prng(seed: number) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const tokenOf = (market: number, side: number) => `8${String(market * 2 + side).padStart(76, '0')}`;
+const conditionOf = (market: number) => `0x${market.toString(16).padStart(64, '0')}`;
+const price = (p: number) => Math.min(0.99, Math.max(0.01, p)).toFixed(2);
+
+function generateFeed(n: number): string[] {
+  const rnd = prng(7);
+  const mid = Array.from({ length: MARKETS }, () => 0.2 + rnd() * 0.6);
+  let ts = 1_790_000_000_000;
+  const element = (): Record<string, unknown> => {
+    const m = Math.floor(rnd() * MARKETS);
+    mid[m] = Math.min(0.95, Math.max(0.05, (mid[m] ?? 0.5) + (rnd() - 0.5) * 0.02));
+    const p = mid[m] ?? 0.5;
+    ts += 1;
+    const kind = rnd();
+    if (kind < 0.1) {
+      const side = rnd() < 0.5 ? 0 : 1;
+      const q = side === 0 ? p : 1 - p;
+      const levels = (from: number, step: number) => Array.from({ length: 5 }, (_, i) => ({ price: price(from + step * i), size: String(10 + i * 7) }));
+      return { event_type: 'book', asset_id: tokenOf(m, side), market: conditionOf(m), bids: levels(q - 0.05, 0.01), asks: levels(q + 0.05, -0.01), timestamp: String(ts), hash: `0x${ts.toString(16)}` };
+    }
+    if (kind < 0.6) {
+      const bid = price(p - 0.01);
+      return {
+        market: conditionOf(m), timestamp: String(ts), event_type: 'price_change',
+        price_changes: [
+          { asset_id: tokenOf(m, 0), price: bid, size: String(Math.floor(rnd() * 300)), side: 'BUY', hash: 'h', best_bid: bid, best_ask: price(p + 0.01) },
+          { asset_id: tokenOf(m, 1), price: price(1 - Number(bid)), size: String(Math.floor(rnd() * 300)), side: 'SELL', hash: 'h', best_bid: '', best_ask: price(1 - Number(bid)) },
+        ],
+      };
+    }
+    if (kind < 0.7) {
+      return { event_type: 'price_change', asset_id: tokenOf(m, 0), market: conditionOf(m), timestamp: String(ts), changes: [{ price: price(p + 0.01), side: 'SELL', size: String(Math.floor(rnd() * 300)) }] };
+    }
+    return { event_type: 'last_trade_price', asset_id: tokenOf(m, 0), market: conditionOf(m), price: price(p), size: '5', side: 'BUY', timestamp: String(ts) };
+  };
+  const frames: string[] = [];
+  // Every book first, as the initial dump does, so deltas land on books.
+  for (let m = 0; m < MARKETS; m += 50) {
+    frames.push(JSON.stringify(Array.from({ length: 100 }, (_, i) => {
+      const market = m + Math.floor(i / 2);
+      const p = i % 2 === 0 ? (mid[market] ?? 0.5) : 1 - (mid[market] ?? 0.5);
+      return { event_type: 'book', asset_id: tokenOf(market, i % 2), market: conditionOf(market), bids: [{ price: price(p - 0.01), size: '100' }], asks: [{ price: price(p + 0.01), size: '100' }], timestamp: String(ts), hash: 'h0' };
+    })));
+  }
+  while (frames.length < n) {
+    frames.push(rnd() < 0.1 ? JSON.stringify([element(), element(), element()]) : JSON.stringify(element()));
+  }
+  return frames;
+}
+
+function directory(): OutcomeDirectory {
+  const d = new OutcomeDirectory();
+  for (let m = 0; m < MARKETS; m++) {
+    for (const side of [0, 1]) {
+      d.upsert({ tokenId: tokenOf(m, side), marketId: `m${m}`, eventId: `e${Math.floor(m / 3)}`, outcomeIndex: side, name: side ? 'No' : 'Yes', catalogPrice: 0.5, closed: false });
+    }
+  }
+  return d;
+}
+
+async function pipeline(label: string) {
+  const redis = await createTestRedis(label);
+  const publisher = createChancePublisher({ redis: redis.redis, keys: redisKeys(redis.prefix), clock: systemClock, logger });
+  const dirty = new Set<string>();
+  // The handler marks the event dirty exactly when a chance moved: that counts the moves.
+  let moves = 0;
+  const handler = createMarketHandler({
+    outcomes: directory(),
+    publisher,
+    markDirty: (e) => {
+      moves++;
+      dirty.add(e);
+    },
+    resolve: () => {},
+    requestRefresh: () => {},
+    clock: systemClock,
+    logger,
+  });
+  return {
+    handler,
+    publisher,
+    moves: () => moves,
+    async done() {
+      await publisher.close();
+      await redis.cleanup();
+    },
+  };
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+async function throughput(frames: string[]) {
+  const bytes = frames.reduce((s, f) => s + f.length, 0);
+  // Baseline: JSON.parse alone.
+  let t = performance.now();
+  let sink = 0;
+  for (const f of frames) sink += (JSON.parse(f) as unknown) ? 1 : 0;
+  const parseMs = performance.now() - t;
+
+  // The handler called directly: parse, books, chance, publisher (flushed to Redis at the end).
+  const direct = await pipeline('bench_direct');
+  t = performance.now();
+  // In slices, yielding to the event loop as a socket's message events would, so the publisher's
+  // 50 ms flush timer runs and its Redis pipelines are part of the measured time.
+  for (let i = 0; i < frames.length; i++) {
+    direct.handler.handleFrame(frames[i] as string);
+    if (i % 200 === 199) await new Promise((r) => setImmediate(r));
+  }
+  await direct.publisher.flush();
+  const directMs = performance.now() - t;
+  const s = direct.handler.stats();
+  const pub = direct.publisher.stats();
+  const moves = direct.moves();
+  await direct.done();
+
+  // Through a real socket: a local ws server sends the frames to the market feed.
+  const viaWs = await pipeline('bench_ws');
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await new Promise<void>((r) => wss.once('listening', () => r()));
+  const port = (wss.address() as AddressInfo).port;
+  let started = 0;
+  wss.on('connection', (ws) => {
+    ws.once('message', () => {
+      started = performance.now();
+      for (const f of frames) ws.send(f);
+    });
+  });
+  let received = 0;
+  let finish!: () => void;
+  const all = new Promise<void>((r) => (finish = r));
+  const feed = createMarketFeed({
+    url: `ws://127.0.0.1:${port}/ws/market`,
+    logger,
+    onFrame: (text) => {
+      viaWs.handler.handleFrame(text);
+      if (++received === frames.length) finish();
+    },
+    inactivityMs: 600_000,
+  });
+  feed.subscribe([tokenOf(0, 0)]);
+  await all;
+  await viaWs.publisher.flush();
+  const wsMs = performance.now() - started;
+  await feed.close();
+  wss.close();
+  await viaWs.done();
+
+  process.stdout.write(`\ningest throughput (${fmt(frames.length)} frames, ${fmt(bytes / frames.length)} B average, ${MARKETS * 2} tokens, one core; sink ${sink})\n`);
+  console.table([
+    { path: 'JSON.parse only (baseline)', 'frames/s': fmt(frames.length / (parseMs / 1000)), ms: fmt(parseMs) },
+    { path: 'handler: parse + books + chance + Redis', 'frames/s': fmt(frames.length / (directMs / 1000)), ms: fmt(directMs) },
+    { path: 'local ws socket → market feed → handler', 'frames/s': fmt(frames.length / (wsMs / 1000)), ms: fmt(wsMs) },
+  ]);
+  process.stdout.write(
+    `handler: ${fmt(Object.values(s.messages).reduce((a, b) => a + b, 0))} messages, ${fmt(s.droppedDeltas)} deltas dropped, ${s.malformed} malformed; ` +
+      `${fmt(moves)} chance moves over ${fmt(pub.published)} tokens, ${fmt(pub.writes)} Redis pipelines\n`,
+  );
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+async function apiDelay() {
+  process.stdout.write('\nstarting the stack through the run line for the frame → API delay…\n');
+  const stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'warn' }, readyTimeoutMs: 90_000 });
+  try {
+    const post = (path: string, body: unknown = {}) =>
+      fetch(`${stack.simUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    await post('/_sim/pause');
+    const events = (await (await fetch(`${stack.simUrl}/events?active=true&closed=false&limit=20&offset=0`)).json()) as Array<{
+      slug: string;
+      markets: Array<{ id: string; closed?: boolean; clobTokenIds: string }>;
+    }>;
+    const targets = events.flatMap((e) => e.markets.filter((m) => !m.closed).slice(0, 1).map((m) => ({ slug: e.slug, marketId: m.id, token: (JSON.parse(m.clobTokenIds) as string[])[0] as string })));
+    if (targets.length === 0) throw new Error('the simulator has no open markets');
+    const chanceOf = async (slug: string, marketId: string) => {
+      const body = (await (await fetch(`${stack.apiUrl}/api/v1/markets/${slug}`)).json()) as { event?: { markets: Array<{ id: string; outcomes: Array<{ chance: number }> }> } };
+      return body.event?.markets.find((m) => m.id === marketId)?.outcomes[0]?.chance;
+    };
+    const delays: number[] = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      const t = targets[i % targets.length]!;
+      const before = await chanceOf(t.slug, t.marketId);
+      // Alternate between two midpoints far apart so every sample is a real change.
+      const target = before !== undefined && before < 0.5 ? 0.71 : 0.29;
+      const started = performance.now();
+      await post('/_sim/book', { token_id: t.token, bids: [{ price: Number((target - 0.01).toFixed(2)), size: 100 }], asks: [{ price: Number((target + 0.01).toFixed(2)), size: 100 }] });
+      for (;;) {
+        if ((await chanceOf(t.slug, t.marketId)) === target) break;
+        if (performance.now() - started > 15_000) throw new Error(`chance ${target} of market ${t.marketId} never showed`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      delays.push(performance.now() - started);
+    }
+    delays.sort((a, b) => a - b);
+    process.stdout.write(`\nframe → chance visible in GET /api/v1/markets/{slug} (${delays.length} samples, SNAPSHOT_INTERVAL_MS default)\n`);
+    console.table([{ 'p50 ms': Math.round(percentile(delays, 50)), 'p99 ms': Math.round(percentile(delays, 99)), 'min ms': Math.round(delays[0] ?? 0), 'max ms': Math.round(delays[delays.length - 1] ?? 0) }]);
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function main() {
+  const frames = generateFeed(FRAMES);
+  await throughput(frames);
+  if (process.env.BENCH_SKIP_STACK !== '1') await apiDelay();
+  process.exit(0);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:ingest failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
