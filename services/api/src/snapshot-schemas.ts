@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { EventSnapshot, MarketListSnapshot, MarketSearchSnapshot } from '@pm/shared';
-import { categorySchema, eventCardSchema, eventSchema, leagueEntrySchema } from '@pm/shared/api';
+import { HISTORY_RANGES, type EventSnapshot, type HistorySnapshot, type LiveSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared';
+import { categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema } from '@pm/shared/api';
 
 /**
  * Zod schemas of the snapshot payloads (shared/src/snapshots.ts), so a body written by the worker is
@@ -23,3 +23,11 @@ export const marketSearchSnapshotSchema: z.ZodType<MarketSearchSnapshot> = z.obj
 });
 
 export const eventSnapshotSchema: z.ZodType<EventSnapshot> = z.object({ event: eventSchema });
+
+export const historySnapshotSchema: z.ZodType<HistorySnapshot> = z.object({
+  market_id: z.string(),
+  range: z.enum(HISTORY_RANGES),
+  points: z.array(historyPointSchema),
+});
+
+export const liveSnapshotSchema: z.ZodType<LiveSnapshot> = z.object({ matches: z.array(liveMatchSchema) });

@@ -2,6 +2,7 @@ import type { Logger } from '@pm/shared';
 import type { Db } from '@pm/shared/db';
 import { mapEvents, type CatalogRows } from './catalog-map.js';
 import { openEventIds, writeCatalogPage } from './catalog-db.js';
+import { catalogGameRows, writeCatalogGames } from './catalog-games.js';
 import type { GammaClient } from './gamma-client.js';
 import type { GammaEvent } from '@pm/shared/exchange';
 import type { Clock } from './clock.js';
@@ -98,6 +99,13 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
     const rows = mapEvents(events);
     const written = await writeCatalogPage(db, rows);
     for (const id of written.changedEventIds) changed.add(id);
+    try {
+      const leagues = new Map(rows.events.map((e) => [e.id, e.league]));
+      for (const id of await writeCatalogGames(db, catalogGameRows(events, (id) => leagues.get(id) ?? null))) changed.add(id);
+    } catch (err) {
+      // Game state is the sports channel's first; the next sync fills it again.
+      logger.warn({ err }, 'writing catalog game states failed');
+    }
     opts.onRows?.(rows);
     for (const r of rows.resolutions) {
       try {

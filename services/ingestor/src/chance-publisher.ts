@@ -29,6 +29,8 @@ export interface ChancePublisherOptions {
   isLive?: (tokenId: string) => boolean;
   flushMs?: number;
   reconfirmMs?: number;
+  /** Called with every chance that moved (the price history records from it). */
+  onMoved?: (tokenId: string, chance: number) => void;
 }
 
 export function formatChance(chance: number): string {
@@ -106,6 +108,7 @@ export function createChancePublisher(opts: ChancePublisherOptions): ChancePubli
       published.set(tokenId, text);
       pendingChance.set(tokenId, text);
       stampAt(tokenId, now);
+      opts.onMoved?.(tokenId, Number(text));
       return true;
     },
     last: (tokenId) => published.get(tokenId),

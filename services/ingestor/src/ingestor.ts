@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createSnapshotTrigger, redisKeys, type Config, type Logger } from '@pm/shared';
 import type { Db } from '@pm/shared/db';
+import type { OrderBook } from '@pm/shared/domain';
 import { systemClock, type Clock } from './clock.js';
 import { createGammaClient } from './gamma-client.js';
 import { createCatalogSync, type CatalogSync, type SyncResult } from './catalog-sync.js';
@@ -13,8 +14,11 @@ import { createChancePublisher } from './chance-publisher.js';
 import { createFeedHealth } from './feed-health.js';
 import { createMarketHandler, type MarketHandlerStats } from './market-handler.js';
 import { createMarketFeed, type MarketFeedStats } from './market-feed.js';
+import { createBookResync, type BookResyncStats } from './book-resync.js';
 import { createSportsFeed } from './sports-feed.js';
 import { createGamesWriter } from './games-writer.js';
+import { createHistoryClient } from './history-client.js';
+import { createHistoryRecorder, type HistoryRecorderStats } from './history-recorder.js';
 
 /**
  * The ingestor, assembled from its parts (catalog sync, market feed, sports feed, settlement
@@ -32,6 +36,9 @@ export interface IngestorTuning {
   /** Reconnect backoff of both channels (500 ms doubling to 10 s, jittered). */
   reconnectInitialMs?: number;
   reconnectMaxMs?: number;
+  /** REST book resync after a reconnect: grace for the initial dump (3 s), pace between requests (100 ms). */
+  resyncDelayMs?: number;
+  resyncPaceMs?: number;
   /** Batching: chance pipeline (50 ms), dirty events (100 ms), games (500 ms). */
   chanceFlushMs?: number;
   dirtyFlushMs?: number;
@@ -43,6 +50,9 @@ export interface IngestorTuning {
   catalogRetryDelayMs?: number;
   catalogAttempts?: number;
   catalogRefreshDebounceMs?: number;
+  /** Price history: between batched point inserts (5 s), and the most time between two points of an open market (60 s). */
+  historyFlushMs?: number;
+  historyMinuteMs?: number;
   /** Run the periodic catalog sync (every CATALOG_SYNC_SECONDS); default true. */
   periodicSync?: boolean;
   /** Connect the sports channel; default true. */
@@ -52,7 +62,7 @@ export interface IngestorTuning {
 export interface IngestorOptions {
   config: Pick<
     Config,
-    'GAMMA_URL' | 'CLOB_WS_URL' | 'SPORTS_WS_URL' | 'REDIS_PREFIX' | 'CATALOG_SYNC_SECONDS' | 'SNAPSHOT_INTERVAL_MS'
+    'GAMMA_URL' | 'CLOB_URL' | 'CLOB_WS_URL' | 'SPORTS_WS_URL' | 'REDIS_PREFIX' | 'CATALOG_SYNC_SECONDS' | 'SNAPSHOT_INTERVAL_MS'
   >;
   db: Db;
   /** Used for chance/feed writes and as BullMQ's connection: create it with maxRetriesPerRequest: null. */
@@ -65,10 +75,11 @@ export interface IngestorOptions {
 }
 
 export interface IngestorStats {
-  market: MarketHandlerStats & { sockets: MarketFeedStats };
+  market: MarketHandlerStats & { sockets: MarketFeedStats; resync: BookResyncStats };
   sports: { frames: number; updates: number; malformed: number; reconnects: number; games: number };
   catalog: { syncs: number; failures: number; last: SyncResult | null; outcomes: number };
   chances: { published: number; writes: number };
+  history: HistoryRecorderStats;
 }
 
 export interface Ingestor {
@@ -77,6 +88,8 @@ export interface Ingestor {
   /** Close sockets, flush pending writes, close the queue and trigger. Does not close `db` or `redis`. */
   stop(): Promise<void>;
   stats(): IngestorStats;
+  /** The local order book of a token (tests and diagnostics); undefined before its first book. */
+  book(tokenId: string): OrderBook | undefined;
   syncCatalog(): Promise<SyncResult>;
   /** Wait for every batched write (chances, dirty events, games, feed health) to reach Redis/Postgres. */
   flush(): Promise<void>;
@@ -132,11 +145,28 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     },
   });
 
+  // Price history of each market's first outcome: fed by every moved chance, backfilled on first sight.
+  const history = createHistoryRecorder({
+    db,
+    redis,
+    keys,
+    fetchHistory: createHistoryClient({ clobUrl: config.CLOB_URL }),
+    clock,
+    logger: logger.child({ part: 'history' }),
+    firstOutcomeMarket: (tokenId) => {
+      const ref = outcomes.get(tokenId);
+      return ref !== undefined && ref.outcomeIndex === 0 && !ref.closed ? ref.marketId : undefined;
+    },
+    flushMs: t.historyFlushMs,
+    minuteMs: t.historyMinuteMs,
+  });
+
   const publisher = createChancePublisher({
     redis,
     keys,
     clock,
     logger,
+    onMoved: (tokenId, chance) => history.offer(tokenId, chance),
     isLive: (tokenId) => marketFeed.isLive(tokenId),
     flushMs: t.chanceFlushMs,
     reconfirmMs: t.chanceReconfirmMs,
@@ -160,11 +190,25 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     onFrame: (text) => handler.handleFrame(text),
     onData: () => marketHealth.data(),
     onConnectionChange: (up) => marketHealth.connected(up),
+    onSubscribed: (tokens, reconnect) => {
+      if (reconnect) resync.afterResubscribe(tokens, clock.now());
+    },
     maxAssetsPerSocket: t.maxAssetsPerSocket,
     pingIntervalMs: t.pingIntervalMs,
     inactivityMs: t.marketInactivityMs,
     reconnectInitialMs: t.reconnectInitialMs,
     reconnectMaxMs: t.reconnectMaxMs,
+  });
+
+  const resync = createBookResync({
+    clobUrl: config.CLOB_URL,
+    logger: logger.child({ feed: 'book-resync' }),
+    clock,
+    lastBookAt: (tokenId) => handler.lastBookAt(tokenId),
+    isSubscribed: (tokenId) => marketFeed.isSubscribed(tokenId),
+    applyBook: (m) => handler.applyBook(m),
+    delayMs: t.resyncDelayMs,
+    paceMs: t.resyncPaceMs,
   });
 
   const games = createGamesWriter({ db, logger, markDirty: (eventId) => dirty.mark(eventId), flushMs: t.gamesFlushMs });
@@ -226,6 +270,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
 
   async function flush() {
     await publisher.flush();
+    await history.flush();
     await games.flush();
     await dirty.flush();
     await marketHealth.flush();
@@ -260,9 +305,10 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     stop() {
       stopping ??= (async () => {
         await catalog.stop();
-        await Promise.all([marketFeed.close(), sportsFeed.close()]);
+        await Promise.all([marketFeed.close(), sportsFeed.close(), resync.close()]);
         // Writers before the trigger: flushing games and chances can still mark events dirty.
         await publisher.close();
+        await history.close();
         await games.close();
         await dirty.close();
         await marketHealth.flush();
@@ -271,13 +317,15 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
       })();
       return stopping;
     },
+    book: (tokenId) => handler.book(tokenId),
     stats() {
       const s = sportsFeed.stats();
       return {
-        market: { ...handler.stats(), sockets: marketFeed.stats() },
+        market: { ...handler.stats(), sockets: marketFeed.stats(), resync: resync.stats() },
         sports: { ...s, games: games.stats().games },
         catalog: { ...catalogStats, outcomes: outcomes.size },
         chances: publisher.stats(),
+        history: history.stats(),
       };
     },
   };

@@ -112,10 +112,12 @@ export type LeagueEntry = z.infer<typeof leagueEntrySchema>;
 export const historyPointSchema = z
   .object({ t: z.number().int().meta({ description: 'Unix seconds' }), chance })
   .meta({ id: 'HistoryPoint' });
+export type HistoryPoint = z.infer<typeof historyPointSchema>;
 
 export const resultSchema = z
   .object({ label: z.string(), chance, market_id: z.string() })
   .meta({ id: 'Result' });
+export type Result = z.infer<typeof resultSchema>;
 
 export const liveMatchSchema = z
   .object({
@@ -131,6 +133,7 @@ export const liveMatchSchema = z
     url: z.string(),
   })
   .meta({ id: 'LiveMatch' });
+export type LiveMatch = z.infer<typeof liveMatchSchema>;
 
 export const errorBodySchema = z
   .object({

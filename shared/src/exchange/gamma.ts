@@ -100,6 +100,12 @@ export const gammaEventSchema = z
     teams: z.unknown().optional(),
     seriesSlug: looseText,
     series: z.unknown().optional(),
+    // Match state as the catalog last saw it: fills a game at start and after a missed final frame.
+    score: looseText,
+    period: looseText,
+    elapsed: looseText,
+    live: looseBoolean,
+    ended: looseBoolean,
   })
   .transform((e) => {
     const markets = parseMarkets(e.markets);
@@ -123,6 +129,11 @@ export const gammaEventSchema = z
       gameId: e.gameId === null || e.gameId.trim() === '' ? null : e.gameId.trim(),
       teams: parseEach(gammaTeamSchema, e.teams).items,
       seriesSlug: e.seriesSlug ?? series.find((s) => s.slug)?.slug ?? null,
+      score: e.score,
+      period: e.period,
+      elapsed: e.elapsed,
+      live: e.live,
+      ended: e.ended,
     };
   });
 export type GammaEvent = z.output<typeof gammaEventSchema>;

@@ -2,6 +2,8 @@ import type { Redis } from 'ioredis';
 import { redisKeys, type Logger, type SnapshotName } from '@pm/shared';
 import type { Db } from '@pm/shared/db';
 import { createCatalogCache } from './catalog.js';
+import { createDayAgoLookup } from './day-ago.js';
+import { buildLiveSnapshot } from './live.js';
 import type { CatalogEvent, Chances } from './model.js';
 import { buildEventSnapshot, buildListSnapshots, emptyList, parseChance } from './payloads.js';
 import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
@@ -62,6 +64,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   const keys = redisKeys(deps.prefix);
   const fullEveryMs = deps.fullEveryMs ?? 30_000;
   const catalog = createCatalogCache(deps.db);
+  const dayAgo = createDayAgoLookup(deps.db);
   const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
   let lastFullAt: number | undefined;
   let lastVersion: string | undefined;
@@ -112,16 +115,29 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       const rebuild = view.rebuild;
       const pages = rebuild === 'all' ? view.open : view.open.filter((e) => rebuild.has(e.id));
       const chances = await readChances(view.extra.length === 0 ? view.open : [...view.open, ...view.extra]);
+      const built = [...pages, ...view.extra];
+      const firstTokens = built.flatMap((e) => e.markets.flatMap((m) => (m.outcomes[0] ? [m.outcomes[0].tokenId] : [])));
+      const dayAgoChances = await dayAgo.lookup(firstTokens, started);
 
       const entries: SnapshotEntry[] = [];
-      for (const event of [...pages, ...view.extra]) {
+      for (const event of built) {
         entries.push({
           name: `event:${event.slug}`,
-          payload: buildEventSnapshot(event, { chances, splits: view.splits, game: view.games.get(event.id), webUrl: deps.webUrl }),
+          payload: buildEventSnapshot(event, {
+            chances,
+            splits: view.splits,
+            game: view.games.get(event.id),
+            webUrl: deps.webUrl,
+            dayAgo: dayAgoChances,
+          }),
         });
       }
+
       const lists = buildListSnapshots(view.open, chances, deps.webUrl);
-      const listEntries: SnapshotEntry[] = [...lists.lists, lists.search];
+      // The live list changes with any game or any in-play chance: cheap to rebuild every time,
+      // and the writer stores it only when its body changed.
+      const live: SnapshotEntry = { name: 'live', payload: buildLiveSnapshot(view.open, view.games, chances, deps.webUrl) };
+      const listEntries: SnapshotEntry[] = [...lists.lists, lists.search, live];
       const current = new Set(lists.leagueKeys);
       for (const key of leagueLists) {
         if (!current.has(key)) listEntries.push({ name: `markets:league:${key}` satisfies SnapshotName, payload: emptyList(view.open) });

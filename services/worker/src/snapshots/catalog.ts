@@ -44,6 +44,8 @@ const marketRow = z.object({
   closes_at: z.date().nullable(),
   closed: z.boolean(),
   one_day_price_change: z.number().nullable(),
+  resolved_outcome_index: z.number().int().nullable(),
+  voided: z.boolean(),
 });
 const outcomeRow = z.object({
   market_id: z.string(),
@@ -57,6 +59,7 @@ const gameRow = z.object({
   event_id: z.string(),
   league: z.string(),
   live: z.boolean(),
+  ended: z.boolean(),
   score: z.string(),
   clock: z.string(),
   period: z.string(),
@@ -100,7 +103,7 @@ export async function loadCatalog(db: Db, filter: EventFilter): Promise<CatalogR
     const markets = (
       await tx.query(sql`
         select m.id, m.event_id, m.position, m.question, m.label, m.kind, m.closes_at, m.closed,
-               m.one_day_price_change::float8 as one_day_price_change
+               m.one_day_price_change::float8 as one_day_price_change, m.resolved_outcome_index, m.voided
         from markets m
         join events e on e.id = m.event_id
         where ${f}
@@ -145,7 +148,7 @@ export async function probeGames(db: Queryable): Promise<string> {
   const [row] = await db.query(sql`
     select count(*)::int as n,
            coalesce(sum(hashtextextended(concat_ws('|', game_id, event_id, league, score, period, clock,
-                                                   live::text, updated_at::text), 0)), 0)::text as latest
+                                                   live::text, ended::text, updated_at::text), 0)), 0)::text as latest
     from games
   `);
   const { n, latest } = probeRow.parse(row);
@@ -156,7 +159,7 @@ async function queryGames(db: Queryable, f: SQLQuery): Promise<Map<string, GameS
   // inputs: event filter. outputs: at most one game per event, the latest updated.
   const rows = await db.query(sql`
     select distinct on (g.event_id)
-           g.game_id, g.event_id, g.league, g.live, g.score, g.clock, g.period, g.updated_at::text as updated_at
+           g.game_id, g.event_id, g.league, g.live, g.ended, g.score, g.clock, g.period, g.updated_at::text as updated_at
     from games g
     join events e on e.id = g.event_id
     where ${f}
@@ -170,6 +173,7 @@ async function queryGames(db: Queryable, f: SQLQuery): Promise<Map<string, GameS
       eventId: r.event_id,
       league: r.league,
       live: r.live,
+      ended: r.ended,
       score: r.score,
       clock: r.clock,
       period: r.period,
@@ -198,16 +202,36 @@ async function querySplits(db: Queryable, f: SQLQuery): Promise<Map<string, Map<
   return splits;
 }
 
+/**
+ * A resolved market shows its result, not the order book's last quote (books linger after the
+ * exchange resolves and the tokens stop trading): the winner 1 and the rest 0; a voided market its
+ * catalog price, which the exchange sets to the final prices. A market that is merely closed keeps
+ * its live chance: the catalog can lag the book by a sync interval.
+ */
+function finalChance(market: z.infer<typeof marketRow>, outcome: z.infer<typeof outcomeRow>): number | null {
+  if (market.resolved_outcome_index !== null) return outcome.outcome_index === market.resolved_outcome_index ? 1 : 0;
+  if (market.voided) return outcome.catalog_price;
+  return null;
+}
+
 function assemble(
   events: Array<z.infer<typeof eventRow>>,
   markets: Array<z.infer<typeof marketRow>>,
   outcomes: Array<z.infer<typeof outcomeRow>>,
 ): CatalogEvent[] {
+  const marketById = new Map(markets.map((m) => [m.id, m]));
   const outcomesByMarket = new Map<string, CatalogMarket['outcomes']>();
   for (const o of outcomes) {
     let list = outcomesByMarket.get(o.market_id);
     if (list === undefined) outcomesByMarket.set(o.market_id, (list = []));
-    list.push({ index: o.outcome_index, name: o.name, tokenId: o.token_id, catalogPrice: o.catalog_price });
+    const market = marketById.get(o.market_id);
+    list.push({
+      index: o.outcome_index,
+      name: o.name,
+      tokenId: o.token_id,
+      catalogPrice: o.catalog_price,
+      finalChance: market === undefined ? null : finalChance(market, o),
+    });
   }
   const marketsByEvent = new Map<string, CatalogMarket[]>();
   for (const m of markets) {
@@ -344,6 +368,7 @@ function changedGames(before: ReadonlyMap<string, GameState>, after: ReadonlyMap
       old.gameId === g.gameId &&
       old.updatedAt === g.updatedAt &&
       old.live === g.live &&
+      old.ended === g.ended &&
       old.score === g.score &&
       old.clock === g.clock &&
       old.period === g.period &&

@@ -12,6 +12,8 @@ export interface CatalogOutcome {
   tokenId: string;
   /** The catalog's last price: the fallback while the order-book feed has no chance for the token. */
   catalogPrice: number | null;
+  /** Set once the market is resolved or closed: the chance to show instead of the live one. */
+  finalChance: number | null;
 }
 
 export interface CatalogMarket {
@@ -49,6 +51,8 @@ export interface GameState {
   eventId: string;
   league: string;
   live: boolean;
+  /** The feed said the match is over (a final frame can still carry live: true for a moment). */
+  ended: boolean;
   score: string;
   clock: string;
   period: string;
@@ -58,6 +62,9 @@ export interface GameState {
 
 /** Live chances by token id (already parsed and range-checked). */
 export type Chances = ReadonlyMap<string, number>;
+
+/** First-outcome token → its chance at or before 24 h ago (absent: history does not reach back that far). */
+export type DayAgo = ReadonlyMap<string, number>;
 
 /** market_splits rows: market id → (outcome index → people). A market without rows has no callers. */
 export type Splits = ReadonlyMap<string, ReadonlyMap<number, number>>;

@@ -15,7 +15,7 @@ import {
   type Outcome,
   type SnapshotName,
 } from '@pm/shared';
-import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, GameState, Splits } from './model.js';
+import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, DayAgo, GameState, Splits } from './model.js';
 
 /**
  * Pure payload builders: catalog rows + live chances → the snapshot payloads of shared/src/snapshots.ts.
@@ -42,11 +42,11 @@ export function oddsForChance(chance: number): Odds {
 }
 
 /**
- * An outcome's chance: the live one from Redis, else the catalog price, else 0 (no price known at all;
- * rare: the catalog lists prices for every tradable outcome).
+ * An outcome's chance: the final one once its market is settled, else the live one from Redis, else
+ * the catalog price, else 0 (no price known at all; rare: the catalog prices every tradable outcome).
  */
 export function outcomeChance(outcome: CatalogOutcome, chances: Chances): number {
-  return chances.get(outcome.tokenId) ?? outcome.catalogPrice ?? 0;
+  return outcome.finalChance ?? chances.get(outcome.tokenId) ?? outcome.catalogPrice ?? 0;
 }
 
 /**
@@ -81,7 +81,20 @@ export function marketUrl(webUrl: string, marketId: string): string {
   return `${webUrl}/m/${encodeURIComponent(marketId)}`;
 }
 
-export function buildMarket(market: CatalogMarket, chances: Chances, splits: Splits, webUrl: string): Market {
+/**
+ * 24-hour change of a market: its first outcome's chance now minus its chance at or before 24 h ago
+ * (from price history), rounded to 4 decimals. Where history does not reach back 24 h, the catalog's
+ * oneDayPriceChange; without either, 0.
+ */
+export function change24h(market: CatalogMarket, chances: Chances, dayAgo: DayAgo | undefined): number {
+  const first = market.outcomes[0];
+  const then = first === undefined ? undefined : dayAgo?.get(first.tokenId);
+  const change = first !== undefined && then !== undefined ? outcomeChance(first, chances) - then : (market.oneDayPriceChange ?? 0);
+  // `+ 0` turns a -0 into 0, so an unchanged market never prints "-0".
+  return Math.round(change * 10_000) / 10_000 + 0;
+}
+
+export function buildMarket(market: CatalogMarket, chances: Chances, splits: Splits, webUrl: string, dayAgo?: DayAgo): Market {
   return {
     id: market.id,
     question: market.question,
@@ -92,8 +105,7 @@ export function buildMarket(market: CatalogMarket, chances: Chances, splits: Spl
     platform_split: platformSplit(market, splits),
     closes_at: market.closesAt?.toISOString() ?? null,
     closed: market.closed,
-    // The catalog's oneDayPriceChange until the history-based figure lands.
-    change_24h: market.oneDayPriceChange ?? 0,
+    change_24h: change24h(market, chances, dayAgo),
     url: marketUrl(webUrl, market.id),
   };
 }
@@ -117,6 +129,8 @@ export interface EventInputs {
   splits: Splits;
   game: GameState | undefined;
   webUrl: string;
+  /** First-outcome chances 24 h ago, for change_24h; absent: the catalog's figure. */
+  dayAgo?: DayAgo;
 }
 
 /** The single-event resource: every market, in catalog position order. */
@@ -128,7 +142,7 @@ export function buildEvent(event: CatalogEvent, inputs: EventInputs): Event {
     closes_at: event.closesAt?.toISOString() ?? null,
     volume: event.volume,
     game: buildGame(event, inputs.game),
-    markets: event.markets.map((m) => buildMarket(m, inputs.chances, inputs.splits, inputs.webUrl)),
+    markets: event.markets.map((m) => buildMarket(m, inputs.chances, inputs.splits, inputs.webUrl, inputs.dayAgo)),
     market_count: event.markets.length,
     url: eventUrl(inputs.webUrl, event.slug),
   };

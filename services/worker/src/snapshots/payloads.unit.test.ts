@@ -29,8 +29,8 @@ function market(id: string, over: Partial<CatalogMarket> = {}): CatalogMarket {
     closed: false,
     oneDayPriceChange: null,
     outcomes: [
-      { index: 0, name: 'Yes', tokenId: `${id}-yes`, catalogPrice: 0.5 },
-      { index: 1, name: 'No', tokenId: `${id}-no`, catalogPrice: 0.5 },
+      { index: 0, name: 'Yes', tokenId: `${id}-yes`, catalogPrice: 0.5, finalChance: null },
+      { index: 1, name: 'No', tokenId: `${id}-no`, catalogPrice: 0.5, finalChance: null },
     ],
     ...over,
   };
@@ -68,9 +68,13 @@ describe('odds of a chance', () => {
 });
 
 describe('an outcome chance', () => {
-  const o = { index: 0, name: 'Yes', tokenId: 't', catalogPrice: 0.3 };
+  const o = { index: 0, name: 'Yes', tokenId: 't', catalogPrice: 0.3, finalChance: null };
   it('is the live chance when Redis has one', () => {
     expect(outcomeChance(o, new Map([['t', 0.61]]))).toBe(0.61);
+  });
+  it('is the final chance once the market is settled, whatever the last quote was', () => {
+    expect(outcomeChance({ ...o, finalChance: 1 }, new Map([['t', 0.81]]))).toBe(1);
+    expect(outcomeChance({ ...o, finalChance: 0 }, new Map([['t', 0.96]]))).toBe(0);
   });
   it('falls back to the catalog price, then to 0', () => {
     expect(outcomeChance(o, none)).toBe(0.3);
@@ -94,7 +98,7 @@ describe('platform split', () => {
 });
 
 describe('an event page', () => {
-  const game: GameState = { gameId: 'g', eventId: 'e', league: '', live: false, score: '0-0', clock: '', period: 'HT', updatedAt: 'x' };
+  const game: GameState = { gameId: 'g', eventId: 'e', league: '', live: false, ended: false, score: '0-0', clock: '', period: 'HT', updatedAt: 'x' };
   const e = event('e', {
     league: 'nba',
     category: 'Sport',

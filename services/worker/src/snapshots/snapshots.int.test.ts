@@ -48,12 +48,13 @@ describe('a full build of the test catalog', () => {
   it('writes one snapshot per open event, the lists and search', async () => {
     const stats = await builder.build({ full: true });
     // 3 open events; trending + 7 categories + 2 leagues (epl, btc) + search.
-    expect(stats).toMatchObject({ events: 3, lists: 11, written: 14, full: true });
+    expect(stats).toMatchObject({ events: 3, lists: 12, written: 15, full: true });
     const names = [...(await scanSnapshots(tr.redis, tr.prefix)).keys()].sort();
     expect(names).toEqual([
       'event:ars-che',
       'event:btc-100k',
       'event:us-election',
+      'live',
       'markets:category:Crypto',
       'markets:category:Culture',
       'markets:category:Economy',
@@ -254,6 +255,20 @@ describe('incremental builds', () => {
     const stats = await builder.build();
     expect(stats.events).toBe(1);
     expect((await event('btc-100k')).markets[0]?.outcomes.map((o) => o.chance)).toEqual([1, 0]);
+  });
+
+  it('a resolved market shows its result, not the last quote its book left behind', async () => {
+    await tr.redis.hset(redisKeys(tr.prefix).chances, token('m4', 0), '0.81', token('m4', 1), '0.19');
+    await tdb.db.query(sql`update markets set closed = true, resolved_outcome_index = 1, resolved_at = now() where id = 'm4'`);
+    await tr.redis.incr(redisKeys(tr.prefix).catalogVersion);
+    await builder.build();
+    expect((await event('ars-che')).markets[3]?.outcomes.map((o) => o.chance)).toEqual([0, 1]);
+
+    await tdb.db.query(sql`update markets set closed = true, voided = true, resolved_at = now() where id = 'm21'`);
+    await tdb.db.query(sql`update outcomes set catalog_price = 0.5 where market_id = 'm21'`);
+    await tr.redis.incr(redisKeys(tr.prefix).catalogVersion);
+    await builder.build();
+    expect((await event('us-election')).markets[1]?.outcomes.map((o) => o.chance)).toEqual([0.5, 0.5]);
   });
 
   it('a full build after Redis lost the snapshots writes them again', async () => {

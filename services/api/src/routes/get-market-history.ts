@@ -1,0 +1,36 @@
+import { DEFAULT_HISTORY_RANGE } from '@pm/shared';
+import { ApiError } from '../errors.js';
+import type { Handler } from '../handler.js';
+import { eventSnapshotSchema, historySnapshotSchema } from '../snapshot-schemas.js';
+
+/**
+ * GET /api/v1/markets/{eventSlug}/history. The event snapshot says which markets belong to the
+ * event (and gives the question and the first outcome's name); the worker's
+ * `history:<marketId>:<range>` snapshot gives the downsampled points. A market whose history the
+ * worker has not built yet (no points recorded so far) answers with no points rather than a 404:
+ * the market exists, it just has no past yet.
+ */
+export const getMarketHistory: Handler<'/api/v1/markets/{eventSlug}/history'> = async (params, ctx) => {
+  const range = params.range ?? DEFAULT_HISTORY_RANGE;
+  const read = await ctx.snapshots.read(`event:${params.eventSlug}`, eventSnapshotSchema);
+  if (!read.snapshot) throw new ApiError('not_found', `no event with slug ${params.eventSlug}`);
+  const { event } = read.snapshot.data;
+  const marketId = params.market?.trim();
+  const market = marketId ? event.markets.find((m) => m.id === marketId) : event.markets[0];
+  if (!market) {
+    throw new ApiError('not_found', marketId ? `no market ${marketId} in event ${event.slug}` : `event ${event.slug} has no markets`);
+  }
+  const history = await ctx.snapshots.read(`history:${market.id}:${range}`, historySnapshotSchema);
+  const points = history.snapshot?.data.points ?? [];
+  return {
+    data: {
+      market_id: market.id,
+      question: market.question,
+      outcome: market.outcomes[0]?.name ?? '',
+      range,
+      points,
+    },
+    // The question and outcome come from the event snapshot, the points from the history one.
+    version: `history|${read.snapshot.etag}|${market.id}|${range}|${history.snapshot?.etag ?? 'none'}`,
+  };
+};

@@ -1,0 +1,174 @@
+import type { Redis } from 'ioredis';
+import type { Logger, RedisKeys } from '@pm/shared';
+import type { Db } from '@pm/shared/db';
+import type { Clock } from './clock.js';
+import { createHistoryBackfill, type HistoryBackfill, type HistoryBackfillStats } from './history-backfill.js';
+import type { FetchHistory } from './history-client.js';
+import { insertPoints, tokensWithoutPast, type PointRow } from './history-db.js';
+
+/**
+ * Price history recording (DESIGN.md "The flow" 3), for the FIRST outcome's token of each market
+ * only: a history point describes the chance of the market's first outcome (SPEC.md "History
+ * point"), so the other outcomes' points would never be read — recording and backfilling only
+ * these halves the work on binary markets.
+ *
+ * Live points: the chance publisher reports every move (`offer`); a token gets a point when its
+ * chance differs from its last recorded point, and otherwise one a minute (so a quiet market still
+ * has a point per minute and its chart reaches to now). Within one flush window (default 5 s) the
+ * latest chance of a token wins: at most one point per token per window. Each flush is one
+ * multi-row insert, then the markets whose history changed are added to `dirtyHistory` for the
+ * worker's throttled history snapshots.
+ *
+ * First sight: a token the recorder has not seen in this process is checked against the table
+ * before its first live point is written; one without a past is queued for a backfill
+ * (history-backfill.ts), which never blocks the feed.
+ */
+
+/** The decision for one token at one instant (pure; unit-tested). */
+export function pointDue(
+  last: { at: number; chance: number } | undefined,
+  chance: number,
+  now: number,
+  minuteMs = 60_000,
+): 'first' | 'move' | 'minute' | null {
+  if (last === undefined) return 'first';
+  if (chance !== last.chance) return 'move';
+  if (now - last.at >= minuteMs) return 'minute';
+  return null;
+}
+
+export interface HistoryRecorderOptions {
+  db: Db;
+  redis: Redis;
+  keys: Pick<RedisKeys, 'dirtyHistory' | 'backfilledHistory'>;
+  fetchHistory: FetchHistory;
+  clock: Clock;
+  logger: Logger;
+  /** The market of a token when it is an OPEN market's first outcome; undefined otherwise. */
+  firstOutcomeMarket: (tokenId: string) => string | undefined;
+  /** Between flushes (ms); default 5 s. */
+  flushMs?: number;
+  /** A point at least this often per token while its market is open; default 60 s. */
+  minuteMs?: number;
+  backfill?: { concurrency?: number; paceMs?: number; retryMs?: number; retryMaxMs?: number; maxAttempts?: number };
+}
+
+export interface HistoryRecorderStats {
+  points: number;
+  flushes: number;
+  tracked: number;
+  backfill: HistoryBackfillStats;
+}
+
+export interface HistoryRecorder {
+  /** A token's displayed chance moved (called by the chance publisher). Ignores tokens that are not first outcomes. */
+  offer(tokenId: string, chance: number): void;
+  /** Write what is due now (also runs every `flushMs`). */
+  flush(): Promise<void>;
+  /** Resolves once queued backfills are done (tests). */
+  backfillIdle(): Promise<void>;
+  close(): Promise<void>;
+  stats(): HistoryRecorderStats;
+}
+
+/** How old a point must be to show a token's past was already fetched (see tokensWithoutPast). */
+const PAST_MS = 3_600_000;
+
+export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryRecorder {
+  const flushMs = opts.flushMs ?? 5_000;
+  const minuteMs = opts.minuteMs ?? 60_000;
+  /** Token → its market and latest chance. */
+  const current = new Map<string, { marketId: string; chance: number }>();
+  const recorded = new Map<string, { at: number; chance: number }>();
+  /** Tokens seen for the first time, not yet checked for a past. */
+  let unchecked = new Set<string>();
+  let inFlight: Promise<void> = Promise.resolve();
+  let closed = false;
+  const stats = { points: 0, flushes: 0 };
+
+  const backfill: HistoryBackfill = createHistoryBackfill({
+    fetchHistory: opts.fetchHistory,
+    logger: opts.logger,
+    ...opts.backfill,
+    store: async (target, points) => {
+      await insertPoints(
+        opts.db,
+        points.map((p) => ({ tokenId: target.tokenId, at: p.t * 1000, chance: p.chance })),
+      );
+      // A market's past arriving is a one-off: its chart should show it now, not after the throttle.
+      await opts.redis.sadd(opts.keys.backfilledHistory, target.marketId);
+    },
+  });
+
+  async function write(now: number): Promise<void> {
+    if (unchecked.size > 0) {
+      const tokens = [...unchecked];
+      unchecked = new Set();
+      try {
+        for (const tokenId of await tokensWithoutPast(opts.db, tokens, now - PAST_MS)) {
+          const marketId = current.get(tokenId)?.marketId;
+          if (marketId !== undefined) backfill.enqueue({ tokenId, marketId });
+        }
+      } catch (err) {
+        for (const t of tokens) unchecked.add(t);
+        throw err;
+      }
+    }
+
+    const due: PointRow[] = [];
+    const markets = new Set<string>();
+    for (const [tokenId, { marketId, chance }] of current) {
+      if (opts.firstOutcomeMarket(tokenId) === undefined) {
+        // Closed since (or no longer known): stop recording it.
+        current.delete(tokenId);
+        recorded.delete(tokenId);
+        continue;
+      }
+      if (pointDue(recorded.get(tokenId), chance, now, minuteMs) === null) continue;
+      due.push({ tokenId, at: now, chance });
+      markets.add(marketId);
+    }
+    if (due.length === 0) return;
+    await insertPoints(opts.db, due);
+    for (const p of due) recorded.set(p.tokenId, { at: p.at, chance: p.chance });
+    stats.points += due.length;
+    await opts.redis.sadd(opts.keys.dirtyHistory, ...markets);
+  }
+
+  function flush(): Promise<void> {
+    inFlight = inFlight.then(async () => {
+      stats.flushes++;
+      try {
+        await write(opts.clock.now());
+      } catch (err) {
+        // The chances are still held in memory: the next flush writes them.
+        opts.logger.warn({ err }, 'recording price history failed; will retry');
+      }
+    });
+    return inFlight;
+  }
+
+  const timer = setInterval(() => {
+    if (!closed) void flush();
+  }, flushMs);
+  timer.unref();
+
+  return {
+    offer(tokenId, chance) {
+      if (closed) return;
+      const marketId = opts.firstOutcomeMarket(tokenId);
+      if (marketId === undefined) return;
+      if (!current.has(tokenId) && !recorded.has(tokenId)) unchecked.add(tokenId);
+      current.set(tokenId, { marketId, chance });
+    },
+    flush,
+    backfillIdle: () => backfill.idle(),
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await flush();
+      await backfill.close();
+    },
+    stats: () => ({ ...stats, tracked: current.size, backfill: backfill.stats() }),
+  };
+}

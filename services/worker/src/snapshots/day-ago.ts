@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { sql, type Db } from '@pm/shared/db';
+import type { DayAgo } from './model.js';
+
+/**
+ * Chances 24 hours ago per first-outcome token, for change_24h. Looked up with one statement per
+ * build (an index probe per token on price_points' primary key) and held for `ttlMs`: event pages
+ * are rebuilt every few hundred ms while prices move, and a chance a day ago barely moves within a
+ * minute, so most builds cost no query at all.
+ */
+
+export interface DayAgoLookup {
+  /** Chance at or before (now − 24 h) of each token that has such a point. */
+  lookup(tokenIds: readonly string[], nowMs: number): Promise<DayAgo>;
+}
+
+const DAY_MS = 86_400_000;
+const row = z.object({ token_id: z.string(), chance: z.number() });
+
+export function createDayAgoLookup(db: Pick<Db, 'query'>, opts: { ttlMs?: number } = {}): DayAgoLookup {
+  const ttlMs = opts.ttlMs ?? 60_000;
+  const cache = new Map<string, { chance: number | undefined; at: number }>();
+
+  return {
+    async lookup(tokenIds, nowMs) {
+      const stale = [...new Set(tokenIds)].filter((t) => {
+        const hit = cache.get(t);
+        return hit === undefined || nowMs - hit.at >= ttlMs;
+      });
+      if (stale.length > 0) {
+        // inputs: token ids, the cut-off instant (Unix s). outputs: per token with a point at or
+        // before the cut-off, the chance of the latest such point.
+        const rows = await db.query(sql`
+          select t.token_id, p.chance::float8 as chance
+          from unnest(${stale}::text[]) as t(token_id)
+          cross join lateral (
+            select pp.chance from price_points pp
+            where pp.token_id = t.token_id and pp.t <= to_timestamp(${(nowMs - DAY_MS) / 1000}::float8)
+            order by pp.t desc limit 1
+          ) p
+        `);
+        const found = new Map<string, number>();
+        for (const raw of rows) {
+          const r = row.parse(raw);
+          found.set(r.token_id, r.chance);
+        }
+        for (const t of stale) cache.set(t, { chance: found.get(t), at: nowMs });
+      }
+      const out = new Map<string, number>();
+      for (const t of tokenIds) {
+        const chance = cache.get(t)?.chance;
+        if (chance !== undefined) out.set(t, chance);
+      }
+      return out;
+    },
+  };
+}

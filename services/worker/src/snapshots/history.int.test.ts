@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createLogger, historyPointSchema, HISTORY_RANGES, liveMatchSchema, redisKeys } from '@pm/shared';
+import { sql } from '@pm/shared/db';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createSnapshotBuilder } from './builder.js';
+import { createHistoryBuilder, type HistoryBuilder } from './history.js';
+import { eventSnapshotSchema, insertFixture, readSnapshot, readStored, token, WEB_URL } from './test-fixture.js';
+
+/**
+ * History snapshots, change_24h and the live list, built from the test catalog with price_points
+ * in a real Postgres and snapshots in a real Redis.
+ */
+
+let tdb: TestDatabase;
+let tr: TestRedis;
+let history: HistoryBuilder;
+// On a 30-minute boundary, so bucket counts are exact.
+let now = 1_800_000_000_000;
+const NOW_S = now / 1000;
+const logger = createLogger('worker-history-test', { LOG_LEVEL: 'silent' });
+const historySchema = z.object({ market_id: z.string(), range: z.enum(HISTORY_RANGES), points: z.array(historyPointSchema) });
+
+/** First outcome of m1: 0.2 + a tenth of a cent per hour of age; its second outcome the complement. */
+const firstChance = (t: number) => Math.round((0.2 + ((NOW_S - t) / 3600) * 0.0001) * 10_000) / 10_000;
+
+async function insertPoints(tokenId: string, rows: Array<{ t: number; chance: number }>) {
+  await tdb.db.query(sql`
+    insert into price_points (token_id, t, chance)
+    select ${tokenId}, to_timestamp(x.t), x.c
+    from unnest(${rows.map((r) => r.t)}::float8[], ${rows.map((r) => r.chance)}::numeric[]) as x(t, c)
+    on conflict do nothing
+  `);
+}
+
+const readHistory = (marketId: string, range: string) =>
+  readSnapshot(tr.redis, tr.prefix, `history:${marketId}:${range}`, historySchema);
+
+beforeAll(async () => {
+  [tdb, tr] = await Promise.all([createTestDatabase('worker_history'), createTestRedis('worker_history')]);
+  await insertFixture(tdb.db, tr.redis, tr.prefix);
+  // m1: 40 days hourly, then the last day every minute; its second outcome moves the other way.
+  const rows: Array<{ t: number; chance: number }> = [];
+  for (let t = NOW_S - 40 * 86_400; t < NOW_S - 86_400; t += 3600) rows.push({ t, chance: firstChance(t) });
+  for (let t = NOW_S - 86_400; t <= NOW_S - 60; t += 60) rows.push({ t, chance: firstChance(t) });
+  await insertPoints(token('m1', 0), rows);
+  await insertPoints(token('m1', 1), rows.map((r) => ({ t: r.t, chance: Math.round((1 - r.chance) * 10_000) / 10_000 })));
+  history = createHistoryBuilder({ db: tdb.db, redis: tr.redis, prefix: tr.prefix, clock: { now: () => now }, logger });
+});
+
+afterAll(async () => {
+  await tr?.cleanup();
+  await tdb?.drop();
+});
+
+describe('history snapshots', () => {
+  it('the first build covers every open market: each range downsampled, ascending, first outcome only', async () => {
+    const stats = await history.build();
+    // 10 markets of the 3 open events (5 + 1 + 4), 4 ranges each.
+    expect(stats.built).toBe(40);
+
+    const day = await readHistory('m1', '1d');
+    expect(day.market_id).toBe('m1');
+    // A day of minute points in 5-minute buckets: 288 buckets (the day-old point opens one more).
+    expect(day.points.length).toBeGreaterThanOrEqual(288);
+    expect(day.points.length).toBeLessThanOrEqual(289);
+    const week = await readHistory('m1', '1w');
+    const month = await readHistory('m1', '1m');
+    const max = await readHistory('m1', 'max');
+    // 6 days of hourly points (one per 30-minute bucket that has one) + 48 half-hours of the last day.
+    expect(week.points.length).toBeGreaterThanOrEqual(6 * 24 + 48);
+    expect(week.points.length).toBeLessThanOrEqual(6 * 24 + 49);
+    expect(month.points.length).toBeGreaterThanOrEqual(240);
+    expect(month.points.length).toBeLessThanOrEqual(241);
+    expect(max.points.length).toBeGreaterThanOrEqual(40);
+    expect(max.points.length).toBeLessThanOrEqual(41);
+    // The first UTC day's last hourly point (buckets are aligned to the epoch, not to the first point).
+    const firstDayEnd = (Math.floor((NOW_S - 40 * 86_400) / 86_400) + 1) * 86_400;
+    expect(max.points[0]?.t).toBe(firstDayEnd - 3600);
+
+    for (const [range, snap, bucket] of [
+      ['1d', day, 300],
+      ['1w', week, 1800],
+      ['1m', month, 10_800],
+      ['max', max, 86_400],
+    ] as const) {
+      const ts = snap.points.map((p) => p.t);
+      expect(ts, range).toEqual([...ts].sort((a, b) => a - b));
+      // one point per bucket, each the bucket's LAST point
+      const buckets = ts.map((t) => Math.floor(t / bucket));
+      expect(new Set(buckets).size, range).toBe(buckets.length);
+      for (const p of snap.points) expect(p.chance, range).toBe(firstChance(p.t));
+      // the latest point ends every range
+      expect(ts.at(-1), range).toBe(NOW_S - 60);
+    }
+    // 1d starts a day back, 1w a week back
+    expect(day.points[0]!.t).toBeGreaterThanOrEqual(NOW_S - 86_400);
+    expect(week.points[0]!.t).toBeGreaterThanOrEqual(NOW_S - 7 * 86_400);
+  });
+
+  it('a market with no points gets an empty history', async () => {
+    expect((await readHistory('m5', 'max')).points).toEqual([]);
+  });
+
+  it('new points are picked up when marked, 1d within 10 s and the other ranges at most once a minute', async () => {
+    await insertPoints(token('m1', 0), [{ t: NOW_S + 5, chance: 0.9 }]);
+    await tr.redis.sadd(redisKeys(tr.prefix).dirtyHistory, 'm1');
+    now += 1_000;
+    expect((await history.build()).built).toBe(0);
+    expect((await readHistory('m1', '1d')).points.at(-1)?.chance).not.toBe(0.9);
+
+    now += 9_000;
+    expect((await history.build()).built).toBe(1);
+    expect((await readHistory('m1', '1d')).points.at(-1)).toEqual({ t: NOW_S + 5, chance: 0.9 });
+    expect((await readHistory('m1', 'max')).points.at(-1)?.chance).not.toBe(0.9);
+
+    now += 50_000;
+    expect((await history.build()).built).toBe(3);
+    expect((await readHistory('m1', 'max')).points.at(-1)).toEqual({ t: NOW_S + 5, chance: 0.9 });
+    // Nothing pending any more: later builds rebuild nothing.
+    now += 120_000;
+    expect((await history.build()).built).toBe(0);
+  });
+
+  it('a market just backfilled is rebuilt at once in every range, past the throttle', async () => {
+    await insertPoints(token('m10', 0), [{ t: NOW_S - 30 * 86_400, chance: 0.4 }]);
+    await tr.redis.sadd(redisKeys(tr.prefix).dirtyHistory, 'm10');
+    now += 10_000;
+    expect((await history.build()).built).toBe(4); // m10 not built for a while: every range due
+    await insertPoints(token('m10', 0), [{ t: NOW_S - 20 * 86_400, chance: 0.45 }]);
+    await tr.redis.sadd(redisKeys(tr.prefix).backfilledHistory, 'm10');
+    now += 1_000;
+    expect((await history.build()).built).toBe(4);
+    expect((await readHistory('m10', 'max')).points.map((p) => p.chance)).toEqual([0.4, 0.45]);
+  });
+});
+
+describe('event snapshots: change_24h and the live list', () => {
+  it('change_24h is the first outcome now minus its point at or before 24 h ago; the catalog figure without history', async () => {
+    // m10: a point 25 h ago (0.5) and one 23 h ago (0.7): the one at or before 24 h ago counts.
+    await insertPoints(token('m10', 0), [
+      { t: now / 1000 - 25 * 3600, chance: 0.5 },
+      { t: now / 1000 - 23 * 3600, chance: 0.7 },
+    ]);
+    const builder = createSnapshotBuilder({ db: tdb.db, redis: tr.redis, prefix: tr.prefix, webUrl: WEB_URL, logger, clock: { now: () => now } });
+    await builder.build({ full: true });
+    const btc = (await readSnapshot(tr.redis, tr.prefix, 'event:btc-100k', eventSnapshotSchema)).event;
+    expect(btc.markets[0]?.change_24h).toBe(0.12); // 0.62 live − 0.5
+    const soccer = (await readSnapshot(tr.redis, tr.prefix, 'event:ars-che', eventSnapshotSchema)).event;
+    const m1 = soccer.markets.find((m) => m.id === 'm1');
+    // m1's first outcome 24 h ago per the fixture series; live chance 0.25.
+    const dayAgo = firstChance(Math.floor(now / 1000 - 86_400 - ((now / 1000 - 86_400 - NOW_S) % 60)));
+    expect(m1?.change_24h).toBeCloseTo(0.25 - dayAgo, 4);
+    // m4 has no history: the catalog's oneDayPriceChange; m3 neither: 0.
+    expect(soccer.markets.find((m) => m.id === 'm4')?.change_24h).toBe(-0.02);
+    expect(soccer.markets.find((m) => m.id === 'm3')?.change_24h).toBe(0);
+  });
+
+  it('the live list shows the match in play with home, draw and away from its moneyline markets', async () => {
+    const stored = await readStored(tr.redis, tr.prefix, 'live');
+    expect(stored).not.toBeNull();
+    const { matches } = z.object({ matches: z.array(liveMatchSchema) }).parse(JSON.parse(stored!.body));
+    expect(matches.map((m) => m.slug)).toEqual(['ars-che']);
+    expect(matches[0]).toMatchObject({ league: 'epl', score: '1-0', period: '1H', clock: '23', markets: 5, url: `${WEB_URL}/e/ars-che` });
+    expect(matches[0]?.result).toEqual([
+      { label: 'Arsenal', chance: 0.25, market_id: 'm1' },
+      { label: 'Draw', chance: 0.3, market_id: 'm3' },
+      { label: 'Chelsea', chance: 0.44, market_id: 'm4' },
+    ]);
+
+    // The game ends: the match leaves the list at the next build.
+    await tdb.db.query(sql`update games set live = false, ended = true, updated_at = now() where game_id = 'g1'`);
+    const builder = createSnapshotBuilder({ db: tdb.db, redis: tr.redis, prefix: tr.prefix, webUrl: WEB_URL, logger, clock: { now: () => now } });
+    await builder.build({ full: true });
+    expect(JSON.parse((await readStored(tr.redis, tr.prefix, 'live'))!.body)).toEqual({ matches: [] });
+  });
+});

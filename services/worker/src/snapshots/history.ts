@@ -1,0 +1,219 @@
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { HISTORY_RANGES, HISTORY_RANGE_WINDOWS, redisKeys, type HistoryRange, type HistorySnapshot, type Logger } from '@pm/shared';
+import { sql, type Db } from '@pm/shared/db';
+import type { Clock } from './builder.js';
+import { dueRanges, rangeStart, roundChance } from './history-buckets.js';
+import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
+
+/**
+ * Builds the `history:<marketId>:<range>` snapshots from `price_points`.
+ *
+ * The ingestor SADDs a market id to `dirtyHistory` whenever it inserted live points for the market's
+ * first-outcome token, and to `backfilledHistory` when it backfilled its past (rebuilt at once). Each build pops that set into an in-memory
+ * pending list and rebuilds only the ranges that are due (history-buckets.ts REBUILD_EVERY_MS: a
+ * busy market is rebuilt at most every 10 s for 1d and once a minute for the other ranges, however
+ * often its points change). The first build covers every market of every open event.
+ *
+ * The downsample is one set-based statement per range for a whole batch of markets (DISTINCT ON
+ * the bucket number, keeping each bucket's last point), never one query per market.
+ */
+
+export interface HistoryBuildStats {
+  /** Market-range snapshots built. */
+  built: number;
+  /** Snapshots whose body changed and were written. */
+  written: number;
+  /** Markets still waiting (throttled, or beyond this build's batch). */
+  pending: number;
+}
+
+export interface HistoryBuilder {
+  build(): Promise<HistoryBuildStats>;
+}
+
+export interface HistoryBuilderDeps {
+  db: Db;
+  redis: Redis;
+  prefix: string;
+  clock: Clock;
+  logger: Logger;
+  /** Markets per range per build (bounds one statement's work). Default 250. */
+  batchSize?: number;
+}
+
+const tokenRow = z.object({ market_id: z.string(), token_id: z.string() });
+const pointRow = z.object({ token_id: z.string(), t: z.number(), chance: z.number() });
+
+export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
+  const keys = redisKeys(deps.prefix);
+  const batchSize = deps.batchSize ?? 250;
+  const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
+  /** Market → ranges whose points changed since they were last built. */
+  const pending = new Map<string, Set<HistoryRange>>();
+  const lastBuilt = new Map<string, Partial<Record<HistoryRange, number>>>();
+  /** Market → its first outcome's token (fixed for the market's life). */
+  const firstToken = new Map<string, string>();
+  let started = false;
+  let chain: Promise<unknown> = Promise.resolve();
+
+  const markAll = (ids: Iterable<string>) => {
+    for (const id of ids) pending.set(id, new Set(HISTORY_RANGES));
+  };
+
+  /** Take both sets in one atomic step: markets with new points, and markets just backfilled. */
+  async function popDirty(): Promise<{ dirty: string[]; backfilled: string[] }> {
+    const results = await deps.redis
+      .multi()
+      .smembers(keys.dirtyHistory)
+      .smembers(keys.backfilledHistory)
+      .del(keys.dirtyHistory, keys.backfilledHistory)
+      .exec();
+    if (results === null) throw new Error('history dirty set pop aborted');
+    for (const [err] of results) if (err) throw err;
+    const ids = (i: number) => {
+      const v = results[i]?.[1];
+      return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+    };
+    return { dirty: ids(0), backfilled: ids(1) };
+  }
+
+  /** Every market of every open event (the first build). inputs: none. outputs: market ids. */
+  async function openMarkets(): Promise<string[]> {
+    const rows: Array<{ id: string }> = await deps.db.query(sql`
+      select m.id from markets m join events e on e.id = m.event_id where e.closed = false
+    `);
+    return rows.map((r) => r.id);
+  }
+
+  async function resolveTokens(marketIds: string[]): Promise<void> {
+    const missing = marketIds.filter((id) => !firstToken.has(id));
+    if (missing.length === 0) return;
+    // inputs: market ids. outputs: (market id, token id of outcome 0) for those that exist.
+    const rows = await deps.db.query(sql`
+      select o.market_id, o.token_id from outcomes o
+      where o.market_id = any(${missing}::text[]) and o.outcome_index = 0
+    `);
+    for (const raw of rows) {
+      const r = tokenRow.parse(raw);
+      firstToken.set(r.market_id, r.token_id);
+    }
+  }
+
+  /**
+   * inputs: token ids, the range's bucket (s) and start (Unix s, or null for everything).
+   * outputs: per token, the last point of each bucket, tokens grouped and buckets ascending.
+   */
+  async function downsampleRange(tokens: string[], range: HistoryRange, nowSeconds: number): Promise<Map<string, HistorySnapshot['points']>> {
+    const { bucketSeconds } = HISTORY_RANGE_WINDOWS[range];
+    const start = rangeStart(range, nowSeconds);
+    const since = start === null ? sql`` : sql`and p.t >= to_timestamp(${start}::float8)`;
+    const rows = await deps.db.query(sql`
+      select distinct on (x.token_id, x.bucket) x.token_id, x.t, x.chance
+      from (
+        select p.token_id, p.t as at, floor(extract(epoch from p.t) / ${bucketSeconds}::numeric) as bucket,
+               floor(extract(epoch from p.t))::float8 as t, p.chance::float8 as chance
+        from price_points p
+        where p.token_id = any(${tokens}::text[]) ${since}
+      ) x
+      order by x.token_id, x.bucket, x.at desc
+    `);
+    const byToken = new Map<string, HistorySnapshot['points']>();
+    for (const raw of rows) {
+      const r = pointRow.parse(raw);
+      let list = byToken.get(r.token_id);
+      if (list === undefined) byToken.set(r.token_id, (list = []));
+      list.push({ t: r.t, chance: roundChance(r.chance) });
+    }
+    return byToken;
+  }
+
+  async function run(): Promise<HistoryBuildStats> {
+    const now = deps.clock.now();
+    const popped = await popDirty();
+    markAll(popped.dirty);
+    markAll(popped.backfilled);
+    // A backfill is a one-off that changes the whole chart: rebuild its ranges now, past the throttle.
+    for (const id of popped.backfilled) lastBuilt.delete(id);
+    if (!started) {
+      markAll(await openMarkets());
+      started = true;
+    }
+    // Per range, the markets due now (pending for that range and past its throttle), a batch at most.
+    const work = new Map<HistoryRange, string[]>(HISTORY_RANGES.map((r) => [r, []]));
+    for (const [marketId, ranges] of pending) {
+      for (const range of dueRanges(lastBuilt.get(marketId) ?? {}, now)) {
+        const list = work.get(range);
+        if (ranges.has(range) && list !== undefined && list.length < batchSize) list.push(marketId);
+      }
+    }
+    await resolveTokens([...new Set([...work.values()].flat())]);
+
+    const nowSeconds = Math.floor(now / 1000);
+    const entries: SnapshotEntry[] = [];
+    const done: Array<[string, HistoryRange]> = [];
+    for (const [range, marketIds] of work) {
+      const withToken = marketIds.filter((id) => firstToken.has(id));
+      // A market without outcomes has no history to show: drop it from the pending list.
+      for (const id of marketIds) if (!firstToken.has(id)) done.push([id, range]);
+      if (withToken.length === 0) continue;
+      const points = await downsampleRange(withToken.map((id) => firstToken.get(id) as string), range, nowSeconds);
+      for (const marketId of withToken) {
+        const payload: HistorySnapshot = { market_id: marketId, range, points: points.get(firstToken.get(marketId) as string) ?? [] };
+        entries.push({ name: `history:${marketId}:${range}`, payload });
+        done.push([marketId, range]);
+      }
+    }
+    const { written } = entries.length > 0 ? await writer.write(entries) : { written: 0 };
+    // Only after the write: a failed build leaves its markets pending for the next one.
+    for (const [marketId, range] of done) {
+      const ranges = pending.get(marketId);
+      ranges?.delete(range);
+      if (ranges?.size === 0) pending.delete(marketId);
+      lastBuilt.set(marketId, { ...lastBuilt.get(marketId), [range]: now });
+    }
+    return { built: entries.length, written, pending: pending.size };
+  }
+
+  return {
+    build() {
+      const next = chain.then(run);
+      chain = next.catch(() => {});
+      return next;
+    },
+  };
+}
+
+export interface HistoryLoop {
+  /** Stop the timer and wait for the build in progress. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Run `builder.build()` every `everyMs` (default 2 s), one at a time, off the event snapshots'
+ * path: a history downsample may take a few hundred ms and must never delay live prices.
+ */
+export function startHistoryLoop(builder: HistoryBuilder, opts: { logger: Logger; everyMs?: number }): HistoryLoop {
+  let running: Promise<void> | undefined;
+  const tick = () => {
+    if (running) return;
+    running = builder
+      .build()
+      .then((stats) => {
+        if (stats.built > 0) opts.logger.debug(stats, 'history snapshots built');
+      })
+      .catch((err: unknown) => opts.logger.warn({ err }, 'history snapshot build failed'))
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  tick();
+  const timer = setInterval(tick, opts.everyMs ?? 2_000);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
