@@ -75,12 +75,18 @@ async function main() {
     { name: 'api', entry: 'services/api/src/main.ts', env },
   ];
   const supervisor = createSupervisor({ cwd: root, pretty: config.PRETTY_LOGS });
+  // The demo crowd (scripts/crowd.ts) makes calls and resolves markets on the simulator, so it runs
+  // only with the synthetic simulator (a replayed scenario stays as recorded), and not with CROWD=0.
+  // Its own supervisor: a failing crowd must not stop the service.
+  const runCrowd = runSim && !values.scenario && env.CROWD !== '0';
+  const crowdSupervisor = createSupervisor({ cwd: root, pretty: config.PRETTY_LOGS });
 
   let shuttingDown = false;
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
     say('stopping…');
+    await crowdSupervisor.stop();
     await supervisor.stop();
     await infra.stop();
     process.exit(code);
@@ -99,7 +105,12 @@ async function main() {
     if (!up) say(`the simulator is not listening on port ${config.SIM_PORT} yet; starting the services anyway`);
   }
   supervisor.run(services, fatal);
-  say(`API on http://localhost:${config.PORT}/api/v1/markets  (docs: /api/v1/openapi.json) — Ctrl-C stops everything`);
+  if (runCrowd) {
+    crowdSupervisor.run([{ name: 'crowd', entry: 'scripts/crowd.ts', env }], (name) =>
+      say(`${name} keeps failing; the demo crowd stays off, the service runs on`),
+    );
+  }
+  say(`API on http://localhost:${config.PORT}/api/v1/markets, reference at http://localhost:${config.PORT}/api/v1/docs — Ctrl-C stops everything`);
 }
 
 main().catch((err) => {

@@ -5,7 +5,7 @@
  */
 export const queues = {
   /** Coalesced snapshot rebuilds; added with BullMQ deduplication so a burst makes one job. */
-  snapshots: { jobs: ['build-snapshots'] },
+  snapshots: { jobs: ['build-snapshots', 'build-record-snapshots'] },
   /** One MarketResolved job per market, id `settle-<marketId>`. */
   settlement: { jobs: ['settle-market'] },
   /** Projection refreshes for affected handles. */
@@ -18,7 +18,10 @@ export type JobName<Q extends QueueName> = (typeof queues)[Q]['jobs'][number];
 export interface JobData {
   'build-snapshots': { reason: string };
   'settle-market': { marketId: string; winningOutcomeIndex: number | null; voided: boolean; source: 'ws' | 'catalog' };
-  'project-users': { userIds: string[] };
+  /** Users whose records to recompute and markets whose splits to recompute (ids as strings). */
+  'project-users': { userIds: string[]; marketIds?: string[] };
+  /** Record snapshots (calls, users, leaderboard, combos) to rebuild: the dirty set `<prefix>:dirty:records`, or everything with `full`. */
+  'build-record-snapshots': { full?: boolean };
   'rebuild-all': Record<string, never>;
 }
 

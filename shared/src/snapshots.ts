@@ -1,4 +1,4 @@
-import type { EventCard, Event, LeagueEntry, Category } from './api/resources.js';
+import type { EventCard, Event, LeagueEntry, Category, HistoryPoint, LiveMatch } from './api/resources.js';
 
 /**
  * What the worker's snapshot builder writes to Redis and the API reads. Each snapshot is a Redis
@@ -28,3 +28,50 @@ export interface EventSnapshot {
 
 /** The most events a list snapshot holds: the list endpoint's maximum `limit`. */
 export const LIST_SNAPSHOT_SIZE = 60;
+
+/** The `range` values of the history endpoint, shortest first. */
+export const HISTORY_RANGES = ['1d', '1w', '1m', 'max'] as const;
+export type HistoryRange = (typeof HISTORY_RANGES)[number];
+/** The history endpoint's default `range`. */
+export const DEFAULT_HISTORY_RANGE: HistoryRange = '1w';
+
+/**
+ * How far back each range reaches (null: everything there is) and the bucket its points are
+ * downsampled into (DESIGN.md "The flow" 3): a few hundred points per range.
+ */
+export const HISTORY_RANGE_WINDOWS: Readonly<Record<HistoryRange, { spanSeconds: number | null; bucketSeconds: number }>> = {
+  '1d': { spanSeconds: 86_400, bucketSeconds: 300 },
+  '1w': { spanSeconds: 7 * 86_400, bucketSeconds: 1_800 },
+  '1m': { spanSeconds: 30 * 86_400, bucketSeconds: 10_800 },
+  max: { spanSeconds: null, bucketSeconds: 86_400 },
+};
+
+/**
+ * `history:<marketId>:<range>`: the market's first-outcome chance, downsampled (the last point of
+ * each bucket, at that point's own time), ascending `t`. Question and outcome name come from the
+ * event snapshot, which the API reads anyway to check that the market belongs to the event.
+ */
+export interface HistorySnapshot {
+  market_id: string;
+  range: HistoryRange;
+  points: HistoryPoint[];
+}
+
+/** `live`: every match in play (game live and not ended), busiest first. */
+export interface LiveSnapshot {
+  matches: LiveMatch[];
+}
+
+/**
+ * Record snapshots (calls, users, leaderboard, combos), written by the worker's record snapshot
+ * builder. Their zod schemas live beside the resources in shared/src/api/records-resources.ts.
+ */
+export type {
+  CallListSnapshot,
+  MarketCallsSnapshot,
+  CallSnapshot,
+  UserSnapshot,
+  UserCallsSnapshot,
+  LeaderboardSnapshot,
+  ComboListSnapshot,
+} from './api/records-resources.js';

@@ -386,7 +386,19 @@ describe('GET /api/v1/openapi.json', () => {
     };
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/api/v1/markets', '/api/v1/markets/{eventSlug}', '/api/v1/odds']);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/api/v1/calls',
+      '/api/v1/calls/{id}',
+      '/api/v1/combos',
+      '/api/v1/leaderboard',
+      '/api/v1/live',
+      '/api/v1/markets',
+      '/api/v1/markets/{eventSlug}',
+      '/api/v1/markets/{eventSlug}/history',
+      '/api/v1/odds',
+      '/api/v1/users/{handle}',
+      '/api/v1/users/{handle}/calls',
+    ]);
 
     const refs: string[] = [];
     const walk = (node: unknown): void => {

@@ -94,6 +94,14 @@ describe('the endpoint table', () => {
     expect(endpointList.map((e) => [e.path, e.expressPath])).toEqual([
       ['/api/v1/markets', '/api/v1/markets'],
       ['/api/v1/markets/{eventSlug}', '/api/v1/markets/:eventSlug'],
+      ['/api/v1/markets/{eventSlug}/history', '/api/v1/markets/:eventSlug/history'],
+      ['/api/v1/live', '/api/v1/live'],
+      ['/api/v1/calls', '/api/v1/calls'],
+      ['/api/v1/calls/{id}', '/api/v1/calls/:id'],
+      ['/api/v1/users/{handle}', '/api/v1/users/:handle'],
+      ['/api/v1/users/{handle}/calls', '/api/v1/users/:handle/calls'],
+      ['/api/v1/leaderboard', '/api/v1/leaderboard'],
+      ['/api/v1/combos', '/api/v1/combos'],
       ['/api/v1/odds', '/api/v1/odds'],
     ]);
   });

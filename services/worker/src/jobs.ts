@@ -17,8 +17,8 @@ export type QueueProcessors<Q extends QueueName> = {
   readonly [N in JobName<Q>]: N extends keyof JobData ? JobProcessor<N> : never;
 };
 
-/** The queues this service consumes today. Settlement and projections join when their processors land. */
-export type ConsumedQueue = 'snapshots';
+/** The queues this service consumes. */
+export type ConsumedQueue = 'snapshots' | 'settlement' | 'projections';
 
 export type ProcessorRegistry<Q extends QueueName = ConsumedQueue> = { readonly [K in Q]: QueueProcessors<K> };
 

@@ -7,17 +7,22 @@ const logger = createLogger('worker-test', { LOG_LEVEL: 'silent' });
 
 describe('the job registry', () => {
   it('names every consumed job without a processor', () => {
-    expect(missingProcessors({ snapshots: {} }, ['snapshots'])).toEqual(['snapshots/build-snapshots']);
+    expect(missingProcessors({ snapshots: {} }, ['snapshots'])).toEqual(['snapshots/build-snapshots', 'snapshots/build-record-snapshots']);
     expect(missingProcessors({}, ['snapshots', 'projections'])).toEqual([
       'snapshots/build-snapshots',
+      'snapshots/build-record-snapshots',
       'projections/project-users',
       'projections/rebuild-all',
     ]);
-    expect(missingProcessors({ snapshots: { 'build-snapshots': 'not a function' } }, ['snapshots'])).toEqual(['snapshots/build-snapshots']);
+    expect(
+      missingProcessors({ snapshots: { 'build-snapshots': 'not a function', 'build-record-snapshots': async () => {} } }, ['snapshots']),
+    ).toEqual(['snapshots/build-snapshots']);
   });
 
   it('is complete when every consumed job has a processor', () => {
-    expect(missingProcessors({ snapshots: { 'build-snapshots': async () => {} } }, ['snapshots'])).toEqual([]);
+    expect(
+      missingProcessors({ snapshots: { 'build-snapshots': async () => {}, 'build-record-snapshots': async () => {} } }, ['snapshots']),
+    ).toEqual([]);
   });
 
   it('refuses to start a worker with a job that has no processor', () => {

@@ -70,7 +70,8 @@ describe('the worker service', () => {
   });
 
   it('buildAll rebuilds every snapshot of the catalog', async () => {
-    expect(await worker.buildAll()).toMatchObject({ events: 3, lists: 11 });
+    // trending, 7 categories, 2 leagues, search and the live list
+    expect(await worker.buildAll()).toMatchObject({ events: 3, lists: 12 });
     const e = await readSnapshot(tr.redis, tr.prefix, 'event:ars-che', eventSnapshotSchema);
     expect(e.event.market_count).toBe(5);
   });

@@ -1,9 +1,17 @@
+import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createSnapshotTrigger, redisKeys, type Config, type Logger, type SnapshotTrigger } from '@pm/shared';
 import type { Db } from '@pm/shared/db';
 import { startQueueWorkers, type QueueWorkers } from './jobs.js';
 import { createSnapshotBuilder, type Clock } from './snapshots/builder.js';
 import { createBuildSnapshotsProcessor } from './snapshots/processor.js';
+import { createHistoryBuilder, startHistoryLoop, type HistoryLoop } from './snapshots/history.js';
+import { createRecordSnapshotBuilder } from './record-snapshots/builder.js';
+import { createBuildRecordSnapshotsProcessor } from './record-snapshots/processor.js';
+import { createRecordsTrigger, type RecordsTrigger } from '@pm/shared/records';
+import { createSettleMarketProcessor } from './settlement/processor.js';
+import { createProjectUsersProcessor, createRebuildAllProcessor } from './projections/processor.js';
+import { requestRebuildIfStale, scheduleWeekRollover } from './projections/schedule.js';
 
 /**
  * The worker service as a factory, so tests and the launcher run it in-process and main.ts only wires.
@@ -26,6 +34,8 @@ export interface WorkerDeps {
   sweepEveryMs?: number;
   /** Period of the full safety build. Default 30 s. */
   fullBuildEveryMs?: number;
+  /** Told of each BullMQ Worker once started (the metrics attach to its events). */
+  onQueueWorker?: (worker: Worker) => void;
 }
 
 export interface WorkerService {
@@ -50,11 +60,51 @@ export function createWorker(deps: WorkerDeps): WorkerService {
     clock,
     ...(deps.fullBuildEveryMs === undefined ? {} : { fullEveryMs: deps.fullBuildEveryMs }),
   });
+  // Record snapshots (calls, users, leaderboard, combos): built from the dirty set `dirty:records`.
+  const records = createRecordSnapshotBuilder({
+    db: deps.db,
+    redis: deps.redis,
+    prefix: config.REDIS_PREFIX,
+    webUrl: config.PUBLIC_WEB_URL,
+    logger: logger.child({ part: 'record-snapshots' }),
+    clock,
+  });
   let trigger: SnapshotTrigger | undefined;
   let bullConnection: Redis | undefined;
+  let recordsTrigger: RecordsTrigger | undefined;
   let queueWorkers: QueueWorkers | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping = false;
+  // Price history snapshots (`history:<marketId>:<range>`): their own throttled loop.
+  const history = createHistoryBuilder({ db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, clock, logger: logger.child({ part: 'history' }) });
+  let historyLoop: HistoryLoop | undefined;
+
+  let recordsBuilding = false;
+  /**
+   * Records left dirty by a deduplicated job, or the periodic (and first) full build: built here
+   * directly, one at a time, without blocking the market sweep.
+   */
+  async function sweepRecords(): Promise<void> {
+    if (recordsBuilding) return;
+    recordsBuilding = true; // before the first await: the start-up call and the sweep may overlap
+    let full: boolean;
+    try {
+      full = await records.fullBuildDue();
+      if (!full && (await records.pending()) === 0) {
+        recordsBuilding = false;
+        return;
+      }
+    } catch (err) {
+      recordsBuilding = false;
+      throw err;
+    }
+    void records
+      .build({ full, reason: full ? 'periodic' : 'sweep' })
+      .catch((err: unknown) => logger.warn({ err }, 'record snapshot build failed'))
+      .finally(() => {
+        recordsBuilding = false;
+      });
+  }
 
   async function sweep(sweeper: SnapshotTrigger): Promise<void> {
     if (sweeping) return; // a slow Redis must not pile sweeps up
@@ -66,6 +116,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       if (dirty > 0) await sweeper.requestBuild('sweep');
       else if ((version ?? '0') !== builder.builtVersion()) await sweeper.requestBuild('catalog-sweep');
       else if (builder.fullBuildDue()) await sweeper.requestBuild('periodic');
+      await sweepRecords();
     } catch (err) {
       logger.warn({ err }, 'snapshot sweep failed');
     } finally {
@@ -78,13 +129,36 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       const stats = await builder.build({ full: true, reason: 'start' });
       logger.info(stats, 'initial snapshots built');
       bullConnection = deps.redis.duplicate({ maxRetriesPerRequest: null });
+      // Settlement and projections request their follow-up work (projections, record snapshots) through it.
+      recordsTrigger = createRecordsTrigger({ redis: bullConnection, prefix: config.REDIS_PREFIX, intervalMs: config.SNAPSHOT_INTERVAL_MS });
+      const projectionDeps = { db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, trigger: recordsTrigger, logger: logger.child({ part: 'projections' }) };
       queueWorkers = startQueueWorkers({
-        registry: { snapshots: { 'build-snapshots': createBuildSnapshotsProcessor(builder) } },
-        consume: [{ queue: 'snapshots', concurrency: 1 }],
+        registry: {
+          snapshots: {
+            'build-snapshots': createBuildSnapshotsProcessor(builder),
+            'build-record-snapshots': createBuildRecordSnapshotsProcessor(records),
+          },
+          settlement: {
+            'settle-market': createSettleMarketProcessor({ db: deps.db, trigger: recordsTrigger, logger: logger.child({ part: 'settlement' }) }),
+          },
+          projections: {
+            'project-users': createProjectUsersProcessor(projectionDeps),
+            'rebuild-all': createRebuildAllProcessor(projectionDeps),
+          },
+        },
+        consume: [
+          { queue: 'snapshots', concurrency: 1 },
+          // Markets settle independently (each locks its own row); batches of projections serialise anyway.
+          { queue: 'settlement', concurrency: 2 },
+          { queue: 'projections', concurrency: 1 },
+        ],
         connection: bullConnection,
         prefix: config.REDIS_PREFIX,
         logger,
       });
+      for (const w of queueWorkers.workers) deps.onQueueWorker?.(w);
+      await scheduleWeekRollover(bullConnection, config.REDIS_PREFIX);
+      if (await requestRebuildIfStale(deps.db, bullConnection, config.REDIS_PREFIX)) logger.info('projections missing or of another version: rebuild queued');
       const sweeper = createSnapshotTrigger({
         redis: deps.redis,
         prefix: config.REDIS_PREFIX,
@@ -94,15 +168,23 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       trigger = sweeper;
       // As often as builds may run, so a change whose job was deduplicated waits about one interval.
       const every = deps.sweepEveryMs ?? Math.max(config.SNAPSHOT_INTERVAL_MS, 250);
+      // The full record build at start, in the background: over a big history it may be long.
+      void sweepRecords().catch((err: unknown) => logger.warn({ err }, 'record snapshot build failed'));
       sweepTimer = setInterval(() => void sweep(sweeper), every);
       sweepTimer.unref();
+      historyLoop = startHistoryLoop(history, { logger });
     },
     async stop() {
       clearInterval(sweepTimer);
       sweepTimer = undefined;
+      await historyLoop?.stop();
+      historyLoop = undefined;
       await queueWorkers?.close();
       queueWorkers = undefined;
+      await recordsTrigger?.close();
+      recordsTrigger = undefined;
       await builder.idle();
+      await records.idle();
       await trigger?.close();
       trigger = undefined;
       bullConnection?.disconnect();

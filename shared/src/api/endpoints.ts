@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { CATEGORIES, categorySchema, eventCardSchema, eventSchema, leagueEntrySchema, oddsSchema } from './resources.js';
+import { CATEGORIES, categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema, oddsSchema } from './resources.js';
+import { HISTORY_RANGES } from '../snapshots.js';
+import {
+  callListResponseSchema,
+  callResponseSchema,
+  comboListResponseSchema,
+  LEADERBOARD_SORTS,
+  leaderboardResponseSchema,
+  userCallsResponseSchema,
+  userResponseSchema,
+} from './records-resources.js';
+import { CALL_STATUSES } from './resources.js';
 
 /**
  * The endpoint table (CONVENTIONS.md "Endpoints: one table, one file per handler"): every public
@@ -179,6 +190,27 @@ export const marketEventResponseSchema = z
   .meta({ id: 'MarketEventResponse' });
 export type MarketEventResponse = z.infer<typeof marketEventResponseSchema>;
 
+export const marketHistoryResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    market_id: z.string(),
+    question: z.string(),
+    outcome: z.string().meta({ description: 'The first outcome: every point is its chance' }),
+    range: z.enum(HISTORY_RANGES),
+    points: z.array(historyPointSchema).meta({ description: 'Ascending t; the last point of each bucket (5 min for 1d, 30 min for 1w, 3 h for 1m, 1 day for max)' }),
+  })
+  .meta({ id: 'MarketHistoryResponse' });
+export type MarketHistoryResponse = z.infer<typeof marketHistoryResponseSchema>;
+
+export const liveMatchesResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    count: z.number().int().min(0).meta({ description: 'Number of matches in play' }),
+    matches: z.array(liveMatchSchema),
+  })
+  .meta({ id: 'LiveMatchesResponse' });
+export type LiveMatchesResponse = z.infer<typeof liveMatchesResponseSchema>;
+
 export const oddsResponseSchema = z
   .object({
     ok: z.literal(true),
@@ -239,6 +271,169 @@ const endpointTable = [
     cache: 'live',
     errors: [404, 503],
     examples: [{ summary: 'An event', path: { eventSlug: 'epl-ars-che-2025-11-22' } }],
+  }),
+  defineEndpoint('/api/v1/markets/{eventSlug}/history', {
+    specNumber: 3,
+    operationId: 'getMarketHistory',
+    summary: 'Price history',
+    description: [
+      "The chance of one market's first outcome over time, ascending `t` (Unix seconds).",
+      'Points are downsampled into buckets: about 5 minutes for `1d`, 30 minutes for `1w`, 3 hours for `1m` and one day for `max`; each bucket is represented by its LAST point (the chance as it stood at the end of the bucket, at that point\'s own time), so the final point is the latest chance recorded.',
+      '`market` defaults to the event\'s first market. An unknown event, or a `market` that is not one of the event\'s markets, is a 404; a `range` other than 1d, 1w, 1m or max is a 400. A market with no recorded history yet answers 200 with no points.',
+    ].join('\n\n'),
+    tags: ['Markets'],
+    params: z.object({
+      eventSlug: pathParam('eventSlug', { max: 200, description: 'The event slug' }),
+      market: textParam('market', { max: 100, description: "A market id within the event; default the event's first market." }),
+      range: enumParam('range', HISTORY_RANGES, 'One of 1d, 1w, 1m, max; default 1w.'),
+    }),
+    response: marketHistoryResponseSchema,
+    cache: 'live',
+    errors: [404, 503],
+    examples: [
+      { summary: 'The first market, last week', path: { eventSlug: 'epl-ars-che-2025-11-22' } },
+      { summary: 'One market, everything', path: { eventSlug: 'epl-ars-che-2025-11-22' }, query: { market: '540060', range: 'max' } },
+    ],
+  }),
+  defineEndpoint('/api/v1/live', {
+    specNumber: 4,
+    operationId: 'listLiveMatches',
+    summary: 'Live matches',
+    description: [
+      'Every match in play (the sports feed says live and not ended), busiest first.',
+      '`result` lists home, draw (only where the event has a draw market) and away, each with its chance and the id of the moneyline market to call it on: for a soccer match the Yes chance of each of its three Yes/No markets, for a two-way game the chance of each team\'s outcome of its one moneyline market. A match without a moneyline market has an empty `result`.',
+    ].join('\n\n'),
+    tags: ['Markets'],
+    params: z.object({}),
+    response: liveMatchesResponseSchema,
+    cache: 'live',
+    errors: [503],
+    examples: [{ summary: 'Matches in play' }],
+  }),
+  defineEndpoint('/api/v1/calls', {
+    specNumber: 5,
+    operationId: 'listCalls',
+    summary: 'List calls',
+    description: [
+      'Public calls, newest first (by `made_at`, then id).',
+      'With `market`, only that market\'s calls, and the response adds `platform_split`: how many people\'s latest call on the market is on each outcome, in outcome order (one per person; empty when nobody has called it).',
+      'A `market` id nobody has called — including an id the service does not know — answers 200 with `count` 0, `calls` [] and `platform_split` []: markets come and go with the catalog, so an id that has no calls is an empty list, not an error.',
+      'At most the 100 newest calls (of the market, with `market`) are available. 503 while the records have not been built yet (a service just started).',
+    ].join('\n\n'),
+    tags: ['Calls'],
+    params: z.object({
+      market: textParam('market', { max: 100, description: 'A market id; when given, only its calls, and the response adds `platform_split`.' }),
+      limit: intParam('limit', { min: 1, max: 100, default: 25, description: 'How many calls to return.' }),
+    }),
+    response: callListResponseSchema,
+    cache: 'live',
+    errors: [503],
+    examples: [
+      { summary: 'Latest calls' },
+      { summary: 'Calls on one market', query: { market: '512345', limit: '10' } },
+    ],
+  }),
+  defineEndpoint('/api/v1/calls/{id}', {
+    specNumber: 6,
+    operationId: 'getCall',
+    summary: 'Get a call',
+    description: 'One call as in its public link: the caller, the pick, the chance when it was made, its status and profit, the thesis and its updates (oldest first). An unknown id is a 404.',
+    tags: ['Calls'],
+    params: z.object({
+      id: pathParam('id', { max: 64, description: "The call id, as in the call's public link" }),
+    }),
+    response: callResponseSchema,
+    cache: 'list',
+    errors: [404, 503],
+    examples: [{ summary: 'A call', path: { id: 'c8Kq2mZx' } }],
+  }),
+  defineEndpoint('/api/v1/users/{handle}', {
+    specNumber: 7,
+    operationId: 'getUser',
+    summary: 'Get a record',
+    description: [
+      "A person's public record: calls, settled, won, right_pct, profit on 10 (all time and the last 7 days), XP, streak, followers, following, copies, bio and interests.",
+      'The handle matches case-insensitively, with or without a leading `@` (`@Alice`, `alice` and `ALICE` are the same person); the response spells it as the person does. An unknown handle is a 404.',
+      '`right_pct` = round(100 × won ÷ (won + lost)), 0 with no won or lost calls (void calls never count). `streak` counts won calls back from the most recently settled non-void call. `xp` includes XP from won combos.',
+    ].join('\n\n'),
+    tags: ['People'],
+    params: z.object({
+      handle: pathParam('handle', { max: 51, description: 'The handle, with or without a leading @; case-insensitive' }),
+    }),
+    response: userResponseSchema,
+    cache: 'list',
+    errors: [404, 503],
+    examples: [
+      { summary: 'A record', path: { handle: 'alice' } },
+      { summary: 'With @, any case', path: { handle: '@Alice' } },
+    ],
+  }),
+  defineEndpoint('/api/v1/users/{handle}/calls', {
+    specNumber: 8,
+    operationId: 'listUserCalls',
+    summary: "A person's calls",
+    description: [
+      "A person's calls, newest first, in the same shape as the call list; `status` filters them (omitted means all).",
+      'The handle matches case-insensitively, with or without a leading `@`; `handle` in the response is spelled as the person does. An unknown handle is a 404; a person with no calls (of that status) gives an empty list.',
+      'At most the 100 newest calls of each filter are available.',
+    ].join('\n\n'),
+    tags: ['People'],
+    params: z.object({
+      handle: pathParam('handle', { max: 51, description: 'The handle, with or without a leading @; case-insensitive' }),
+      status: enumParam('status', CALL_STATUSES, 'open, won, lost or void; omitted means all. Case-insensitive.'),
+      limit: intParam('limit', { min: 1, max: 100, default: 25, description: 'How many calls to return.' }),
+    }),
+    response: userCallsResponseSchema,
+    cache: 'list',
+    errors: [404, 503],
+    examples: [
+      { summary: 'All calls', path: { handle: 'alice' } },
+      { summary: 'Won calls', path: { handle: '@alice' }, query: { status: 'won', limit: '10' } },
+    ],
+  }),
+  defineEndpoint('/api/v1/leaderboard', {
+    specNumber: 9,
+    operationId: 'getLeaderboard',
+    summary: 'Leaderboard',
+    description: [
+      'Public records ranked on settled calls, ordered by `rank`.',
+      '`sort`: `profit` (default) by total profit on 10; `right` by right_pct among people with 5 or more settled calls only; `xp` by XP; `week` by profit of calls settled in the last 7 days. Ties go to more settled calls, then handle (alphabetical).',
+      'At most the top 100 rows are available. 503 while the records have not been built yet.',
+    ].join('\n\n'),
+    tags: ['People'],
+    params: z.object({
+      sort: enumParam('sort', LEADERBOARD_SORTS, 'profit (default), right (only people with 5 or more settled calls), xp, or week (profit in the last 7 days). Case-insensitive.'),
+      limit: intParam('limit', { min: 1, max: 100, default: 25, description: 'How many rows to return.' }),
+    }),
+    response: leaderboardResponseSchema,
+    cache: 'list',
+    errors: [503],
+    examples: [
+      { summary: 'By profit' },
+      { summary: 'Most often right', query: { sort: 'right', limit: '10' } },
+    ],
+  }),
+  defineEndpoint('/api/v1/combos', {
+    specNumber: 10,
+    operationId: 'listCombos',
+    summary: 'List combos',
+    description: [
+      'Public combos of one status, newest first: open (default), won, lost or void. `status` in the response is the filter applied.',
+      'A combo is lost as soon as any leg is lost, void when every leg is void, won when every leg is settled with none lost and at least one won; otherwise open. `chance` and `wins_on_10` are fixed when the combo is made.',
+      'At most the 50 newest combos of each status are available. 503 while the records have not been built yet.',
+    ].join('\n\n'),
+    tags: ['Calls'],
+    params: z.object({
+      status: enumParam('status', CALL_STATUSES, 'open (default), won, lost or void. Case-insensitive.'),
+      limit: intParam('limit', { min: 1, max: 50, default: 20, description: 'How many combos to return.' }),
+    }),
+    response: comboListResponseSchema,
+    cache: 'live',
+    errors: [503],
+    examples: [
+      { summary: 'Open combos' },
+      { summary: 'Won combos', query: { status: 'won', limit: '5' } },
+    ],
   }),
   defineEndpoint('/api/v1/odds', {
     specNumber: 11,

@@ -1,3 +1,4 @@
 export * from './resources.js';
+export * from './records-resources.js';
 export * from './endpoints.js';
 export * from './openapi.js';

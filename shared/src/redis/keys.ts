@@ -12,6 +12,12 @@ export interface RedisKeys {
   feed: string;
   /** set: event ids whose snapshots are stale (SADD by the ingestor, SPOP by the snapshot builder). */
   dirtyEvents: string;
+  /** set: market ids whose price history gained points (SADD by the ingestor, SPOP by the worker's history builder). */
+  dirtyHistory: string;
+  /** set: market ids whose past was just backfilled: their history snapshots are rebuilt at once, whatever the throttle. */
+  backfilledHistory: string;
+  /** set: records whose snapshots are stale — `user:<id>`, `call:<id>`, `market:<id>`, `combos` (SADD by shared/src/records and the worker, popped by the record snapshot builder). */
+  dirtyRecords: string;
   /** string counter: bumped by the ingestor after a catalog sync that changed any row. */
   catalogVersion: string;
   /** hash per snapshot: `body` (serialised JSON), `etag` (strong, quoted), `built_at` (ms). */
@@ -25,13 +31,27 @@ export interface RedisKeys {
  * - `markets:trending`, `markets:category:<Category>`, `markets:league:<key>`: a MarketListSnapshot.
  * - `markets:search`: a MarketSearchSnapshot over every open event (for `q`).
  * - `event:<slug>`: an EventSnapshot.
+ * - `history:<marketId>:<range>`: a HistorySnapshot (range 1d, 1w, 1m or max).
+ * - `live`: a LiveSnapshot (every match in play).
+ * - Records (shared/src/api/records-resources.ts): `calls:latest`, `calls:market:<marketId>`, `call:<id>`,
+ *   `user:<handle lower-cased>`, `user-calls:<handle lower-cased>:<all|open|won|lost|void>`,
+ *   `leaderboard:<profit|right|xp|week>`, `combos:<open|won|lost|void>`.
  */
 export type SnapshotName =
   | 'markets:trending'
   | `markets:category:${string}`
   | `markets:league:${string}`
   | 'markets:search'
-  | `event:${string}`;
+  | `event:${string}`
+  | `history:${string}:${string}`
+  | 'live'
+  | 'calls:latest'
+  | `calls:market:${string}`
+  | `call:${string}`
+  | `user:${string}`
+  | `user-calls:${string}:${string}`
+  | `leaderboard:${string}`
+  | `combos:${string}`;
 
 export function redisKeys(prefix: string): RedisKeys {
   return {
@@ -39,6 +59,9 @@ export function redisKeys(prefix: string): RedisKeys {
     chanceAt: `${prefix}:chances:at`,
     feed: `${prefix}:feed`,
     dirtyEvents: `${prefix}:dirty:events`,
+    dirtyHistory: `${prefix}:dirty:history`,
+    backfilledHistory: `${prefix}:dirty:history:backfilled`,
+    dirtyRecords: `${prefix}:dirty:records`,
     catalogVersion: `${prefix}:catalog:version`,
     snapshot: (name) => `${prefix}:snap:${name}`,
     rateLimitPrefix: `${prefix}:rl:`,

@@ -1,0 +1,51 @@
+/**
+ * The demo crowd (`npm run crowd`; the run line starts it beside the simulator unless CROWD=0):
+ * people making calls, copies, fades, thesis updates and combos through the service's own write
+ * path, and resolving markets on the SIMULATOR so every status shows up within a minute. See
+ * scripts/lib/crowd/crowd.ts. Never point it at the real exchange: it needs the simulator's
+ * `/_sim/resolve` control (CROWD_SIM_URL, default http://127.0.0.1:$SIM_PORT).
+ */
+import { Redis } from 'ioredis';
+import { createLogger, loadConfig } from '@pm/shared';
+import { createDb, migrate } from '@pm/shared/db';
+import { createRecords } from '@pm/shared/records';
+import { createCrowd } from './lib/crowd/crowd.js';
+
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger('crowd', config);
+  await migrate(config.DATABASE_URL);
+  const db = createDb(config.DATABASE_URL, { poolSize: 3 });
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  const records = createRecords({ db, redis, prefix: config.REDIS_PREFIX, logger });
+  const simUrl = (process.env.CROWD_SIM_URL ?? `http://127.0.0.1:${config.SIM_PORT}`).replace(/\/+$/, '');
+  const crowd = createCrowd({ records, db, redis, prefix: config.REDIS_PREFIX, simUrl, logger });
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'crowd stopping');
+    setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
+    void (async () => {
+      await crowd.stop();
+      await records.close();
+      await db.dispose();
+      await redis.quit();
+      process.exit(0);
+    })().catch(() => process.exit(1));
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  await crowd.start();
+  logger.info({ simUrl }, 'crowd started');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`crowd failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

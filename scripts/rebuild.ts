@@ -1,0 +1,47 @@
+/**
+ * `npm run rebuild`: truncate and recompute every projection (user_records, market_splits,
+ * leaderboard_rows) from the source tables in one transaction, then request a full rebuild of every
+ * record snapshot and of every open event's snapshot (their platform_split). The snapshot work is
+ * queued for the worker: if none is running, its start-up build does the same.
+ * Against the stack's DATABASE_URL / REDIS_URL / REDIS_PREFIX.
+ */
+import { Redis } from 'ioredis';
+import { createSnapshotTrigger, loadConfig } from '@pm/shared';
+import { createDb, migrate, sql } from '@pm/shared/db';
+import { createRecordsTrigger } from '@pm/shared/records';
+import { rebuildProjections } from '../services/worker/src/projections/index.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  await migrate(config.DATABASE_URL);
+  const db = createDb(config.DATABASE_URL, { poolSize: 2 });
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  const records = createRecordsTrigger({ redis, prefix: config.REDIS_PREFIX });
+  const snapshots = createSnapshotTrigger({ redis, prefix: config.REDIS_PREFIX, intervalMs: config.SNAPSHOT_INTERVAL_MS });
+  try {
+    const started = performance.now();
+    const { ms } = await rebuildProjections(db, new Date());
+    // Input: none. Output: the projection tables' row counts, for the summary.
+    const [counts]: Array<{ user_records: number; leaderboard_rows: number; market_splits: number }> = await db.query(sql`
+      select (select count(*) from user_records)::int as user_records,
+             (select count(*) from leaderboard_rows)::int as leaderboard_rows,
+             (select count(*) from market_splits)::int as market_splits
+    `);
+    await records.requestFullSnapshotBuild();
+    const events: Array<{ id: string }> = await db.query(sql`select id from events where closed = false`);
+    await snapshots.markEventsDirty(events.map((e) => e.id));
+    process.stdout.write(
+      `${JSON.stringify({ rebuilt: counts, ms: { ...ms, total: Math.round(performance.now() - started) }, snapshots: 'full record build and open events queued' }, null, 2)}\n`,
+    );
+  } finally {
+    await records.close();
+    await snapshots.close();
+    await db.dispose();
+    redis.disconnect();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`rebuild failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,10 @@
+import { callSnapshotSchema } from '@pm/shared/api';
+import { ApiError } from '../errors.js';
+import type { Handler } from '../handler.js';
+
+/** GET /api/v1/calls/{id}: one call (the SPEC subset with thesis updates) from its `call:<id>` snapshot. */
+export const getCall: Handler<'/api/v1/calls/{id}'> = async (params, ctx) => {
+  const read = await ctx.snapshots.read(`call:${params.id}`, callSnapshotSchema);
+  if (!read.snapshot) throw new ApiError('not_found', `no call with id ${params.id}`);
+  return { data: { call: read.snapshot.data.call }, version: `call|${read.snapshot.etag}` };
+};

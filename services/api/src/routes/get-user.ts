@@ -1,0 +1,21 @@
+import { userSnapshotSchema } from '@pm/shared/api';
+import { ApiError } from '../errors.js';
+import type { Handler } from '../handler.js';
+
+/**
+ * The snapshot key of a handle as typed in a path: one leading `@` dropped, lower-cased (handles
+ * match case-insensitively). A bare `@` is a 400: there is no handle in it.
+ */
+export function handleKey(raw: string): string {
+  const handle = raw.startsWith('@') ? raw.slice(1) : raw;
+  if (handle.trim() === '') throw new ApiError('bad_request', 'handle must be a handle, with or without a leading @');
+  return handle.toLowerCase();
+}
+
+/** GET /api/v1/users/{handle}: a person's record from `user:<handle lower-cased>`. */
+export const getUser: Handler<'/api/v1/users/{handle}'> = async (params, ctx) => {
+  const key = handleKey(params.handle);
+  const read = await ctx.snapshots.read(`user:${key}`, userSnapshotSchema);
+  if (!read.snapshot) throw new ApiError('not_found', `no user with handle ${params.handle}`);
+  return { data: { user: read.snapshot.data.user }, version: `user|${read.snapshot.etag}` };
+};

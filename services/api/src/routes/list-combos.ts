@@ -1,0 +1,14 @@
+import { comboListSnapshotSchema } from '@pm/shared/api';
+import { ApiError } from '../errors.js';
+import type { Handler } from '../handler.js';
+import { RECORDS_NOT_READY } from './list-calls.js';
+
+/** GET /api/v1/combos: the newest combos of one status (default open) from `combos:<status>`. */
+export const listCombos: Handler<'/api/v1/combos'> = async (params, ctx) => {
+  const status = params.status ?? 'open';
+  const { limit } = params;
+  const read = await ctx.snapshots.read(`combos:${status}`, comboListSnapshotSchema);
+  if (!read.snapshot) throw new ApiError('unavailable', RECORDS_NOT_READY);
+  const combos = read.snapshot.data.combos.slice(0, limit);
+  return { data: { status, count: combos.length, combos }, version: `combos|${read.snapshot.etag}|limit=${limit}` };
+};

@@ -1,0 +1,82 @@
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { JobData, Logger } from '@pm/shared';
+import type { Db } from '@pm/shared/db';
+import { projectionMarketsDirtyKey, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
+import { projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';
+
+const WEEK_MS = 7 * 24 * 3600 * 1000;
+/** The 7-day window's edge is checked at most this often (it costs one pass over settled calls). */
+const WEEK_EDGE_EVERY_MS = 60_000;
+/** With no edge recorded yet (a new Redis), look back this far for calls that left the window. */
+const WEEK_EDGE_CATCH_UP_MS = 24 * 3600 * 1000;
+/** Where the last check of the window's edge is recorded (Unix ms). */
+export const weekEdgeKey = (prefix: string) => `${prefix}:projections:week-edge`;
+
+const projectUsersSchema = z.object({
+  userIds: z.array(z.union([z.string(), z.number()])).default([]),
+  marketIds: z.array(z.string()).default([]),
+});
+
+export interface ProjectionProcessorDeps {
+  db: Db;
+  redis: Redis;
+  prefix: string;
+  trigger: RecordsTrigger;
+  logger: Logger;
+  now?: () => Date;
+}
+
+/** Positive integer ids only: a malformed member of the dirty set is dropped, not a failed batch. */
+function userIdsOf(values: Array<string | number>): number[] {
+  return values.map(Number).filter((n) => Number.isSafeInteger(n) && n > 0);
+}
+
+/**
+ * `project-users`: one batch for everything that is stale. The job's own ids plus every id in the
+ * dirty sets (ids of jobs deduplicated into this one — see shared/src/records/trigger.ts) are
+ * projected in one transaction with one re-rank; only then are the ids read from the sets removed,
+ * so a failed attempt leaves them for the retry. Then the record snapshots they feed are marked dirty.
+ */
+export function createProjectUsersProcessor(deps: ProjectionProcessorDeps) {
+  const now = deps.now ?? (() => new Date());
+  const usersKey = projectionUsersDirtyKey(deps.prefix);
+  const marketsKey = projectionMarketsDirtyKey(deps.prefix);
+  return async (job: Job<JobData['project-users'], unknown, 'project-users'>): Promise<void> => {
+    const parsed = projectUsersSchema.safeParse(job.data);
+    // Malformed data still leaves the dirty sets to work on: never a reason to drop the batch.
+    const own = parsed.success ? parsed.data : { userIds: [], marketIds: [] };
+    const [dirtyUsers, dirtyMarkets] = await Promise.all([deps.redis.smembers(usersKey), deps.redis.smembers(marketsKey)]);
+    const at = now();
+    // profit_7d also changes with the clock alone, when a settled call turns 7 days old: those
+    // people join the batch (the job scheduler in schedule.ts makes sure a batch runs when quiet).
+    const edge = Number(await deps.redis.get(weekEdgeKey(deps.prefix))) || at.getTime() - WEEK_EDGE_CATCH_UP_MS;
+    const checkEdge = at.getTime() - edge >= WEEK_EDGE_EVERY_MS;
+    const ageing = checkEdge ? await usersLeavingWeek(deps.db, new Date(edge - WEEK_MS), new Date(at.getTime() - WEEK_MS)) : [];
+    const userIds = [...new Set(userIdsOf([...own.userIds, ...dirtyUsers, ...ageing]))];
+    const marketIds = [...new Set([...own.marketIds, ...dirtyMarkets])];
+    if (userIds.length > 0 || marketIds.length > 0) await projectChanges(deps.db, { userIds, marketIds }, at);
+    if (checkEdge) await deps.redis.set(weekEdgeKey(deps.prefix), String(at.getTime()));
+    if (dirtyUsers.length > 0) await deps.redis.srem(usersKey, ...dirtyUsers);
+    if (dirtyMarkets.length > 0) await deps.redis.srem(marketsKey, ...dirtyMarkets);
+    deps.logger.debug({ users: userIds.length, markets: marketIds.length }, 'projections updated');
+    await deps.trigger.snapshotsDirty([
+      ...userIds.map((id) => `user:${id}` as const),
+      ...marketIds.map((id) => `market:${id}` as const),
+      'leaderboard',
+    ]);
+  };
+}
+
+/** `rebuild-all`: truncate and recompute every projection, then rebuild every record snapshot. */
+export function createRebuildAllProcessor(deps: ProjectionProcessorDeps) {
+  const now = deps.now ?? (() => new Date());
+  return async (_job: Job<JobData['rebuild-all'], unknown, 'rebuild-all'>): Promise<void> => {
+    const at = now();
+    const { ms } = await rebuildProjections(deps.db, at);
+    await deps.redis.set(weekEdgeKey(deps.prefix), String(at.getTime()));
+    deps.logger.info({ ms }, 'projections rebuilt');
+    await deps.trigger.requestFullSnapshotBuild();
+  };
+}

@@ -1,0 +1,249 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue } from 'bullmq';
+import { createLogger, queuePrefix } from '@pm/shared';
+import { sql } from '@pm/shared/db';
+import { createRecords, createRecordsTrigger, type Records, type RecordsTrigger } from '@pm/shared/records';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { startQueueWorkers, type QueueWorkers } from '../jobs.js';
+import { createSettleMarketProcessor } from '../settlement/processor.js';
+import { settleMarket } from '../settlement/settle-market.js';
+import { insertMarkets, logResolution, setChance } from '../settlement/test-fixture.js';
+import { createProjectUsersProcessor, createRebuildAllProcessor } from './processor.js';
+import { rebuildProjections } from './run.js';
+import { requestRebuildIfStale } from './schedule.js';
+
+/**
+ * A user's record against their calls, with figures computed by hand; a leaderboard row against the
+ * record; the coalesced incremental path (real BullMQ jobs) against a rebuild, row for row.
+ */
+const logger = createLogger('projections-test', { LOG_LEVEL: 'silent' });
+const DAY = 86_400_000;
+let tdb: TestDatabase;
+let tr: TestRedis;
+let records: Records;
+let trigger: RecordsTrigger;
+let workers: QueueWorkers;
+const ids: Record<string, number> = {};
+/** Moves the projection worker's clock forward (the roll-over test, last in the file). */
+let clockOffsetMs = 0;
+
+beforeAll(async () => {
+  [tdb, tr] = await Promise.all([createTestDatabase('projections'), createTestRedis('projections')]);
+  await insertMarkets(tdb.db, ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8']);
+  records = createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix });
+  trigger = createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 100 });
+  const deps = { db: tdb.db, redis: tr.redis, prefix: tr.prefix, trigger, logger, now: () => new Date(Date.now() + clockOffsetMs) };
+  workers = startQueueWorkers({
+    registry: {
+      settlement: { 'settle-market': createSettleMarketProcessor({ db: tdb.db, trigger, logger }) },
+      projections: { 'project-users': createProjectUsersProcessor(deps), 'rebuild-all': createRebuildAllProcessor(deps) },
+    },
+    consume: [
+      { queue: 'settlement', concurrency: 1 },
+      { queue: 'projections', concurrency: 1 },
+    ],
+    connection: tr.redis,
+    prefix: tr.prefix,
+    logger,
+  });
+  for (const h of ['alice', 'bob', 'carol', 'dave', 'erin']) ids[h] = (await records.createUser({ handle: h, displayName: h.toUpperCase() })).id;
+});
+
+afterAll(async () => {
+  await workers?.close();
+  await records?.close();
+  await trigger?.close();
+  await tr?.cleanup();
+  await tdb?.drop();
+});
+
+interface RecordRow {
+  user_id: number;
+  calls: number;
+  settled: number;
+  won: number;
+  lost: number;
+  right_pct: number;
+  profit_on_10: number;
+  profit_7d: number;
+  xp: number;
+  streak: number;
+  followers: number;
+  following: number;
+  copies: number;
+}
+
+async function recordOf(handle: string): Promise<RecordRow | undefined> {
+  const rows: Array<Omit<RecordRow, 'profit_on_10' | 'profit_7d'> & { profit_on_10: string; profit_7d: string }> = await tdb.db.query(sql`
+    select user_id, calls, settled, won, lost, right_pct, profit_on_10, profit_7d, xp, streak, followers, following, copies
+    from user_records where user_id = ${ids[handle]!}
+  `);
+  const row = rows[0];
+  // numeric arrives as text ("77.50"): compare the amounts, not their scale.
+  return row && { ...row, profit_on_10: Number(row.profit_on_10), profit_7d: Number(row.profit_7d) };
+}
+
+/** Coalesced jobs run a few hundred ms after a write; on a loaded machine much later. */
+async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 25_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (ok(v) || Date.now() > until) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Projection tables as plain rows, without the time they were written. */
+async function projectionRows() {
+  return {
+    user_records: await tdb.db.query(sql`
+      select user_id, calls, settled, won, lost, right_pct, profit_on_10::text, profit_7d::text, xp, streak, followers, following, copies
+      from user_records order by user_id`),
+    leaderboard_rows: await tdb.db.query(sql`select sort, rank, user_id from leaderboard_rows order by sort, rank`),
+    market_splits: await tdb.db.query(sql`select market_id, outcome_index, people from market_splits order by market_id, outcome_index`),
+  };
+}
+
+async function callAt(handle: string, marketId: string, outcomeIndex: number, chance: string, extra: { copiedFrom?: string; madeAt?: Date } = {}) {
+  await setChance(tr.redis, tr.prefix, marketId, outcomeIndex, chance);
+  return records.recordCall({ handle, marketId, outcomeIndex, thesis: `${handle} on ${marketId}`, ...extra });
+}
+
+async function settleAt(marketId: string, winner: number | null, at: Date) {
+  await logResolution(tdb.db, marketId, winner);
+  const settled = await settleMarket(tdb.db, marketId, at);
+  await trigger.projectionStale({ userIds: settled.userIds });
+}
+
+describe('a record and the calls behind it', () => {
+  it('agrees with hand-computed figures, and the leaderboard rows agree with the records', async () => {
+    const now = Date.now();
+    const made = new Date(now - 10 * DAY);
+    const a1 = await callAt('alice', 'm1', 0, '0.25', { madeAt: made }); // won: +30, xp 10 + round(67.5) = 78
+    await callAt('alice', 'm2', 0, '0.4', { madeAt: made }); // lost: −10
+    const a3 = await callAt('alice', 'm3', 0, '0.5', { madeAt: made }); // won: +10, xp 55
+    await callAt('alice', 'm4', 0, '0.8', { madeAt: made }); // won: +2.5, xp 28
+    await callAt('alice', 'm5', 0, '0.2', { madeAt: made }); // void: 0
+    await callAt('alice', 'm6', 1, '0.4', { madeAt: made }); // won 8 days ago: +15, xp 64 (not in profit_7d)
+    await callAt('alice', 'm7', 0, '0.1', { madeAt: made }); // open
+    await callAt('bob', 'm1', 0, '0.25', { copiedFrom: a1.id, madeAt: made }); // won +30, xp 78
+    await callAt('carol', 'm3', 0, '0.5', { copiedFrom: a3.id, madeAt: made }); // won +10, xp 55
+    await callAt('dave', 'm1', 0, '0.25', { madeAt: made }); // won +30, xp 78: ties bob on profit
+    await callAt('alice', 'm1', 0, '0.25', { copiedFrom: a1.id, madeAt: made }); // her own copy: not a copy by others; won +30, xp 78
+    // alice's combo m3 Yes 0.5 × m4 Yes 0.8 = 0.4, both won: xp_if_right(0.4) = 64, × 2 legs = 128
+    await setChance(tr.redis, tr.prefix, 'm3', 0, '0.5');
+    await setChance(tr.redis, tr.prefix, 'm4', 0, '0.8');
+    await records.recordCombo({ handle: 'alice', legs: [{ marketId: 'm3', outcomeIndex: 0 }, { marketId: 'm4', outcomeIndex: 0 }] });
+    await records.follow('bob', 'alice');
+    await records.follow('carol', 'alice');
+    await records.follow('alice', 'bob');
+
+    await settleAt('m6', 1, new Date(now - 8 * DAY));
+    await settleAt('m2', 1, new Date(now - 3 * DAY));
+    await settleAt('m1', 0, new Date(now - 2 * DAY));
+    await settleAt('m3', 0, new Date(now - 1 * DAY));
+    await settleAt('m4', 0, new Date(now - 3600_000));
+    await settleAt('m5', null, new Date(now - 1800_000));
+
+    // alice: calls 8; settled 7 (won 5: m1 ×2, m3, m4, m6; lost 1: m2; void 1: m5); right_pct round(100 × 5/6) = 83;
+    // profit 30 + 30 − 10 + 10 + 2.5 + 0 + 15 = 77.5; profit_7d 77.5 − 15 = 62.5;
+    // streak: newest non-void first m4 won, m3 won, m1 won ×2, then m2 lost → 4;
+    // xp 78 × 2 + 55 + 28 + 64 + 128 (combo) = 431; copies 2 (bob, carol); followers 2; following 1.
+    const alice = await eventually(() => recordOf('alice'), (r) => r?.settled === 7 && r.xp === 431);
+    expect(alice).toEqual({
+      user_id: ids.alice, calls: 8, settled: 7, won: 5, lost: 1, right_pct: 83, profit_on_10: 77.5, profit_7d: 62.5,
+      xp: 431, streak: 4, followers: 2, following: 1, copies: 2,
+    });
+    expect(await recordOf('bob')).toMatchObject({ calls: 1, settled: 1, won: 1, right_pct: 100, profit_on_10: 30, profit_7d: 30, xp: 78, streak: 1, followers: 1, following: 1, copies: 0 });
+    expect(await recordOf('erin')).toMatchObject({ calls: 0, settled: 0, right_pct: 0, profit_on_10: 0, xp: 0, streak: 0 });
+
+    const board: Array<{ sort: string; rank: number; handle: string; profit_on_10: string; right_pct: number; settled: number; xp: number }> =
+      await eventually(
+        () => tdb.db.query(sql`
+          select l.sort, l.rank, u.handle, r.profit_on_10, r.right_pct, r.settled, r.xp
+          from leaderboard_rows l join users u on u.id = l.user_id join user_records r on r.user_id = l.user_id
+          order by l.sort, l.rank`),
+        (rows) => rows.length === 13,
+      );
+    const of = (sort: string) => board.filter((r) => r.sort === sort).map((r) => [r.rank, r.handle]);
+    // profit: alice 77.5; bob and dave 30 with 1 settled each (handle order); carol 10. erin has no settled call.
+    expect(of('profit')).toEqual([[1, 'alice'], [2, 'bob'], [3, 'dave'], [4, 'carol']]);
+    // right: only alice has 5 or more settled calls.
+    expect(of('right')).toEqual([[1, 'alice']]);
+    expect(of('xp')).toEqual([[1, 'alice'], [2, 'bob'], [3, 'dave'], [4, 'carol']]);
+    expect(of('week')).toEqual([[1, 'alice'], [2, 'bob'], [3, 'dave'], [4, 'carol']]);
+    const aliceRow = board.find((r) => r.sort === 'profit' && r.handle === 'alice');
+    expect(aliceRow).toMatchObject({ profit_on_10: '77.50', right_pct: alice!.right_pct, settled: alice!.settled, xp: alice!.xp });
+  }, 60_000);
+
+  it('counts each person once in a market split, on the side of their latest call', async () => {
+    const now = Date.now();
+    await callAt('erin', 'm8', 0, '0.3', { madeAt: new Date(now - 2000) });
+    await callAt('erin', 'm8', 1, '0.7', { madeAt: new Date(now - 1000) }); // changed her mind
+    await callAt('bob', 'm8', 0, '0.3');
+    await callAt('carol', 'm8', 0, '0.3');
+    const splits = await eventually(
+      () => tdb.db.query(sql`select outcome_index, people from market_splits where market_id = 'm8' order by outcome_index`) as Promise<Array<{ outcome_index: number; people: number }>>,
+      (rows) => rows.length === 2 && rows[0]!.people === 2,
+    );
+    expect(splits).toEqual([{ outcome_index: 0, people: 2 }, { outcome_index: 1, people: 1 }]);
+    // m2 was called by alice alone, on Yes: the No side shows 0 rather than missing.
+    expect(await tdb.db.query(sql`select outcome_index, people from market_splits where market_id = 'm2' order by outcome_index`)).toEqual([
+      { outcome_index: 0, people: 1 },
+      { outcome_index: 1, people: 0 },
+    ]);
+  }, 60_000);
+});
+
+describe('rebuild', () => {
+  it('gives row for row the projections the incremental path gave', async () => {
+    // A settlement through the real queue, then a burst of calls: the coalesced jobs must drain.
+    await logResolution(tdb.db, 'm7', 1);
+    const settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+    await settlement.add('settle-market', { marketId: 'm7', winningOutcomeIndex: 1, voided: false, source: 'ws' }, { jobId: 'settle-m7' });
+    await settlement.close();
+    await eventually(() => recordOf('alice'), (r) => r?.settled === 8);
+    for (let i = 0; i < 20; i++) await callAt(['bob', 'carol', 'dave', 'erin'][i % 4]!, 'm8', i % 2, '0.45');
+    const incremental = await eventually(
+      async () => {
+        const rows = await projectionRows();
+        const pending = (await tr.redis.scard(`${tr.prefix}:dirty:projection-users`)) + (await tr.redis.scard(`${tr.prefix}:dirty:projection-markets`));
+        const jobs = await tr.redis.zcard(`${queuePrefix(tr.prefix)}:projections:delayed`) + (await tr.redis.llen(`${queuePrefix(tr.prefix)}:projections:wait`)) + (await tr.redis.llen(`${queuePrefix(tr.prefix)}:projections:active`));
+        return { rows, idle: pending === 0 && jobs === 0 };
+      },
+      (v) => v.idle && (v.rows.user_records as Array<{ calls: number; user_id: number }>).find((r) => r.user_id === ids.erin)?.calls === 7,
+    );
+    expect(incremental.idle).toBe(true);
+    expect((incremental.rows.user_records as unknown[]).length).toBe(5);
+    await rebuildProjections(tdb.db, new Date());
+    expect(await projectionRows()).toEqual(incremental.rows);
+    const versions: Array<{ name: string; version: number }> = await tdb.db.query(sql`select name, version from projection_versions order by name`);
+    expect(versions.map((v) => v.name)).toEqual(['leaderboard_rows', 'market_splits', 'user_records']);
+  }, 60_000);
+
+  it('is requested at start only when a projection was never built or changed version, and runs as a job', async () => {
+    expect(await requestRebuildIfStale(tdb.db, tr.redis, tr.prefix)).toBe(false);
+    const before = await projectionRows();
+    await tdb.db.query(sql`truncate user_records, leaderboard_rows, market_splits`);
+    await tdb.db.query(sql`delete from projection_versions where name = 'user_records'`);
+    expect(await requestRebuildIfStale(tdb.db, tr.redis, tr.prefix)).toBe(true);
+    const after = await eventually(projectionRows, (rows) => rows.user_records.length === before.user_records.length);
+    expect(after).toEqual(before);
+  }, 60_000);
+});
+
+describe('the 7-day window', () => {
+  it('moves with the clock: a quiet batch 8 days later takes last week\'s profit out of profit_7d and the week board', async () => {
+    const before = await recordOf('alice');
+    expect(before!.profit_7d).toBeGreaterThan(0);
+    clockOffsetMs = 8 * DAY;
+    const projections = new Queue('projections', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+    // What the job scheduler adds every 10 minutes: a batch without ids.
+    await projections.add('project-users', { userIds: [], marketIds: [] });
+    await projections.close();
+    const after = await eventually(() => recordOf('alice'), (r) => r?.profit_7d === 0);
+    expect(after).toEqual({ ...before, profit_7d: 0 });
+    const week: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from leaderboard_rows where sort = 'week'`);
+    expect(week[0]!.n).toBe(0);
+  }, 60_000);
+});

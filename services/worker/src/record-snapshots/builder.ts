@@ -1,0 +1,284 @@
+import type { Redis } from 'ioredis';
+import { redisKeys, type Logger, type SnapshotName } from '@pm/shared';
+import { LEADERBOARD_SORTS, USER_CALL_FILTERS, CALL_STATUSES, type Combo, type LeaderboardSort } from '@pm/shared/api';
+import type { Db } from '@pm/shared/db';
+import { createSnapshotWriter, type SnapshotEntry } from '../snapshots/writer.js';
+import { groupBy, handleKey, toCall, toCallSubset, toCombo, toLeaderboardRow, toUserRecord } from './payloads.js';
+import {
+  callIdsAfter,
+  callsById,
+  calledMarketIdsAfter,
+  expandDirty,
+  latestCalls,
+  leaderboards,
+  newestCallsOfMarkets,
+  newestCallsOfUsers,
+  newestCombos,
+  platformSplits,
+  thesisUpdates,
+  userIdsAfter,
+  usersById,
+} from './queries.js';
+
+/**
+ * Builds the record snapshots (calls, users, leaderboard, combos; names in shared/src/redis/keys.ts)
+ * from Postgres and writes them with the shared snapshot writer (only what changed, one MULTI per
+ * batch).
+ *
+ * Incremental build: pop the dirty set `<prefix>:dirty:records` (members `call:<id>`, `user:<id>`,
+ * `market:<id>`, `combos`, `leaderboard`), expand it in SQL to everything those records show up in (see
+ * `expandDirty`), rebuild those items, and always the small global lists (latest calls, the four
+ * leaderboards, the four combo lists: a few hundred rows, and unchanged ones cost no Redis write).
+ *
+ * Full build (at start, `{full: true}` from a rebuild, and periodically as a safety net): every
+ * user, call and called market, paged in batches so a million calls never sit in memory at once.
+ *
+ * Builds never overlap within a process (a promise chain); a failed build puts the popped members
+ * back so the next one retries them.
+ */
+
+export interface RecordBuildStats {
+  full: boolean;
+  calls: number;
+  users: number;
+  markets: number;
+  /** Snapshots whose body changed and were written. */
+  written: number;
+  ms: number;
+}
+
+export interface RecordSnapshotBuilder {
+  build(opts?: { full?: boolean; reason?: string }): Promise<RecordBuildStats>;
+  /**
+   * True when a full build is due: none yet, the period has passed, or Redis lost the snapshots
+   * (no `calls:latest` after a build wrote one: a flush or an eviction, which the writer's memory of
+   * what it wrote would otherwise hide until each item changed again).
+   */
+  fullBuildDue(): Promise<boolean>;
+  /** Members waiting in the dirty set (the sweep asks for a build when there are any). */
+  pending(): Promise<number>;
+  /** Resolves once no build is running or queued in this process. */
+  idle(): Promise<void>;
+}
+
+export interface RecordSnapshotBuilderDeps {
+  db: Db;
+  redis: Redis;
+  prefix: string;
+  /** PUBLIC_WEB_URL without a trailing slash. */
+  webUrl: string;
+  logger: Logger;
+  clock: { now(): number };
+  /**
+   * Safety net: a full build at most this long after the previous one. Default 30 minutes: over a
+   * million calls a full build takes minutes, and incremental builds wait behind it.
+   */
+  fullEveryMs?: number;
+  /** Ids per batch of a full build. Default 1000 users / 5000 calls / 500 markets. */
+  batch?: { users?: number; calls?: number; markets?: number };
+}
+
+interface Dirty {
+  calls: string[];
+  users: string[];
+  markets: string[];
+  members: string[];
+}
+
+/** Snapshots per write of an incremental build before it is flushed (bounds memory on a big settlement). */
+const FLUSH_AT = 2000;
+
+/** Bigint ids only: anything else in the set is a producer's bug, skipped rather than failing the build. */
+const USER_ID = /^[0-9]{1,18}$/;
+
+export function parseDirty(members: readonly string[]): Dirty & { ignored: string[] } {
+  const out: Dirty & { ignored: string[] } = { calls: [], users: [], markets: [], members: [...members], ignored: [] };
+  for (const m of members) {
+    const colon = m.indexOf(':');
+    const kind = colon < 0 ? m : m.slice(0, colon);
+    const id = colon < 0 ? '' : m.slice(colon + 1);
+    // The combo lists and the leaderboards are rebuilt by every build.
+    if ((kind === 'combos' || kind === 'leaderboard') && id === '') continue;
+    if (kind === 'call' && id !== '') out.calls.push(id);
+    else if (kind === 'market' && id !== '') out.markets.push(id);
+    else if (kind === 'user' && USER_ID.test(id)) out.users.push(id);
+    else out.ignored.push(m);
+  }
+  return out;
+}
+
+export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): RecordSnapshotBuilder {
+  const { db, webUrl } = deps;
+  const keys = redisKeys(deps.prefix);
+  const fullEveryMs = deps.fullEveryMs ?? 1_800_000;
+  const batchUsers = deps.batch?.users ?? 1000;
+  const batchCalls = deps.batch?.calls ?? 5000;
+  const batchMarkets = deps.batch?.markets ?? 500;
+  const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
+  let lastFullAt: number | undefined;
+  let chain: Promise<unknown> = Promise.resolve();
+
+  async function popDirty(): Promise<string[]> {
+    const results = await deps.redis.multi().smembers(keys.dirtyRecords).del(keys.dirtyRecords).exec();
+    if (results === null) throw new Error('dirty records pop aborted');
+    for (const [err] of results) if (err) throw err;
+    const members = results[0]?.[1];
+    return Array.isArray(members) ? members.filter((v): v is string => typeof v === 'string') : [];
+  }
+
+  /** `call:<id>` snapshots of these calls. */
+  async function callEntries(ids: readonly string[]): Promise<SnapshotEntry[]> {
+    const [rows, updates] = await Promise.all([callsById(db, ids), thesisUpdates(db, ids)]);
+    const byCall = groupBy(updates, (u) => u.call_id);
+    return rows.map((row) => ({
+      name: `call:${row.id}` satisfies SnapshotName,
+      payload: { call: toCallSubset(row, byCall.get(row.id) ?? [], webUrl) },
+    }));
+  }
+
+  /** `user:<h>` and the five `user-calls:<h>:<filter>` snapshots of these users (empty lists included: an `open` list can empty). */
+  async function userEntries(ids: readonly string[]): Promise<SnapshotEntry[]> {
+    const [users, calls] = await Promise.all([usersById(db, ids), newestCallsOfUsers(db, ids)]);
+    const byUser = groupBy(calls, (c) => c.user_id);
+    const entries: SnapshotEntry[] = [];
+    for (const user of users) {
+      const h = handleKey(user.handle);
+      entries.push({ name: `user:${h}`, payload: { user: toUserRecord(user, webUrl) } });
+      const rows = byUser.get(user.id) ?? [];
+      for (const filter of USER_CALL_FILTERS) {
+        const list = filter === 'all' ? rows.filter((r) => r.inAll) : rows.filter((r) => r.status === filter && r.inStatus);
+        entries.push({ name: `user-calls:${h}:${filter}`, payload: { handle: user.handle, calls: list.map((r) => toCall(r, webUrl)) } });
+      }
+    }
+    return entries;
+  }
+
+  /** `calls:market:<id>` snapshots of these markets. */
+  async function marketEntries(ids: readonly string[]): Promise<SnapshotEntry[]> {
+    const [calls, splits] = await Promise.all([newestCallsOfMarkets(db, ids), platformSplits(db, ids)]);
+    const byMarket = groupBy(calls, (c) => c.market_id);
+    return ids.map((id) => ({
+      name: `calls:market:${id}` satisfies SnapshotName,
+      payload: { platform_split: splits.get(id) ?? [], calls: (byMarket.get(id) ?? []).map((r) => toCall(r, webUrl)) },
+    }));
+  }
+
+  /** The global lists: latest calls, the four leaderboards, the four combo lists. */
+  async function globalEntries(): Promise<SnapshotEntry[]> {
+    const [latest, boards, combos] = await Promise.all([latestCalls(db), leaderboards(db), newestCombos(db)]);
+    const entries: SnapshotEntry[] = [{ name: 'calls:latest', payload: { calls: latest.map((r) => toCall(r, webUrl)) } }];
+    const bySort = groupBy(boards, (r) => r.sort);
+    for (const sort of LEADERBOARD_SORTS satisfies readonly LeaderboardSort[]) {
+      entries.push({ name: `leaderboard:${sort}`, payload: { rows: (bySort.get(sort) ?? []).map(toLeaderboardRow) } });
+    }
+    const legs = groupBy(combos.legs, (l) => l.combo_id);
+    const byStatus = new Map<string, Combo[]>();
+    for (const row of combos.combos) {
+      const list = byStatus.get(row.status) ?? [];
+      list.push(toCombo(row, legs.get(row.id) ?? [], webUrl));
+      byStatus.set(row.status, list);
+    }
+    for (const status of CALL_STATUSES) entries.push({ name: `combos:${status}`, payload: { combos: byStatus.get(status) ?? [] } });
+    return entries;
+  }
+
+  /** Page through every user, call and called market; write batch by batch. */
+  async function buildEverything(stats: RecordBuildStats): Promise<void> {
+    for (let after = 0; ; ) {
+      const ids = await userIdsAfter(db, after, batchUsers);
+      if (ids.length === 0) break;
+      stats.written += (await writer.write(await userEntries(ids))).written;
+      stats.users += ids.length;
+      after = Number(ids[ids.length - 1]);
+    }
+    for (let after = ''; ; ) {
+      const ids = await callIdsAfter(db, after, batchCalls);
+      if (ids.length === 0) break;
+      stats.written += (await writer.write(await callEntries(ids))).written;
+      stats.calls += ids.length;
+      after = ids[ids.length - 1] ?? after;
+    }
+    for (let after = ''; ; ) {
+      const ids = await calledMarketIdsAfter(db, after, batchMarkets);
+      if (ids.length === 0) break;
+      stats.written += (await writer.write(await marketEntries(ids))).written;
+      stats.markets += ids.length;
+      after = ids[ids.length - 1] ?? after;
+    }
+    stats.written += (await writer.write(await globalEntries())).written;
+  }
+
+  async function buildDirty(dirty: Dirty, stats: RecordBuildStats): Promise<void> {
+    const touched = await expandDirty(db, dirty);
+    // Single calls first, then people, then the lists: a list never shows a call whose own page is
+    // not there yet. A small change is one write (one MULTI: it appears at once); a settlement that
+    // touches thousands of people is flushed in batches so it never sits in memory whole.
+    let pending: SnapshotEntry[] = [];
+    const flush = async () => {
+      if (pending.length === 0) return;
+      stats.written += (await writer.write(pending)).written;
+      pending = [];
+    };
+    const add = async (entries: SnapshotEntry[]) => {
+      pending.push(...entries);
+      if (pending.length >= FLUSH_AT) await flush();
+    };
+    for (let i = 0; i < touched.calls.length; i += batchCalls) await add(await callEntries(touched.calls.slice(i, i + batchCalls)));
+    for (let i = 0; i < touched.users.length; i += batchUsers) await add(await userEntries(touched.users.slice(i, i + batchUsers)));
+    for (let i = 0; i < touched.markets.length; i += batchMarkets) await add(await marketEntries(touched.markets.slice(i, i + batchMarkets)));
+    await add(await globalEntries());
+    await flush();
+    stats.calls = touched.calls.length;
+    stats.users = touched.users.length;
+    stats.markets = touched.markets.length;
+  }
+
+  async function run(requestedFull: boolean): Promise<RecordBuildStats> {
+    const started = deps.clock.now();
+    const t0 = performance.now();
+    const full = requestedFull || lastFullAt === undefined || started - lastFullAt >= fullEveryMs;
+    const members = await popDirty();
+    const stats: RecordBuildStats = { full, calls: 0, users: 0, markets: 0, written: 0, ms: 0 };
+    try {
+      const dirty = parseDirty(members);
+      if (dirty.ignored.length > 0) deps.logger.warn({ ignored: dirty.ignored.slice(0, 10), count: dirty.ignored.length }, 'unknown dirty record members ignored');
+      if (full) {
+        writer.forget(); // Redis may have been flushed since: compare with what it holds now
+        await buildEverything(stats);
+        lastFullAt = started;
+      } else {
+        await buildDirty(dirty, stats);
+      }
+    } catch (err) {
+      if (members.length > 0) await deps.redis.sadd(keys.dirtyRecords, ...members).catch(() => {});
+      throw err;
+    }
+    stats.ms = Math.round(performance.now() - t0);
+    return stats;
+  }
+
+  return {
+    build(opts = {}) {
+      const next = chain.then(() => run(opts.full === true));
+      chain = next.catch(() => {});
+      return next.then((stats) => {
+        deps.logger.debug({ ...stats, reason: opts.reason }, 'record snapshots built');
+        return stats;
+      });
+    },
+    async fullBuildDue() {
+      if (lastFullAt === undefined || deps.clock.now() - lastFullAt >= fullEveryMs) return true;
+      return (await deps.redis.exists(keys.snapshot('calls:latest'))) === 0;
+    },
+    pending() {
+      return deps.redis.scard(keys.dirtyRecords);
+    },
+    async idle() {
+      let seen: Promise<unknown>;
+      do {
+        seen = chain;
+        await seen;
+      } while (seen !== chain);
+    },
+  };
+}

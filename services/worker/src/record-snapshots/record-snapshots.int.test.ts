@@ -1,0 +1,232 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { createLogger, redisKeys, type SnapshotName } from '@pm/shared';
+import {
+  callListSnapshotSchema,
+  callSnapshotSchema,
+  comboListSnapshotSchema,
+  leaderboardSnapshotSchema,
+  marketCallsSnapshotSchema,
+  userCallsSnapshotSchema,
+  userSnapshotSchema,
+} from '@pm/shared/api';
+import { sql } from '@pm/shared/db';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createRecordSnapshotBuilder, type RecordSnapshotBuilder } from './builder.js';
+import { at, insertRecordsFixture, WEB_URL, type SeededIds } from './test-fixture.js';
+
+let tdb: TestDatabase;
+let tr: TestRedis;
+let builder: RecordSnapshotBuilder;
+let ids: SeededIds;
+
+beforeAll(async () => {
+  [tdb, tr] = await Promise.all([createTestDatabase('record_snapshots'), createTestRedis('record_snapshots')]);
+  ids = await insertRecordsFixture(tdb.db);
+  builder = createRecordSnapshotBuilder({
+    db: tdb.db,
+    redis: tr.redis,
+    prefix: tr.prefix,
+    webUrl: WEB_URL,
+    logger: createLogger('worker-test', { LOG_LEVEL: 'silent' }),
+    clock: { now: () => Date.now() },
+    fullEveryMs: 3_600_000,
+    // Tiny batches, so the full build's paging is exercised on a small fixture.
+    batch: { users: 2, calls: 3, markets: 1 },
+  });
+  await builder.build({ full: true });
+});
+
+afterAll(async () => {
+  await tr?.cleanup();
+  await tdb?.drop();
+});
+
+async function read<S extends z.ZodType>(name: SnapshotName, schema: S): Promise<z.output<S>> {
+  const body = await tr.redis.hget(redisKeys(tr.prefix).snapshot(name), 'body');
+  if (body === null) throw new Error(`no snapshot ${name}`);
+  return schema.parse(JSON.parse(body));
+}
+const exists = async (name: SnapshotName) => (await tr.redis.exists(redisKeys(tr.prefix).snapshot(name))) === 1;
+const markDirty = (...members: string[]) => tr.redis.sadd(redisKeys(tr.prefix).dirtyRecords, ...members);
+
+describe('a full build of the seeded records', () => {
+  it('lists the latest calls newest first, each with every Call field of SPEC.md', async () => {
+    const { calls } = await read('calls:latest', callListSnapshotSchema);
+    expect(calls.map((c) => c.id)).toEqual(['c1', 'b2', 'b1', 'a7', 'b5', 'b4', 'b3', 'a6', 'a5', 'a4', 'a3', 'a2', 'a1']);
+    expect(calls.find((c) => c.id === 'b2')).toStrictEqual({
+      id: 'b2',
+      user: { handle: 'Bob', avatar: null },
+      market_id: 'm1',
+      event: 'ars-che',
+      question: 'Will Arsenal win?',
+      outcome: 'No',
+      outcome_index: 1,
+      chance_at_call: 0.46,
+      thesis: 'Fading alice',
+      copied_from: { id: 'a7', handle: 'alice' },
+      is_fade: true,
+      status: 'open',
+      profit_on_10: null,
+      made_at: at(32).toISOString(),
+      settled_at: null,
+      url: `${WEB_URL}/c/b2`,
+    });
+    const won = calls.find((c) => c.id === 'a1');
+    expect(won).toMatchObject({ status: 'won', profit_on_10: 15, settled_at: at(60).toISOString(), copied_from: null, user: { handle: 'alice', avatar: 'https://img.example/alice.png' } });
+  });
+
+  it('writes a single call as the SPEC subset with its thesis updates, oldest first', async () => {
+    const { call } = await read('call:a7', callSnapshotSchema);
+    expect(call).toStrictEqual({
+      id: 'a7',
+      user: { handle: 'alice' },
+      question: 'Will Arsenal win?',
+      outcome: 'Yes',
+      chance_at_call: 0.535,
+      status: 'open',
+      profit_on_10: null,
+      thesis: 'Arsenal at home',
+      thesis_updates: [
+        { body: 'Team news: Saka starts.', at: at(35).toISOString() },
+        { body: 'Still confident at half-time.', at: at(50).toISOString() },
+      ],
+      url: `${WEB_URL}/c/a7`,
+    });
+    expect((await read('call:a5', callSnapshotSchema)).call).toMatchObject({ status: 'lost', profit_on_10: -10, thesis_updates: [] });
+  });
+
+  it("writes each person's record under the lower-cased handle, zeros for someone the projections have not reached", async () => {
+    const { user } = await read('user:bob', userSnapshotSchema);
+    expect(user).toStrictEqual({
+      handle: 'Bob',
+      display_name: 'Bob B.',
+      avatar: null,
+      calls: 5,
+      settled: 3,
+      won: 2,
+      right_pct: 67,
+      profit_on_10: 20,
+      profit_7d: 20,
+      xp: 128,
+      streak: 2,
+      followers: 0,
+      following: 1,
+      copies: 0,
+      bio: '',
+      interests: ['Crypto'],
+      joined_at: '2026-02-01T00:00:00.000Z',
+      url: `${WEB_URL}/u/Bob`,
+    });
+    expect((await read('user:alice', userSnapshotSchema)).user.interests).toEqual(['Football', 'Football: EPL']);
+    expect((await read('user:carol', userSnapshotSchema)).user).toMatchObject({ calls: 0, settled: 0, right_pct: 0, profit_on_10: 0, bio: 'New here.' });
+  });
+
+  it("lists a person's calls newest first under every status filter, empty lists included", async () => {
+    const all = await read('user-calls:alice:all', userCallsSnapshotSchema);
+    expect(all.handle).toBe('alice');
+    expect(all.calls.map((c) => c.id)).toEqual(['a7', 'a6', 'a5', 'a4', 'a3', 'a2', 'a1']);
+    expect((await read('user-calls:alice:won', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['a4', 'a3', 'a2', 'a1']);
+    expect((await read('user-calls:alice:open', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['a7']);
+    expect((await read('user-calls:alice:void', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['a6']);
+    expect((await read('user-calls:bob:void', userCallsSnapshotSchema)).calls).toEqual([]);
+    expect((await read('user-calls:bob:all', userCallsSnapshotSchema)).handle).toBe('Bob');
+  });
+
+  it('ranks the leaderboards, and `right` only with 5 or more settled calls', async () => {
+    const profit = await read('leaderboard:profit', leaderboardSnapshotSchema);
+    expect(profit.rows).toStrictEqual([
+      { rank: 1, handle: 'alice', display_name: 'Alice A.', avatar: 'https://img.example/alice.png', right_pct: 80, settled: 6, won: 4, profit_on_10: 50, profit_7d: 50, xp: 256, streak: 0 },
+      { rank: 2, handle: 'Bob', display_name: 'Bob B.', avatar: null, right_pct: 67, settled: 3, won: 2, profit_on_10: 20, profit_7d: 20, xp: 128, streak: 2 },
+    ]);
+    // Bob has 3 settled calls: not on `right` even though the projection ranked him.
+    expect((await read('leaderboard:right', leaderboardSnapshotSchema)).rows.map((r) => r.handle)).toEqual(['alice']);
+    expect((await read('leaderboard:week', leaderboardSnapshotSchema)).rows.map((r) => r.rank)).toEqual([1, 2]);
+  });
+
+  it("gives a market's calls with its platform split, and [] for a market nobody has a split on", async () => {
+    const m1 = await read('calls:market:m1', marketCallsSnapshotSchema);
+    expect(m1.platform_split).toEqual([3, 1]);
+    expect(m1.calls.map((c) => c.id)).toEqual(['c1', 'b2', 'b1', 'a7']);
+    const m2 = await read('calls:market:m2', marketCallsSnapshotSchema);
+    expect(m2.platform_split).toEqual([]);
+    expect(m2.calls).toHaveLength(9);
+    expect(await exists('calls:market:m3')).toBe(false);
+  });
+
+  it('lists combos per status, newest first, with their legs in order', async () => {
+    const open = await read('combos:open', comboListSnapshotSchema);
+    expect(open.combos).toStrictEqual([
+      {
+        id: 'k-open',
+        user: { handle: 'alice' },
+        chance: 0.16,
+        wins_on_10: 62.5,
+        status: 'open',
+        xp_awarded: 0,
+        legs: [
+          { market_id: 'm1', question: 'Will Arsenal win?', outcome: 'Yes', outcome_index: 0, chance_at_call: 0.4, status: 'open' },
+          { market_id: 'm3', question: 'Over 2.5 goals?', outcome: 'Under', outcome_index: 1, chance_at_call: 0.4, status: 'open' },
+        ],
+        made_at: at(45).toISOString(),
+        url: `${WEB_URL}/combo/k-open`,
+      },
+    ]);
+    expect((await read('combos:won', comboListSnapshotSchema)).combos.map((c) => [c.id, c.xp_awarded])).toEqual([['k-won', 144]]);
+    expect((await read('combos:lost', comboListSnapshotSchema)).combos.map((c) => c.legs.map((l) => l.status))).toEqual([['lost', 'open']]);
+    expect((await read('combos:void', comboListSnapshotSchema)).combos).toEqual([]);
+  });
+});
+
+describe('incremental builds from the dirty set', () => {
+  it('a new call shows up in the latest list, its market, its author and its own snapshot — and nothing else is rebuilt', async () => {
+    await tdb.db.query(sql`
+      insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, made_at)
+      values ('c2', ${ids.carol}, 'm3', 0, 0.61, 'Goals galore', ${at(55)})
+    `);
+    await markDirty('call:c2', 'user:' + String(ids.carol), 'market:m3');
+    const stats = await builder.build();
+    expect(stats).toMatchObject({ full: false, calls: 1, users: 1, markets: 1 });
+    expect((await read('calls:latest', callListSnapshotSchema)).calls[0]?.id).toBe('c2');
+    expect((await read('calls:market:m3', marketCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['c2']);
+    expect((await read('user-calls:carol:open', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['c2', 'c1']);
+    expect((await read('call:c2', callSnapshotSchema)).call.outcome).toBe('Over');
+    expect(await tr.redis.scard(redisKeys(tr.prefix).dirtyRecords)).toBe(0);
+  });
+
+  it("settling a market rebuilds every call on it, its callers' lists and the combo lists", async () => {
+    await tdb.db.query(sql`update markets set closed = true, resolved_outcome_index = 0, resolved_at = now() where id = 'm1'`);
+    await tdb.db.query(sql`
+      update calls set status = case when outcome_index = 0 then 'won' else 'lost' end,
+        profit_on_10 = case when outcome_index = 0 then round(10 / chance_at_call - 10, 2) else -10 end,
+        settled_at = ${at(90)}
+      where market_id = 'm1'
+    `);
+    await tdb.db.query(sql`update combo_legs set status = 'won', settled_at = ${at(90)} where market_id = 'm1'`);
+    // Only the market is marked: the builder finds its calls and their authors itself.
+    await markDirty('market:m1', 'combos');
+    const stats = await builder.build();
+    expect(stats.calls).toBe(4);
+    expect(stats.users).toBe(3);
+    expect((await read('call:a7', callSnapshotSchema)).call).toMatchObject({ status: 'won', profit_on_10: 8.69 });
+    expect((await read('call:b2', callSnapshotSchema)).call).toMatchObject({ status: 'lost', profit_on_10: -10 });
+    expect((await read('user-calls:bob:won', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['b1', 'b5', 'b4']);
+    expect((await read('user-calls:alice:open', userCallsSnapshotSchema)).calls).toEqual([]);
+    expect((await read('combos:open', comboListSnapshotSchema)).combos[0]?.legs.map((l) => l.status)).toEqual(['won', 'open']);
+  });
+
+  it('asks for a full build when Redis lost the snapshots, and that build restores them', async () => {
+    expect(await builder.fullBuildDue()).toBe(false);
+    const names = await tr.redis.keys(`${tr.prefix}:snap:*`);
+    await tr.redis.del(...names);
+    expect(await builder.fullBuildDue()).toBe(true);
+    await builder.build({ full: true });
+    expect((await tr.redis.keys(`${tr.prefix}:snap:*`)).sort()).toEqual(names.sort());
+    expect((await read('call:c2', callSnapshotSchema)).call.status).toBe('open');
+  });
+
+  it('ignores malformed members instead of failing the build', async () => {
+    await markDirty('user:not-a-number', 'nonsense');
+    await expect(builder.build()).resolves.toMatchObject({ users: 0, calls: 0 });
+  });
+});

@@ -1,0 +1,2 @@
+export { settleMarket, UnknownMarket, UnresolvedMarket, type SettledMarket, type Resolution } from './settle-market.js';
+export { createSettleMarketProcessor } from './processor.js';

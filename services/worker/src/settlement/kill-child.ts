@@ -1,0 +1,25 @@
+/**
+ * A worker process the settlement test kills mid-job (SIGKILL): a BullMQ Worker on the settlement
+ * queue running the real `settle-market` processor, with a short lock so that the job it leaves
+ * behind is found stalled quickly. Configuration arrives as JSON on argv[2].
+ */
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createLogger, queuePrefix } from '@pm/shared';
+import { createDb } from '@pm/shared/db';
+import { createRecordsTrigger } from '@pm/shared/records';
+import { createSettleMarketProcessor } from './processor.js';
+
+const { databaseUrl, redisUrl, prefix } = JSON.parse(process.argv[2] ?? '{}') as { databaseUrl: string; redisUrl: string; prefix: string };
+const db = createDb(databaseUrl, { poolSize: 2 });
+const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+const logger = createLogger('kill-child', { LOG_LEVEL: 'silent' });
+const trigger = createRecordsTrigger({ redis, prefix });
+const worker = new Worker('settlement', createSettleMarketProcessor({ db, trigger, logger }), {
+  connection: redis,
+  prefix: queuePrefix(prefix),
+  lockDuration: 1500,
+  // Its stalled-check throttle key would otherwise hold the next worker's check off for 30 s.
+  stalledInterval: 500,
+});
+worker.on('error', () => {}); // the connection dies with the kill; nothing to report

@@ -1,0 +1,164 @@
+import { comboStatus, comboXp, type SettlementStatus } from '@pm/shared/domain';
+import { sql, type Db } from '@pm/shared/db';
+
+/**
+ * SettleMarket: in ONE transaction, settle a resolved market's open calls, its open combo legs,
+ * and every combo whose status now follows from its legs (DESIGN.md "Money", "XP", "Combo status").
+ *
+ * The truth is the database, not the job: the market's row in `market_resolutions` (else the
+ * resolution columns of `markets`). Exactly-once comes from the guards, not from the queue:
+ * - the market row is locked `for update`, so two settlements of one market run one after the other
+ *   (and a call being recorded on it, which holds `for share`, finishes first or sees it closed);
+ * - every transition is `where status = 'open'`, so the second run finds nothing to do;
+ * - touched combos are locked `for update` in id order before their legs are read, so two markets
+ *   settling legs of one combo at once cannot both miss the other's leg (nor deadlock).
+ */
+
+export interface Resolution {
+  winningOutcomeIndex: number | null;
+  voided: boolean;
+}
+
+export interface SettledMarket {
+  marketId: string;
+  resolution: Resolution;
+  /** Calls settled by this run, by status. */
+  calls: { won: number; lost: number; void: number };
+  legs: number;
+  /** Combos whose status this run decided. */
+  combos: Array<{ id: string; status: SettlementStatus; xp: number }>;
+  /** Users whose records this market's settlement touches (by this run or an earlier one). */
+  userIds: number[];
+  callIds: string[];
+}
+
+export class UnknownMarket extends Error {
+  override name = 'UnknownMarket';
+}
+export class UnresolvedMarket extends Error {
+  override name = 'UnresolvedMarket';
+}
+
+type Tx = Parameters<Parameters<Db['tx']>[0]>[0];
+
+async function lockResolution(tx: Tx, marketId: string): Promise<Resolution> {
+  // Input: market id. Output: the market's resolution (the log row first, else the market's own
+  // columns), with the market row locked for update until commit.
+  const rows: Array<{ logged: boolean; log_winner: number | null; log_voided: boolean | null; resolved: boolean; winner: number | null; voided: boolean }> =
+    await tx.query(sql`
+      select r.market_id is not null as logged, r.winning_outcome_index as log_winner, r.voided as log_voided,
+             m.resolved_at is not null as resolved, m.resolved_outcome_index as winner, m.voided
+      from markets m left join market_resolutions r on r.market_id = m.id
+      where m.id = ${marketId}
+      for update of m
+    `);
+  const row = rows[0];
+  if (!row) throw new UnknownMarket(`no market with id ${marketId}`);
+  const resolution: Resolution | null = row.logged
+    ? { winningOutcomeIndex: row.log_winner, voided: row.log_voided === true }
+    : row.resolved
+      ? { winningOutcomeIndex: row.winner, voided: row.voided }
+      : null;
+  if (resolution === null) throw new UnresolvedMarket(`market ${marketId} has no recorded resolution`);
+  if (!resolution.voided && resolution.winningOutcomeIndex === null) {
+    throw new UnresolvedMarket(`market ${marketId} is resolved without a winner and not voided`);
+  }
+  return resolution;
+}
+
+/** Settle one market. Safe to run any number of times, concurrently: only the first changes anything. */
+export async function settleMarket(db: Db, marketId: string, now: Date): Promise<SettledMarket> {
+  return db.tx(async (tx) => {
+    const resolution = await lockResolution(tx, marketId);
+    const winner = resolution.voided ? null : resolution.winningOutcomeIndex;
+
+    // Input: market id, winner (null = void), settle time. Output: one row per call settled now.
+    // Profit and XP per DESIGN.md, in numeric: won 10/c − 10 (2 places), lost −10, void 0;
+    // XP of a won call 10 + round(90 × (1 − c)). Postgres rounds numeric halves away from zero,
+    // as the domain's roundTo does.
+    const calls: Array<{ id: string; user_id: number; status: 'won' | 'lost' | 'void' }> = await tx.query(sql`
+      with outcome as (
+        select c.id,
+               case when ${winner}::integer is null then 'void'
+                    when c.outcome_index = ${winner}::integer then 'won' else 'lost' end as status
+        from calls c
+        where c.market_id = ${marketId} and c.status = 'open'
+      )
+      update calls c
+      set status = o.status,
+          profit_on_10 = case o.status when 'won' then round(10 / c.chance_at_call - 10, 2) when 'lost' then -10 else 0 end,
+          xp_awarded = case o.status when 'won' then 10 + round(90 * (1 - c.chance_at_call))::integer else 0 end,
+          settled_at = ${now}
+      from outcome o
+      where c.id = o.id and c.status = 'open'
+      returning c.id, c.user_id, o.status
+    `);
+
+    // Input: market id, winner, settle time. Output: the combos whose legs on this market settled now.
+    const legs: Array<{ combo_id: string }> = await tx.query(sql`
+      update combo_legs
+      set status = case when ${winner}::integer is null then 'void'
+                        when outcome_index = ${winner}::integer then 'won' else 'lost' end,
+          settled_at = ${now}
+      where market_id = ${marketId} and status = 'open'
+      returning combo_id
+    `);
+
+    const comboIds = [...new Set(legs.map((l) => l.combo_id))].sort();
+    const decided: SettledMarket['combos'] = [];
+    if (comboIds.length > 0) {
+      // Input: combo ids. Output: none; locks the open ones, in id order (no deadlock between markets).
+      await tx.query(sql`select id from combos where id = any(${comboIds}::text[]) and status = 'open' order by id for update`);
+      // Input: combo ids. Output: every leg of those still-open combos, with the combo's owner.
+      const allLegs: Array<{ combo_id: string; user_id: number; status: SettlementStatus; chance_at_call: string }> = await tx.query(sql`
+        select l.combo_id, c.user_id, l.status, l.chance_at_call
+        from combo_legs l join combos c on c.id = l.combo_id
+        where c.id = any(${comboIds}::text[]) and c.status = 'open'
+        order by l.combo_id, l.leg_index
+      `);
+      const byCombo = new Map<string, { userId: number; legs: Array<{ status: SettlementStatus; chance: number }> }>();
+      for (const leg of allLegs) {
+        const entry = byCombo.get(leg.combo_id) ?? { userId: leg.user_id, legs: [] };
+        entry.legs.push({ status: leg.status, chance: Number(leg.chance_at_call) });
+        byCombo.set(leg.combo_id, entry);
+      }
+      for (const [id, combo] of byCombo) {
+        const status = comboStatus(combo.legs.map((l) => l.status));
+        if (status === 'open') continue;
+        decided.push({ id, status, xp: comboXp(combo.legs) });
+      }
+      if (decided.length > 0) {
+        // Input: per decided combo its id, status and XP; settle time. Output: none. Guarded: a combo
+        // already decided keeps its first result.
+        await tx.query(sql`
+          update combos c
+          set status = d.status, xp_awarded = d.xp, settled_at = ${now}
+          from unnest(${decided.map((d) => d.id)}::text[], ${decided.map((d) => d.status)}::text[], ${decided.map((d) => d.xp)}::int[])
+               as d(id, status, xp)
+          where c.id = d.id and c.status = 'open'
+        `);
+      }
+    }
+
+    // Input: market id. Output: everyone whose record this market's settlement touches — owners of
+    // its settled calls and of decided combos with a leg on it — whether settled by this run or by
+    // an earlier one that committed and then failed before it requested the projections.
+    const affected: Array<{ user_id: number }> = await tx.query(sql`
+      select user_id from calls where market_id = ${marketId} and status <> 'open'
+      union
+      select c.user_id from combos c join combo_legs l on l.combo_id = c.id
+      where l.market_id = ${marketId} and c.status <> 'open'
+    `);
+
+    const count = (s: 'won' | 'lost' | 'void') => calls.filter((c) => c.status === s).length;
+    return {
+      marketId,
+      resolution,
+      calls: { won: count('won'), lost: count('lost'), void: count('void') },
+      legs: legs.length,
+      combos: decided,
+      userIds: affected.map((a) => a.user_id),
+      callIds: calls.map((c) => c.id),
+    };
+  });
+}

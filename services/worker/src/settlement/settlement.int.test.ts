@@ -1,0 +1,247 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue, Worker } from 'bullmq';
+import { createLogger, queuePrefix, type JobData } from '@pm/shared';
+import { sql } from '@pm/shared/db';
+import { profitOn10, round2, xpIfRight } from '@pm/shared/domain';
+import { createRecords, createRecordsTrigger, type Records, type RecordsTrigger } from '@pm/shared/records';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createSettleMarketProcessor } from './processor.js';
+import { settleMarket } from './settle-market.js';
+import { insertMarkets, logResolution, setChance } from './test-fixture.js';
+
+/**
+ * Exactly once: the same resolution delivered twice, concurrently, and with the worker killed
+ * mid-job, settles each call and combo once — profit and XP sums prove it. And the combo rules.
+ */
+const here = path.dirname(fileURLToPath(import.meta.url));
+const logger = createLogger('settlement-test', { LOG_LEVEL: 'silent' });
+let tdb: TestDatabase;
+let tr: TestRedis;
+let records: Records;
+let trigger: RecordsTrigger;
+let queue: Queue<JobData['settle-market']>;
+const CHANCES = ['0.2', '0.35', '0.5', '0.65', '0.8'];
+
+beforeAll(async () => {
+  [tdb, tr] = await Promise.all([createTestDatabase('settlement'), createTestRedis('settlement')]);
+  await insertMarkets(tdb.db, ['twice', 'race', 'killed', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'bad']);
+  records = createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix });
+  trigger = createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix });
+  queue = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+  for (const h of ['ann', 'ben', 'cat', 'dan']) await records.createUser({ handle: h, displayName: h });
+});
+
+afterAll(async () => {
+  for (const c of connections) c.disconnect();
+  await queue?.close();
+  await records?.close();
+  await trigger?.close();
+  await tr?.cleanup();
+  await tdb?.drop();
+});
+
+/** 20 calls on a market: each person on each outcome at varying chances. */
+async function callsOn(marketId: string): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    const outcome = i % 2;
+    await setChance(tr.redis, tr.prefix, marketId, outcome, CHANCES[i % CHANCES.length]!);
+    await records.recordCall({ handle: ['ann', 'ben', 'cat', 'dan'][i % 4]!, marketId, outcomeIndex: outcome, thesis: 't' });
+  }
+}
+
+/** Profit and XP the calls of a market must total once settled with `winner`, computed here from their chances. */
+async function expectedTotals(marketId: string, winner: number): Promise<{ profit: number; xp: number }> {
+  const rows: Array<{ outcome_index: number; chance_at_call: string }> = await tdb.db.query(sql`select outcome_index, chance_at_call from calls where market_id = ${marketId}`);
+  let profit = 0;
+  let xp = 0;
+  for (const r of rows) {
+    const c = Number(r.chance_at_call);
+    // The domain's decimal-safe rounding: 90 × (1 − 0.35) is 58.4999… in floating point, 58.5 → 59 in numeric.
+    const status = r.outcome_index === winner ? 'won' : 'lost';
+    profit += profitOn10(status, c)!;
+    if (status === 'won') xp += xpIfRight(c);
+  }
+  return { profit: round2(profit), xp };
+}
+
+async function totals(marketId: string) {
+  const rows: Array<{ open: number; settled: number; profit: string; xp: number; times: number }> = await tdb.db.query(sql`
+    select count(*) filter (where status = 'open')::int as open, count(*) filter (where status <> 'open')::int as settled,
+           coalesce(sum(profit_on_10), 0)::text as profit, coalesce(sum(xp_awarded), 0)::int as xp,
+           count(distinct settled_at)::int as times
+    from calls where market_id = ${marketId}
+  `);
+  const r = rows[0]!;
+  return { open: r.open, settled: r.settled, profit: Number(r.profit), xp: r.xp, times: r.times };
+}
+
+const connections: Array<{ disconnect(): void }> = [];
+function startWorker() {
+  const connection = tr.redis.duplicate({ maxRetriesPerRequest: null });
+  connections.push(connection);
+  return new Worker('settlement', createSettleMarketProcessor({ db: tdb.db, trigger, logger }), {
+    connection,
+    prefix: queuePrefix(tr.prefix),
+    concurrency: 2,
+    stalledInterval: 500,
+  });
+}
+
+async function until(ok: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const job = (marketId: string, winner: number | null) => ({ marketId, winningOutcomeIndex: winner, voided: winner === null, source: 'ws' as const });
+
+describe('exactly once', () => {
+  it('the same resolution delivered twice, to two workers at once, settles each call once', async () => {
+    await callsOn('twice');
+    await logResolution(tdb.db, 'twice', 0);
+    const expected = await expectedTotals('twice', 0);
+    const [w1, w2] = [startWorker(), startWorker()];
+    try {
+      // Two deliveries with distinct job ids (the deterministic id would merge them in the queue;
+      // a redelivery after completion or a second source can still reach the processor twice).
+      await Promise.all([queue.add('settle-market', job('twice', 0), { jobId: 'twice-a' }), queue.add('settle-market', job('twice', 0), { jobId: 'twice-b' })]);
+      await until(async () => (await queue.getCompletedCount()) >= 2);
+    } finally {
+      await Promise.all([w1.close(), w2.close()]);
+    }
+    expect(await totals('twice')).toEqual({ open: 0, settled: 20, profit: expected.profit, xp: expected.xp, times: 1 });
+    expect(expected.xp).toBeGreaterThan(0);
+  });
+
+  it('five settlements of one market racing in parallel change it once', async () => {
+    await callsOn('race');
+    await logResolution(tdb.db, 'race', 1);
+    const expected = await expectedTotals('race', 1);
+    const runs = await Promise.all(Array.from({ length: 5 }, (_, i) => settleMarket(tdb.db, 'race', new Date(Date.now() + i))));
+    expect(runs.map((r) => r.calls.won + r.calls.lost).sort((a, b) => a - b)).toEqual([0, 0, 0, 0, 20]);
+    expect(await totals('race')).toEqual({ open: 0, settled: 20, profit: expected.profit, xp: expected.xp, times: 1 });
+  });
+
+  it('a worker killed mid-job leaves nothing settled; started again, it settles each call once', async () => {
+    await callsOn('killed');
+    await logResolution(tdb.db, 'killed', 0);
+    const expected = await expectedTotals('killed', 0);
+    // Hold one of the market's call rows, so the child's settlement transaction blocks half-way
+    // (market locked, update under way) until it is killed.
+    const blocker = await tdb.db.tx(async (tx) => {
+      await tx.query(sql`select id from calls where market_id = 'killed' order by id limit 1 for update`);
+      const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'kill-child.ts'), JSON.stringify({ databaseUrl: tdb.url, redisUrl: tr.url, prefix: tr.prefix })], {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      await queue.add('settle-market', job('killed', 0), { jobId: 'settle-killed', attempts: 5, backoff: { type: 'exponential', delay: 200 } });
+      // The child's transaction waits on our row lock: it is mid-job. (Polled from another
+      // connection: inside a transaction pg_stat_activity is one frozen snapshot.)
+      await until(async () => {
+        const rows: Array<{ n: number }> = await tdb.db.query(sql`
+          select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and query like '%update calls%'`);
+        return rows[0]!.n > 0;
+      }, 20_000);
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+      return 'released';
+    });
+    expect(blocker).toBe('released');
+    // The killed transaction rolls back when its server process notices the client is gone.
+    await until(async () => {
+      const rows: Array<{ n: number }> = await tdb.db.query(sql`
+        select count(*)::int as n from pg_stat_activity where datname = current_database() and query like '%update calls%' and state <> 'idle' and pid <> pg_backend_pid()`);
+      return rows[0]!.n === 0;
+    });
+    expect(await totals('killed')).toMatchObject({ open: 20, settled: 0 });
+    // A new worker finds the job stalled (its lock expired with the child) and runs it again.
+    const worker = startWorker();
+    try {
+      await until(async () => (await queue.getJobState('settle-killed')) === 'completed', 20_000);
+    } finally {
+      await worker.close();
+    }
+    expect(await totals('killed')).toEqual({ open: 0, settled: 20, profit: expected.profit, xp: expected.xp, times: 1 });
+  }, 60_000);
+
+  it('a job for a market without a recorded resolution fails without retrying and stays in the failed set', async () => {
+    const worker = startWorker();
+    try {
+      await queue.add('settle-market', job('bad', 0), { jobId: 'settle-bad', attempts: 5, backoff: { type: 'exponential', delay: 100 } });
+      await until(async () => (await queue.getJobState('settle-bad')) === 'failed');
+      const failed = await queue.getJob('settle-bad');
+      expect(failed?.attemptsMade).toBe(1);
+      expect(failed?.failedReason).toContain('no recorded resolution');
+      await queue.add('settle-market', { marketId: '' } as unknown as JobData['settle-market'], { jobId: 'settle-invalid', attempts: 5 });
+      await until(async () => (await queue.getJobState('settle-invalid')) === 'failed');
+      expect((await queue.getJob('settle-invalid'))?.attemptsMade).toBe(1);
+    } finally {
+      await worker.close();
+    }
+  });
+});
+
+describe('combos', () => {
+  async function combo(legs: Array<[string, number, string]>): Promise<string> {
+    for (const [m, o, c] of legs) await setChance(tr.redis, tr.prefix, m, o, c);
+    return (await records.recordCombo({ handle: 'ann', legs: legs.map(([marketId, outcomeIndex]) => ({ marketId, outcomeIndex })) })).id;
+  }
+  async function state(id: string) {
+    const rows: Array<{ status: string; xp_awarded: number; legs: string[] }> = await tdb.db.query(sql`
+      select c.status, c.xp_awarded, array_agg(l.status order by l.leg_index) as legs
+      from combos c join combo_legs l on l.combo_id = c.id where c.id = ${id} group by c.id`);
+    return rows[0];
+  }
+  const settle = async (m: string, winner: number | null) => {
+    await logResolution(tdb.db, m, winner);
+    await settleMarket(tdb.db, m, new Date());
+  };
+
+  it('is lost as soon as one leg is lost, won when every leg won, void when every leg is void, exactly once', async () => {
+    const lost = await combo([['c1', 0, '0.5'], ['c2', 0, '0.5']]);
+    const won = await combo([['c3', 0, '0.5'], ['c4', 1, '0.8']]);
+    const voided = await combo([['c5', 0, '0.3'], ['c6', 0, '0.3']]);
+    const partVoid = await combo([['c7', 0, '0.25'], ['c8', 0, '0.6']]);
+
+    await settle('c1', 1);
+    expect(await state(lost)).toEqual({ status: 'lost', xp_awarded: 0, legs: ['lost', 'open'] });
+    await settle('c2', 0);
+    expect(await state(lost)).toEqual({ status: 'lost', xp_awarded: 0, legs: ['lost', 'won'] });
+
+    await settle('c3', 0);
+    expect(await state(won)).toMatchObject({ status: 'open', legs: ['won', 'open'] });
+    await settle('c4', 1);
+    // 0.5 × 0.8 = 0.4: xp_if_right 10 + round(54) = 64, × 2 legs.
+    expect(await state(won)).toEqual({ status: 'won', xp_awarded: 128, legs: ['won', 'won'] });
+
+    await settle('c5', null);
+    await settle('c6', null);
+    expect(await state(voided)).toEqual({ status: 'void', xp_awarded: 0, legs: ['void', 'void'] });
+
+    await settle('c7', 0);
+    await settle('c8', null);
+    // The void leg drops out: xp_if_right(0.25) = 10 + round(67.5) = 78, × 1 leg.
+    expect(await state(partVoid)).toEqual({ status: 'won', xp_awarded: 78, legs: ['won', 'void'] });
+
+    // Settling every market again changes nothing.
+    for (const m of ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8']) await settleMarket(tdb.db, m, new Date());
+    expect(await state(won)).toEqual({ status: 'won', xp_awarded: 128, legs: ['won', 'won'] });
+    const xp: Array<{ total: number }> = await tdb.db.query(sql`select sum(xp_awarded)::int as total from combos`);
+    expect(xp[0]!.total).toBe(128 + 78);
+  });
+
+  it('two markets settling the last two legs of one combo at once decide it', async () => {
+    await insertMarkets(tdb.db, ['p1', 'p2']).catch(() => undefined);
+    const id = await combo([['p1', 0, '0.5'], ['p2', 0, '0.5']]);
+    await logResolution(tdb.db, 'p1', 0);
+    await logResolution(tdb.db, 'p2', 0);
+    await Promise.all([settleMarket(tdb.db, 'p1', new Date()), settleMarket(tdb.db, 'p2', new Date())]);
+    // 0.25: xp_if_right 78, × 2 legs.
+    expect(await state(id)).toEqual({ status: 'won', xp_awarded: 156, legs: ['won', 'won'] });
+  });
+});

@@ -1,0 +1,46 @@
+import type { Redis } from 'ioredis';
+import { redisKeys } from '@pm/shared';
+import { sql, type Db } from '@pm/shared/db';
+
+/**
+ * Markets for the settlement and projection integration tests, inserted with plain SQL as the
+ * ingestor would leave them, with live chances in Redis; and resolutions logged as the ingestor
+ * logs them (market_resolutions row + market columns) before it enqueues `settle-market`.
+ */
+export const tokenOf = (marketId: string, outcomeIndex: number) => `tok-${marketId}-${outcomeIndex}`;
+
+export async function insertMarkets(db: Db, marketIds: string[], outcomes: string[] = ['Yes', 'No']): Promise<void> {
+  await db.query(sql`
+    insert into events (id, slug, title, category) values ('ev-fixture', 'fixture', 'Fixture event', 'Sport')
+    on conflict do nothing
+  `);
+  for (const [position, id] of marketIds.entries()) {
+    await db.query(sql`
+      insert into markets (id, event_id, condition_id, position, question)
+      values (${id}, 'ev-fixture', ${`cond-${id}`}, ${position}, ${`Question ${id}?`})
+    `);
+    for (const [i, name] of outcomes.entries()) {
+      await db.query(sql`insert into outcomes (market_id, outcome_index, name, token_id) values (${id}, ${i}, ${name}, ${tokenOf(id, i)})`);
+    }
+  }
+}
+
+/** The live chance of an outcome, as the ingestor publishes it (chance text + the time it was set). */
+export async function setChance(redis: Redis, prefix: string, marketId: string, outcomeIndex: number, chance: string, at = Date.now()): Promise<void> {
+  const keys = redisKeys(prefix);
+  await redis.hset(keys.chances, tokenOf(marketId, outcomeIndex), chance);
+  await redis.hset(keys.chanceAt, tokenOf(marketId, outcomeIndex), String(at));
+}
+
+/** Log a resolution the way the ingestor does (winner null = voided). */
+export async function logResolution(db: Db, marketId: string, winner: number | null): Promise<void> {
+  const voided = winner === null;
+  await db.query(sql`
+    insert into market_resolutions (market_id, winning_outcome_index, voided, source) values (${marketId}, ${winner}::integer, ${voided}, 'ws')
+    on conflict do nothing
+  `);
+  await db.query(sql`
+    update markets set closed = true, resolved_outcome_index = ${winner}::integer, voided = ${voided}, resolved_at = now()
+    where id = ${marketId} and resolved_at is null
+  `);
+}

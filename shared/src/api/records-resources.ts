@@ -1,0 +1,223 @@
+import { z } from 'zod';
+import { callStatusSchema } from './resources.js';
+
+/**
+ * The people-side resources of SPEC.md (Call, Call subset, User record, Leaderboard row, Combo, Leg),
+ * the response bodies of endpoints 5–10, and the record snapshots the worker writes for them.
+ * One definition each: the API validates snapshots and responses with these, the worker's builder
+ * is typed by them and OpenAPI is generated from them.
+ */
+
+const timestamp = z.string().meta({ description: 'ISO 8601 UTC timestamp', format: 'date-time' });
+const chanceAtCall = z.number().gt(0).lt(1).meta({ description: 'Chance when the pick was made; never changes' });
+const money = z.number().meta({ description: 'US dollars on a notional stake of 10 per call, 2 decimals' });
+const avatar = z.string().nullable().meta({ description: 'Avatar image URL, or null when the person has none' });
+
+export const LEADERBOARD_SORTS = ['profit', 'right', 'xp', 'week'] as const;
+export const leaderboardSortSchema = z.enum(LEADERBOARD_SORTS);
+export type LeaderboardSort = z.infer<typeof leaderboardSortSchema>;
+
+/** Filters of a person's calls: every status, or `all`. */
+export const USER_CALL_FILTERS = ['all', 'open', 'won', 'lost', 'void'] as const;
+export type UserCallFilter = (typeof USER_CALL_FILTERS)[number];
+
+/** Most calls a call list snapshot holds: the maximum `limit` of /calls and /users/{handle}/calls. */
+export const CALL_LIST_SIZE = 100;
+/** Most rows a leaderboard snapshot holds: the maximum `limit` of /leaderboard. */
+export const LEADERBOARD_SIZE = 100;
+/** Most combos a combo list snapshot holds: the maximum `limit` of /combos. */
+export const COMBO_LIST_SIZE = 50;
+
+export const copiedFromSchema = z
+  .object({
+    id: z.string().meta({ description: 'Id of the copied call' }),
+    handle: z.string().meta({ description: 'Handle of the person whose call was copied' }),
+  })
+  .meta({ id: 'CopiedFrom', description: 'The call this one copies' });
+
+export const callSchema = z
+  .object({
+    id: z.string(),
+    user: z.object({ handle: z.string(), avatar }).meta({ id: 'CallUser' }),
+    market_id: z.string(),
+    event: z.string().meta({ description: 'Event slug' }),
+    question: z.string(),
+    outcome: z.string().meta({ description: 'Outcome name' }),
+    outcome_index: z.number().int().min(0).meta({ description: 'Zero-based index of the outcome' }),
+    chance_at_call: chanceAtCall,
+    thesis: z.string().meta({ description: "The caller's written reasoning" }),
+    copied_from: copiedFromSchema.nullable(),
+    is_fade: z.boolean().meta({ description: 'True when the call fades (bets against) another' }),
+    status: callStatusSchema,
+    profit_on_10: money.nullable().meta({ description: 'Null while open; won 10 ÷ chance − 10, lost −10, void 0' }),
+    made_at: timestamp,
+    settled_at: timestamp.nullable(),
+    url: z.string(),
+  })
+  .meta({ id: 'Call', description: 'A public pick by a person on one outcome of a market' });
+export type Call = z.infer<typeof callSchema>;
+
+export const thesisUpdateSchema = z.object({ body: z.string(), at: timestamp }).meta({ id: 'ThesisUpdate' });
+
+export const callSubsetSchema = z
+  .object({
+    id: z.string(),
+    user: z.object({ handle: z.string() }).meta({ id: 'CallSubsetUser' }),
+    question: z.string(),
+    outcome: z.string(),
+    chance_at_call: chanceAtCall,
+    status: callStatusSchema,
+    profit_on_10: money.nullable().meta({ description: 'Null while open; won 10 ÷ chance − 10, lost −10, void 0' }),
+    thesis: z.string(),
+    thesis_updates: z.array(thesisUpdateSchema).meta({ description: 'Oldest first' }),
+    url: z.string(),
+  })
+  .meta({ id: 'CallDetail', description: 'The single-call response: a subset of Call with its thesis updates' });
+export type CallSubset = z.infer<typeof callSubsetSchema>;
+
+export const userRecordSchema = z
+  .object({
+    handle: z.string(),
+    display_name: z.string(),
+    avatar,
+    calls: z.number().int().min(0).meta({ description: 'Total calls' }),
+    settled: z.number().int().min(0).meta({ description: 'Settled calls: won + lost + void' }),
+    won: z.number().int().min(0),
+    right_pct: z.number().int().min(0).max(100).meta({ description: 'round(100 × won ÷ (won + lost)); 0 with no such calls. Void calls do not count.' }),
+    profit_on_10: money.meta({ description: 'Total profit across settled calls, each scored on 10' }),
+    profit_7d: money.meta({ description: 'Profit of calls settled in the last 7 days' }),
+    xp: z.number().int().min(0),
+    streak: z.number().int().min(0).meta({ description: 'Consecutive won calls counting back from the most recently settled non-void call' }),
+    followers: z.number().int().min(0),
+    following: z.number().int().min(0),
+    copies: z.number().int().min(0).meta({ description: 'How many times others copied their calls' }),
+    bio: z.string(),
+    interests: z.array(z.string()).meta({ description: 'Each a category, or a category and league joined with ": " (e.g. "Football: EPL")' }),
+    joined_at: timestamp,
+    url: z.string(),
+  })
+  .meta({ id: 'UserRecord' });
+export type UserRecord = z.infer<typeof userRecordSchema>;
+
+export const leaderboardRowSchema = z
+  .object({
+    rank: z.number().int().min(1),
+    handle: z.string(),
+    display_name: z.string(),
+    avatar,
+    right_pct: z.number().int().min(0).max(100),
+    settled: z.number().int().min(0),
+    won: z.number().int().min(0),
+    profit_on_10: money,
+    profit_7d: money,
+    xp: z.number().int().min(0),
+    streak: z.number().int().min(0),
+  })
+  .meta({ id: 'LeaderboardRow' });
+export type LeaderboardRow = z.infer<typeof leaderboardRowSchema>;
+
+export const legSchema = z
+  .object({
+    market_id: z.string(),
+    question: z.string(),
+    outcome: z.string(),
+    outcome_index: z.number().int().min(0),
+    chance_at_call: chanceAtCall,
+    status: callStatusSchema,
+  })
+  .meta({ id: 'Leg', description: 'One pick of a combo' });
+export type Leg = z.infer<typeof legSchema>;
+
+export const comboSchema = z
+  .object({
+    id: z.string(),
+    user: z.object({ handle: z.string() }).meta({ id: 'ComboUser' }),
+    chance: z.number().gt(0).lt(1).meta({ description: "The legs' chances multiplied, when the combo was made; never changes" }),
+    wins_on_10: money.meta({ description: '10 ÷ chance: what 10 wins if every leg happens' }),
+    status: callStatusSchema,
+    xp_awarded: z.number().int().min(0),
+    legs: z.array(legSchema).min(2).max(6),
+    made_at: timestamp,
+    url: z.string(),
+  })
+  .meta({ id: 'Combo', description: '2 to 6 picks that must all happen' });
+export type Combo = z.infer<typeof comboSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Response bodies of endpoints 5–10.
+
+export const callListResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    count: z.number().int().min(0).meta({ description: 'Number of calls returned' }),
+    platform_split: z
+      .array(z.number().int().min(0))
+      .optional()
+      .meta({ description: 'Present when `market` is given: people whose latest call on the market is on each outcome, in outcome order; empty when nobody has called it' }),
+    calls: z.array(callSchema).meta({ description: 'Newest first' }),
+  })
+  .meta({ id: 'CallListResponse' });
+
+export const callResponseSchema = z.object({ ok: z.literal(true), call: callSubsetSchema }).meta({ id: 'CallResponse' });
+
+export const userResponseSchema = z.object({ ok: z.literal(true), user: userRecordSchema }).meta({ id: 'UserResponse' });
+
+export const userCallsResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    handle: z.string().meta({ description: 'The handle as the person spells it' }),
+    count: z.number().int().min(0),
+    calls: z.array(callSchema).meta({ description: 'Newest first' }),
+  })
+  .meta({ id: 'UserCallsResponse' });
+
+export const leaderboardResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    sort: leaderboardSortSchema,
+    count: z.number().int().min(0),
+    rows: z.array(leaderboardRowSchema).meta({ description: 'Ordered by rank' }),
+  })
+  .meta({ id: 'LeaderboardResponse' });
+
+export const comboListResponseSchema = z
+  .object({
+    ok: z.literal(true),
+    status: callStatusSchema.meta({ description: 'The applied filter' }),
+    count: z.number().int().min(0),
+    combos: z.array(comboSchema).meta({ description: 'Newest first' }),
+  })
+  .meta({ id: 'ComboListResponse' });
+
+// ---------------------------------------------------------------------------------------------
+// Record snapshots (written by the worker's record snapshot builder, read by the API). Each is a
+// Redis hash like every snapshot (shared/src/snapshots.ts); the API slices to `limit` and adds `ok`
+// and `count`.
+
+/** `calls:latest`: the newest calls (at most CALL_LIST_SIZE), newest first. */
+export const callListSnapshotSchema = z.object({ calls: z.array(callSchema) });
+export type CallListSnapshot = z.infer<typeof callListSnapshotSchema>;
+
+/** `calls:market:<marketId>`: that market's newest calls and its platform split. */
+export const marketCallsSnapshotSchema = z.object({ platform_split: z.array(z.number().int().min(0)), calls: z.array(callSchema) });
+export type MarketCallsSnapshot = z.infer<typeof marketCallsSnapshotSchema>;
+
+/** `call:<id>`: one call, the subset the single-call endpoint shows. */
+export const callSnapshotSchema = z.object({ call: callSubsetSchema });
+export type CallSnapshot = z.infer<typeof callSnapshotSchema>;
+
+/** `user:<handle lower-cased>`: one person's record. */
+export const userSnapshotSchema = z.object({ user: userRecordSchema });
+export type UserSnapshot = z.infer<typeof userSnapshotSchema>;
+
+/** `user-calls:<handle lower-cased>:<all|open|won|lost|void>`: a person's newest calls of that filter. */
+export const userCallsSnapshotSchema = z.object({ handle: z.string(), calls: z.array(callSchema) });
+export type UserCallsSnapshot = z.infer<typeof userCallsSnapshotSchema>;
+
+/** `leaderboard:<profit|right|xp|week>`: the top rows (at most LEADERBOARD_SIZE), by rank. */
+export const leaderboardSnapshotSchema = z.object({ rows: z.array(leaderboardRowSchema) });
+export type LeaderboardSnapshot = z.infer<typeof leaderboardSnapshotSchema>;
+
+/** `combos:<open|won|lost|void>`: the newest combos of that status (at most COMBO_LIST_SIZE). */
+export const comboListSnapshotSchema = z.object({ combos: z.array(comboSchema) });
+export type ComboListSnapshot = z.infer<typeof comboListSnapshotSchema>;

@@ -1,0 +1,316 @@
+import type { Redis } from 'ioredis';
+import { sql, type Db } from '../db/connection.js';
+import { winsOn10 } from '../domain/money.js';
+import type { Logger } from '../logger.js';
+import { RecordRefused } from './errors.js';
+import { newPublicId } from './ids.js';
+import { readLiveChance } from './live-chance.js';
+import { createRecordsTrigger, type RecordsDirtyMember, type RecordsTrigger } from './trigger.js';
+import {
+  createUserSchema,
+  parseHandle,
+  parseInput,
+  parseInterest,
+  recordCallSchema,
+  recordComboSchema,
+  thesisUpdateSchema,
+} from './validate.js';
+
+/**
+ * The service's own write path (DESIGN.md): people, follows, calls, thesis updates and combos,
+ * always at the LIVE chance read from Redis. Every check runs inside the write's transaction and
+ * before its first insert, so a refusal (RecordRefused) leaves nothing written. The market row is
+ * read `for share`: the ingestor's resolution (an update of that row) and the settlement (which
+ * locks it `for update`) wait for a call being recorded, so the call is either refused as closed
+ * or settled with the rest — never left open on a settled market.
+ * After a write commits, projection work and record snapshot rebuilds are requested.
+ */
+
+export interface CreateUserInput {
+  handle: string;
+  displayName: string;
+  avatar?: string | null;
+  bio?: string;
+  interests?: string[];
+  joinedAt?: Date;
+}
+
+export interface RecordCallInput {
+  handle: string;
+  marketId: string;
+  outcomeIndex: number;
+  thesis: string;
+  copiedFrom?: string | null;
+  isFade?: boolean;
+  /** Only for the demo crowd, to backdate a call; the chance is always the live one. */
+  madeAt?: Date;
+}
+
+export interface RecordComboInput {
+  handle: string;
+  legs: Array<{ marketId: string; outcomeIndex: number }>;
+  madeAt?: Date;
+}
+
+export interface Records {
+  createUser(input: CreateUserInput): Promise<{ id: number; handle: string }>;
+  follow(followerHandle: string, followeeHandle: string): Promise<void>;
+  unfollow(followerHandle: string, followeeHandle: string): Promise<void>;
+  recordCall(input: RecordCallInput): Promise<{ id: string; chanceAtCall: number; madeAt: Date }>;
+  addThesisUpdate(callId: string, body: string): Promise<{ at: Date }>;
+  recordCombo(input: RecordComboInput): Promise<{ id: string; chance: number; winsOn10: number }>;
+  /** Close the queues this opened (not the given db or redis). */
+  close(): Promise<void>;
+}
+
+export interface RecordsDeps {
+  db: Db;
+  /** The stack's Redis: live chances are read from it and jobs are added through it. */
+  redis: Redis;
+  prefix: string;
+  /** Unix ms; decides the age of a price and the default time of a record. */
+  clock?: () => number;
+  logger?: Logger;
+}
+
+/** A combo has 2 to 6 legs (SPEC.md "Limits"). */
+export const MIN_COMBO_LEGS = 2;
+export const MAX_COMBO_LEGS = 6;
+
+type Tx = Parameters<Parameters<Db['tx']>[0]>[0];
+
+interface MarketOutcome {
+  market_id: string;
+  question: string;
+  closed: boolean;
+  resolved: boolean;
+  outcome_index: number | null;
+  name: string | null;
+  token_id: string | null;
+}
+
+async function findUser(tx: Tx, rawHandle: string): Promise<{ id: number; handle: string }> {
+  const handle = parseHandle(rawHandle);
+  // Input: a handle. Output: the user with that handle, compared case-insensitively (users_handle_ci).
+  const rows: Array<{ id: number; handle: string }> = await tx.query(sql`
+    select id, handle from users where lower(handle) = lower(${handle})
+  `);
+  const user = rows[0];
+  if (!user) throw new RecordRefused('unknown_user', `no user with handle @${handle}`);
+  return user;
+}
+
+/**
+ * The market and the chosen outcome, refused when unknown or closed. The market row is locked
+ * `for share` until the write commits (see the module comment).
+ */
+async function openOutcome(tx: Tx, marketId: string, outcomeIndex: number): Promise<{ question: string; name: string; tokenId: string }> {
+  // Input: market id, outcome index. Output: the market (locked for share) and that outcome, if any.
+  const rows: MarketOutcome[] = await tx.query(sql`
+    with m as (
+      select id, question, closed, resolved_at is not null or voided as resolved
+      from markets where id = ${marketId}
+      for share
+    )
+    select m.id as market_id, m.question, m.closed, m.resolved, o.outcome_index, o.name, o.token_id
+    from m left join outcomes o on o.market_id = m.id and o.outcome_index = ${outcomeIndex}
+  `);
+  const row = rows[0];
+  if (!row) throw new RecordRefused('unknown_market', `no market with id ${marketId}`);
+  if (row.closed || row.resolved) throw new RecordRefused('market_closed', `market ${marketId} (${row.question}) is closed`);
+  if (row.name === null || row.token_id === null) {
+    throw new RecordRefused('unknown_outcome', `market ${marketId} has no outcome ${outcomeIndex}`);
+  }
+  return { question: row.question, name: row.name, tokenId: row.token_id };
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
+}
+
+/** Up to this many fresh ids are tried if one collides (about 59 random bits each: never in practice). */
+const ID_ATTEMPTS = 5;
+
+export function createRecords(deps: RecordsDeps): Records {
+  const clock = deps.clock ?? (() => Date.now());
+  const { db, redis, prefix } = deps;
+  let trigger: RecordsTrigger | undefined;
+  const triggerOf = () => (trigger ??= createRecordsTrigger({ redis, prefix }));
+
+  /**
+   * After a commit: request the follow-up work. The record is already written, so a Redis failure
+   * here does not undo it; it is logged, and `npm run rebuild` restores every projection.
+   */
+  async function afterWrite(change: { userIds?: number[]; marketIds?: string[]; dirty: RecordsDirtyMember[] }): Promise<void> {
+    try {
+      const t = triggerOf();
+      if ((change.userIds?.length ?? 0) > 0 || (change.marketIds?.length ?? 0) > 0) {
+        await t.projectionStale({ userIds: change.userIds ?? [], marketIds: change.marketIds ?? [] });
+      }
+      await t.snapshotsDirty(change.dirty);
+    } catch (err) {
+      deps.logger?.warn({ err, change }, 'records: follow-up work not queued; run `npm run rebuild` to restore projections');
+    }
+  }
+
+  async function insertWithFreshId<T>(insert: (id: string) => Promise<T | undefined>): Promise<T> {
+    for (let attempt = 0; attempt < ID_ATTEMPTS; attempt += 1) {
+      const done = await insert(newPublicId());
+      if (done !== undefined) return done;
+    }
+    throw new Error(`no free public id after ${ID_ATTEMPTS} attempts`);
+  }
+
+  return {
+    async createUser(input) {
+      const parsed = parseInput(createUserSchema, input, 'createUser');
+      const handle = parseHandle(parsed.handle);
+      const interests = [...new Set((parsed.interests ?? []).map(parseInterest))];
+      const joinedAt = parsed.joinedAt ?? new Date(clock());
+      let user: { id: number; handle: string };
+      try {
+        user = await db.tx(async (tx) => {
+          const taken: Array<{ handle: string }> = await tx.query(sql`select handle from users where lower(handle) = lower(${handle})`);
+          if (taken[0]) throw new RecordRefused('handle_taken', `handle @${handle} is taken (by @${taken[0].handle})`);
+          // Input: the new person's fields. Output: their id and handle.
+          const rows: Array<{ id: number; handle: string }> = await tx.query(sql`
+            insert into users (handle, display_name, avatar, bio, interests, joined_at)
+            values (${handle}, ${parsed.displayName}, ${parsed.avatar ?? null}, ${parsed.bio ?? ''}, ${interests}::text[], ${joinedAt})
+            returning id, handle
+          `);
+          return rows[0]!;
+        });
+      } catch (err) {
+        // Two creations of one handle at once: the unique index refuses the second insert.
+        if (isUniqueViolation(err)) throw new RecordRefused('handle_taken', `handle @${handle} is taken`);
+        throw err;
+      }
+      await afterWrite({ userIds: [user.id], dirty: [`user:${user.id}`] });
+      return user;
+    },
+
+    async follow(followerHandle, followeeHandle) {
+      const [follower, followee] = await db.tx(async (tx) => {
+        const a = await findUser(tx, followerHandle);
+        const b = await findUser(tx, followeeHandle);
+        if (a.id === b.id) throw new RecordRefused('self_follow', `@${a.handle} cannot follow themselves`);
+        // Input: follower and followee ids. Output: none; following twice changes nothing.
+        await tx.query(sql`
+          insert into follows (follower_id, followee_id, created_at) values (${a.id}, ${b.id}, ${new Date(clock())})
+          on conflict do nothing
+        `);
+        return [a, b] as const;
+      });
+      await afterWrite({ userIds: [follower.id, followee.id], dirty: [] });
+    },
+
+    async unfollow(followerHandle, followeeHandle) {
+      const [follower, followee] = await db.tx(async (tx) => {
+        const a = await findUser(tx, followerHandle);
+        const b = await findUser(tx, followeeHandle);
+        if (a.id === b.id) throw new RecordRefused('self_follow', `@${a.handle} cannot unfollow themselves`);
+        // Input: follower and followee ids. Output: none; unfollowing twice changes nothing.
+        await tx.query(sql`delete from follows where follower_id = ${a.id} and followee_id = ${b.id}`);
+        return [a, b] as const;
+      });
+      await afterWrite({ userIds: [follower.id, followee.id], dirty: [] });
+    },
+
+    async recordCall(input) {
+      const parsed = parseInput(recordCallSchema, input, 'recordCall');
+      const made = await db.tx(async (tx) => {
+        const user = await findUser(tx, parsed.handle);
+        const outcome = await openOutcome(tx, parsed.marketId, parsed.outcomeIndex);
+        let copiedOwner: number | null = null;
+        if (parsed.copiedFrom) {
+          const copied: Array<{ user_id: number }> = await tx.query(sql`select user_id from calls where id = ${parsed.copiedFrom}`);
+          if (!copied[0]) throw new RecordRefused('unknown_call', `no call with id ${parsed.copiedFrom} to copy`);
+          copiedOwner = copied[0].user_id;
+        }
+        // Read last, right before the insert: the chance the API shows at this instant.
+        const chance = await readLiveChance(redis, prefix, { tokenId: outcome.tokenId, label: `${outcome.name} on "${outcome.question}"` }, clock());
+        const madeAt = parsed.madeAt ?? new Date(clock());
+        const id = await insertWithFreshId(async (candidate) => {
+          // Input: the call's fields, its chance as the decimal text from Redis. Output: its id, or none on an id collision.
+          const rows: Array<{ id: string }> = await tx.query(sql`
+            insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, copied_from, is_fade, made_at)
+            values (${candidate}, ${user.id}, ${parsed.marketId}, ${parsed.outcomeIndex}, ${chance.text}::numeric,
+                    ${parsed.thesis}, ${parsed.copiedFrom ?? null}, ${parsed.isFade ?? false}, ${madeAt})
+            on conflict (id) do nothing
+            returning id
+          `);
+          return rows[0]?.id;
+        });
+        return { id, chanceAtCall: chance.value, madeAt, userId: user.id, copiedOwner };
+      });
+      const userIds = made.copiedOwner !== null && made.copiedOwner !== made.userId ? [made.userId, made.copiedOwner] : [made.userId];
+      await afterWrite({ userIds, marketIds: [parsed.marketId], dirty: [`call:${made.id}`, `user:${made.userId}`, `market:${parsed.marketId}`] });
+      return { id: made.id, chanceAtCall: made.chanceAtCall, madeAt: made.madeAt };
+    },
+
+    async addThesisUpdate(callId, body) {
+      const parsed = parseInput(thesisUpdateSchema, { callId, body }, 'addThesisUpdate');
+      const at = new Date(clock());
+      const userId = await db.tx(async (tx) => {
+        const calls: Array<{ user_id: number }> = await tx.query(sql`select user_id from calls where id = ${parsed.callId}`);
+        if (!calls[0]) throw new RecordRefused('unknown_call', `no call with id ${parsed.callId}`);
+        // Input: call id, body, time. Output: none.
+        await tx.query(sql`insert into thesis_updates (call_id, body, at) values (${parsed.callId}, ${parsed.body}, ${at})`);
+        return calls[0].user_id;
+      });
+      await afterWrite({ dirty: [`call:${parsed.callId}`, `user:${userId}`] });
+      return { at };
+    },
+
+    async recordCombo(input) {
+      const parsed = parseInput(recordComboSchema, input, 'recordCombo');
+      if (parsed.legs.length < MIN_COMBO_LEGS || parsed.legs.length > MAX_COMBO_LEGS) {
+        throw new RecordRefused('bad_leg_count', `a combo has ${MIN_COMBO_LEGS} to ${MAX_COMBO_LEGS} legs, got ${parsed.legs.length}`);
+      }
+      const markets = new Set<string>();
+      for (const leg of parsed.legs) {
+        if (markets.has(leg.marketId)) throw new RecordRefused('duplicate_leg_market', `two legs on market ${leg.marketId}; each leg needs its own market`);
+        markets.add(leg.marketId);
+      }
+      const made = await db.tx(async (tx) => {
+        const user = await findUser(tx, parsed.handle);
+        const outcomes = [];
+        for (const leg of parsed.legs) outcomes.push(await openOutcome(tx, leg.marketId, leg.outcomeIndex));
+        const now = clock();
+        const chances = [];
+        for (const outcome of outcomes) {
+          chances.push(await readLiveChance(redis, prefix, { tokenId: outcome.tokenId, label: `${outcome.name} on "${outcome.question}"` }, now));
+        }
+        // Six legs of 0.05 multiply to 1.6e-8: round to significant digits, not decimal places,
+        // so a long shot keeps a non-zero chance (the column requires one).
+        const chance = Number(chances.reduce((p, c) => p * c.value, 1).toPrecision(6));
+        const wins = winsOn10(chance);
+        const madeAt = parsed.madeAt ?? new Date(now);
+        const id = await insertWithFreshId(async (candidate) => {
+          // Input: the combo's fields. Output: its id, or none on an id collision.
+          const rows: Array<{ id: string }> = await tx.query(sql`
+            insert into combos (id, user_id, chance, wins_on_10, made_at)
+            values (${candidate}, ${user.id}, ${String(chance)}::numeric, ${String(wins)}::numeric, ${madeAt})
+            on conflict (id) do nothing
+            returning id
+          `);
+          return rows[0]?.id;
+        });
+        // Input: combo id and, per leg, its index, market, outcome and live chance text. Output: none.
+        await tx.query(sql`
+          insert into combo_legs (combo_id, leg_index, market_id, outcome_index, chance_at_call)
+          select ${id}, leg.i - 1, leg.market_id, leg.outcome_index, leg.chance::numeric
+          from unnest(${parsed.legs.map((l) => l.marketId)}::text[], ${parsed.legs.map((l) => l.outcomeIndex)}::int[],
+                      ${chances.map((c) => c.text)}::text[]) with ordinality as leg(market_id, outcome_index, chance, i)
+        `);
+        return { id, chance, wins, userId: user.id };
+      });
+      await afterWrite({ dirty: ['combos', `user:${made.userId}`] });
+      return { id: made.id, chance: made.chance, winsOn10: made.wins };
+    },
+
+    async close() {
+      await trigger?.close();
+    },
+  };
+}
