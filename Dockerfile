@@ -14,5 +14,8 @@ COPY shared shared
 COPY services services
 COPY scripts scripts
 USER node
+# API (PORT), ingestor and worker ops ports (INGESTOR_PORT, WORKER_PORT), simulator (SIM_PORT).
+EXPOSE 3000 3001 3002 4000
+# Health checks live in docker-compose.yml (/healthz, /readyz); each service exits within 10 s of SIGTERM.
 # Overridden per service in docker-compose.yml.
 CMD ["node", "--import", "tsx", "services/api/src/main.ts"]

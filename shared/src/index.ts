@@ -7,3 +7,5 @@ export * from './snapshots.js';
 export * from './api/resources.js';
 export * from './db/index.js';
 export * from './snapshot-trigger.js';
+export * from './metrics.js';
+export * from './ops.js';

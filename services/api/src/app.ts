@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import cors from 'cors';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
-import type { Config, Logger } from '@pm/shared';
+import { createServiceMetrics, type Config, type Logger, type ServiceMetrics } from '@pm/shared';
 import { buildOpenApiDocument, endpoints, type EndpointPath } from '@pm/shared/api';
 import { endpointRoute } from './adapter.js';
+import { docsPage, DOCS_PATH } from './docs-page.js';
 import { ApiError, INTERNAL_MESSAGE } from './errors.js';
 import type { HandlerContext } from './handler.js';
+import { apiReadiness, collectSnapshotAges, opsRoutes, requestMetrics } from './metrics.js';
 import { createRateLimiter } from './rate-limit.js';
 import { sendCachedJson, sendError, strongEtag } from './respond.js';
 import { handlers } from './routes/index.js';
@@ -18,6 +20,8 @@ export interface AppDependencies {
   logger: Logger;
   /** Unix ms; injectable for tests. */
   clock?: () => number;
+  /** The API's Prometheus registry (served on /metrics); one is made when not given. */
+  metrics?: ServiceMetrics<'api'>;
 }
 
 const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
@@ -47,6 +51,12 @@ export function createApp(deps: AppDependencies): express.Application {
   app.set('query parser', 'simple');
   // A hop count: 0 trusts no X-Forwarded-For, so the header cannot dodge the rate limit.
   app.set('trust proxy', config.TRUST_PROXY);
+
+  // Ops paths first: never rate limited or access-logged (see metrics.ts); then every request is timed.
+  const metrics = deps.metrics ?? createServiceMetrics('api');
+  collectSnapshotAges(metrics, redis, config.REDIS_PREFIX, clock);
+  app.use(opsRoutes({ metrics, readiness: apiReadiness(redis, config.REDIS_PREFIX), logger }));
+  app.use(requestMetrics(metrics));
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const given = req.get('x-request-id');
@@ -106,9 +116,11 @@ export function createApp(deps: AppDependencies): express.Application {
     res.locals['route'] = OPENAPI_PATH;
     sendCachedJson(req, res, { etag: openapiEtag, maxAgeSeconds: 300, serialise: () => openapiBody });
   });
+  // The human-readable reference, rendered from the document above.
+  app.use(DOCS_PATH, docsPage());
 
   app.use((_req, res) => {
-    sendError(res, 'not_found', `no such endpoint; the API is described at ${OPENAPI_PATH}`);
+    sendError(res, 'not_found', `no such endpoint; see /api/v1/docs (or ${OPENAPI_PATH})`);
   });
 
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
@@ -120,7 +132,7 @@ export function createApp(deps: AppDependencies): express.Application {
     }
     const status = httpStatusOf(err);
     if (status === 404) {
-      sendError(res, 'not_found', `no such endpoint; the API is described at ${OPENAPI_PATH}`);
+      sendError(res, 'not_found', `no such endpoint; see /api/v1/docs (or ${OPENAPI_PATH})`);
     } else if (status !== undefined && status >= 400 && status < 500) {
       // Express's own 4xx errors, e.g. a path parameter that is not valid percent-encoding.
       sendError(res, 'bad_request', err instanceof URIError ? 'the request path is not valid percent-encoding' : 'the request is malformed');

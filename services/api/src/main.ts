@@ -59,8 +59,10 @@ function shutdown(signal: string): void {
     logger.info('stopped');
     process.exit(0);
   });
-  // Idle keep-alive connections would otherwise hold close() open until they time out.
+  // Idle keep-alive connections would otherwise hold close() open until they time out; so would a
+  // connection whose request finishes after this point, hence the sweep until the server is closed.
   server.closeIdleConnections();
+  setInterval(() => server.closeIdleConnections(), 100).unref();
 }
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 process.on('SIGINT', () => shutdown('SIGINT'));

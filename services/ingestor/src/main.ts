@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
-import { createLogger, loadConfig } from '@pm/shared';
+import { createLogger, loadConfig, postgresCheck, redisCheck, startedCheck, startOpsServer } from '@pm/shared';
 import { createDb, migrate } from '@pm/shared/db';
 import { createIngestor } from './ingestor.js';
+import { createIngestorMetrics } from './ops.js';
 
 /**
  * Composition root of the ingestor: configuration, logger, Postgres, Redis, then the ingestor.
@@ -19,7 +20,17 @@ async function main() {
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
 
-  const ingestor = createIngestor({ config, db, redis, logger });
+  const ingestor = createIngestor({ config, db, redis, logger, tuning: { marketInactivityMs: config.MARKET_WATCHDOG_SECONDS * 1000 } });
+
+  // Up before the initial catalog sync, so /healthz answers while it runs and /readyz says why not yet.
+  let started = false;
+  const ops = await startOpsServer({
+    host: config.HOST,
+    port: config.INGESTOR_PORT,
+    metrics: createIngestorMetrics({ stats: () => ingestor.stats(), redis, prefix: config.REDIS_PREFIX }),
+    readiness: { postgres: postgresCheck(db), redis: redisCheck(redis), started: startedCheck(() => started, 'the ingestor') },
+    logger,
+  });
 
   let shuttingDown = false;
   const shutdown = (signal: string) => {
@@ -34,6 +45,7 @@ async function main() {
     void (async () => {
       try {
         await ingestor.stop();
+        await ops.close();
         await db.dispose();
         await redis.quit();
         logger.info('stopped');
@@ -48,6 +60,7 @@ async function main() {
   process.on('SIGINT', () => shutdown('SIGINT'));
 
   await ingestor.start();
+  started = true;
   logger.info('ingestor running');
 }
 

@@ -1,7 +1,8 @@
 import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
-import { createLogger, loadConfig } from '@pm/shared';
+import { createLogger, loadConfig, postgresCheck, redisCheck, startedCheck, startOpsServer } from '@pm/shared';
 import { createDb, migrate } from '@pm/shared/db';
+import { createWorkerMetrics } from './ops.js';
 import { createWorker } from './worker.js';
 
 export { createWorker, type WorkerDeps, type WorkerService } from './worker.js';
@@ -19,7 +20,17 @@ async function main(): Promise<void> {
   const db = createDb(config.DATABASE_URL);
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
-  const worker = createWorker({ config, db, redis, logger });
+  const jobMetrics = createWorkerMetrics({ db, redis, redisPrefix: config.REDIS_PREFIX });
+  const worker = createWorker({ config, db, redis, logger, onQueueWorker: (w) => jobMetrics.observe(w) });
+  // Up before the first snapshot build, so /healthz answers while it runs and /readyz says why not yet.
+  let started = false;
+  const ops = await startOpsServer({
+    host: config.HOST,
+    port: config.WORKER_PORT,
+    metrics: jobMetrics.metrics,
+    readiness: { postgres: postgresCheck(db), redis: redisCheck(redis), started: startedCheck(() => started, 'the worker') },
+    logger,
+  });
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -34,6 +45,8 @@ async function main(): Promise<void> {
     void (async () => {
       try {
         await worker.stop();
+        await ops.close();
+        await jobMetrics.close();
         await db.dispose();
         await redis.quit();
         process.exit(0);
@@ -47,6 +60,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 
   await worker.start();
+  started = true;
   logger.info('worker started');
 }
 

@@ -1,0 +1,68 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import express, { type Router } from 'express';
+
+/**
+ * The API reference at /api/v1/docs: Swagger UI (swagger-ui-dist, served from this process, no CDN)
+ * rendering /api/v1/openapi.json, which is generated from the endpoint table, examples included.
+ *
+ * The page and its start-up script are ours rather than the package's index.html, which points at
+ * a demo document on the internet. The script is a file, not inline, so a Content-Security-Policy
+ * of `script-src 'self'` in front of the API still lets it run.
+ */
+
+export const DOCS_PATH = '/api/v1/docs';
+const OPENAPI_URL = '/api/v1/openapi.json';
+
+const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png']);
+const assetsDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Prediction market data API — reference</title>
+  <link rel="stylesheet" href="${DOCS_PATH}/swagger-ui.css">
+  <link rel="icon" type="image/png" href="${DOCS_PATH}/favicon-32x32.png">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="${DOCS_PATH}/swagger-ui-bundle.js"></script>
+  <script src="${DOCS_PATH}/init.js"></script>
+</body>
+</html>
+`;
+
+const INIT = `window.ui = SwaggerUIBundle({
+  url: ${JSON.stringify(OPENAPI_URL)},
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  presets: [SwaggerUIBundle.presets.apis],
+  layout: 'BaseLayout',
+  docExpansion: 'list',
+  defaultModelsExpandDepth: 0,
+  displayRequestDuration: true,
+});
+`;
+
+/** The reference page, its start-up script and Swagger UI's files, all under DOCS_PATH. */
+export function docsPage(): Router {
+  const router = express.Router({ strict: false });
+  router.use((_req, res, next) => {
+    res.locals['route'] = DOCS_PATH;
+    next();
+  });
+  router.get('/', (_req, res) => {
+    res.setHeader('cache-control', 'public, max-age=300');
+    res.type('html').send(PAGE);
+  });
+  router.get('/init.js', (_req, res) => {
+    res.setHeader('cache-control', 'public, max-age=300');
+    res.type('application/javascript').send(INIT);
+  });
+  // Only what the page loads: the package's own index.html and initializer would load a demo document.
+  const assets = express.static(assetsDir, { index: false, maxAge: '1d', fallthrough: true });
+  router.use((req, res, next) => (ASSETS.has(req.path.slice(1)) ? assets(req, res, next) : next()));
+  return router;
+}

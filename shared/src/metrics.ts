@@ -1,0 +1,261 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * Every Prometheus metric the services export, in ONE table (DESIGN.md "Observability"): name,
+ * type, help and labels. A service builds its registry with `createServiceMetrics(service)`, which
+ * also registers prom-client's default process metrics (`process_*`, `nodejs_*`). Every series of a
+ * registry carries a `service` label, so one Prometheus query can tell the three apart.
+ *
+ * Values that a service already counts for itself (the ingestor's `stats()`, BullMQ's job counts,
+ * feed health in Redis) are read at scrape time by `beforeScrape` collectors instead of being
+ * incremented on hot paths; `setTotal` sets a counter from such a running total.
+ */
+
+export type ServiceName = 'api' | 'ingestor' | 'worker';
+
+export interface MetricDef {
+  readonly name: string;
+  readonly type: 'counter' | 'gauge' | 'histogram';
+  readonly help: string;
+  readonly labelNames: readonly string[];
+  readonly buckets?: readonly number[];
+}
+
+/** Request and job durations: 1 ms to 10 s; the API's p99 target sits well inside. */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+
+const NONCONFORMING_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+/** In every service: a scrape-time collector that failed (its series keep their last values). */
+const common = {
+  collectorErrors: {
+    name: 'metrics_collector_errors_total',
+    type: 'counter',
+    help: 'Scrape-time collectors that failed or timed out, by collector; their series keep the last values read.',
+    labelNames: ['collector'],
+  },
+} as const satisfies Record<string, MetricDef>;
+
+export const metricTable = {
+  api: {
+    ...common,
+    httpRequestDuration: {
+      name: 'http_request_duration_seconds',
+      type: 'histogram',
+      help: 'Time to answer an HTTP request, by route template (the endpoint table path, or unmatched), method and status.',
+      labelNames: ['route', 'method', 'status'],
+      buckets: DURATION_BUCKETS,
+    },
+    httpRateLimited: {
+      name: 'http_rate_limited_total',
+      type: 'counter',
+      help: 'Requests refused with 429 because the client exceeded the rate limit.',
+      labelNames: [],
+    },
+    snapshotAge: {
+      name: 'snapshot_age_seconds',
+      type: 'gauge',
+      help: 'Seconds since a read snapshot last changed, by snapshot; absent while the snapshot does not exist.',
+      labelNames: ['snapshot'],
+    },
+  },
+  ingestor: {
+    ...common,
+    wsFrames: {
+      name: 'ingestor_ws_frames_total',
+      type: 'counter',
+      help: 'WebSocket frames received from the exchange, by channel (market, sports).',
+      labelNames: ['channel'],
+    },
+    wsMessages: {
+      name: 'ingestor_ws_messages_total',
+      type: 'counter',
+      help: 'Messages handled, by channel and type (market: the event_type, text, unknown; sports: update).',
+      labelNames: ['channel', 'type'],
+    },
+    wsMalformed: {
+      name: 'ingestor_ws_malformed_total',
+      type: 'counter',
+      help: 'Frames or elements that could not be parsed and were skipped, by channel.',
+      labelNames: ['channel'],
+    },
+    wsReconnects: {
+      name: 'ingestor_ws_reconnects_total',
+      type: 'counter',
+      help: 'WebSocket reconnects, by channel.',
+      labelNames: ['channel'],
+    },
+    wsOpenSockets: {
+      name: 'ingestor_ws_open_sockets',
+      type: 'gauge',
+      help: 'WebSocket connections open now, by channel.',
+      labelNames: ['channel'],
+    },
+    booksHeld: {
+      name: 'ingestor_books_held',
+      type: 'gauge',
+      help: 'Order books held in memory.',
+      labelNames: [],
+    },
+    subscribedTokens: {
+      name: 'ingestor_subscribed_tokens',
+      type: 'gauge',
+      help: 'Outcome tokens subscribed on the market channel.',
+      labelNames: [],
+    },
+    feedConnected: {
+      name: 'ingestor_feed_connected',
+      type: 'gauge',
+      help: '1 while the channel is connected, else 0, by channel.',
+      labelNames: ['channel'],
+    },
+    feedAge: {
+      name: 'ingestor_feed_last_message_age_seconds',
+      type: 'gauge',
+      help: 'Seconds since the last message on the channel (feed freshness; prices count as live under 30 s), by channel.',
+      labelNames: ['channel'],
+    },
+    chancesPublished: {
+      name: 'ingestor_chances_published_total',
+      type: 'counter',
+      help: 'Displayed chances written to Redis because they moved.',
+      labelNames: [],
+    },
+    catalogSyncs: {
+      name: 'ingestor_catalog_syncs_total',
+      type: 'counter',
+      help: 'Catalog syncs, by outcome (ok, failed).',
+      labelNames: ['outcome'],
+    },
+    catalogSyncDuration: {
+      name: 'ingestor_catalog_sync_duration_seconds',
+      type: 'gauge',
+      help: 'Duration of the last successful catalog sync.',
+      labelNames: [],
+    },
+  },
+  worker: {
+    ...common,
+    jobs: {
+      name: 'worker_jobs_total',
+      type: 'counter',
+      help: 'Jobs finished by this process, by queue and outcome (completed, failed).',
+      labelNames: ['queue', 'outcome'],
+    },
+    jobDuration: {
+      name: 'worker_job_duration_seconds',
+      type: 'histogram',
+      help: 'Time a job took from start to finish, by queue and outcome.',
+      labelNames: ['queue', 'outcome'],
+      buckets: DURATION_BUCKETS,
+    },
+    queueJobs: {
+      name: 'worker_queue_jobs',
+      type: 'gauge',
+      help: 'Jobs in a queue now, by queue and state (waiting, active, failed, delayed); the same for every worker replica.',
+      labelNames: ['queue', 'state'],
+    },
+    callsSettled: {
+      name: 'calls_settled_total',
+      type: 'counter',
+      help: 'Calls settled, by status (won, lost, void), read from Postgres; the same for every worker replica.',
+      labelNames: ['status'],
+    },
+    combosSettled: {
+      name: 'combos_settled_total',
+      type: 'counter',
+      help: 'Combos settled, by status (won, lost, void), read from Postgres; the same for every worker replica.',
+      labelNames: ['status'],
+    },
+  },
+} as const satisfies Record<ServiceName, Record<string, MetricDef>>;
+
+type LabelsOf<D> = D extends { labelNames: readonly (infer L)[] } ? Extract<L, string> : never;
+type HandleOf<D> = D extends { type: 'counter' }
+  ? Counter<LabelsOf<D>>
+  : D extends { type: 'gauge' }
+    ? Gauge<LabelsOf<D>>
+    : D extends { type: 'histogram' }
+      ? Histogram<LabelsOf<D>>
+      : never;
+
+export type ServiceMetricHandles<S extends ServiceName> = { readonly [K in keyof (typeof metricTable)[S]]: HandleOf<(typeof metricTable)[S][K]> };
+
+/** Reads values the service holds anyway into the metrics, just before a scrape. Throw when it cannot. */
+export type ScrapeCollector = () => Promise<void> | void;
+
+export interface ServiceMetrics<S extends ServiceName> {
+  readonly service: S;
+  readonly registry: Registry;
+  readonly metric: ServiceMetricHandles<S>;
+  /** Run `collect` before every scrape (at most `timeoutMs`, default 2 s; a failure is counted, not thrown). */
+  beforeScrape(name: string, collect: ScrapeCollector, timeoutMs?: number): void;
+  /** Run the collectors, then render the registry in the Prometheus text format. */
+  scrape(): Promise<{ contentType: string; body: string }>;
+}
+
+/** A registry with the default process metrics and this service's rows of `metricTable`. */
+export function createServiceMetrics<S extends ServiceName>(service: S): ServiceMetrics<S> {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+  // prom-client names these three sums of gauges `_total`, which `promtool check metrics` rejects
+  // (the suffix means a counter); the per-type gauges they sum (`nodejs_active_handles` …) stay.
+  for (const name of NONCONFORMING_DEFAULTS) registry.removeSingleMetric(name);
+  const handles: Record<string, Counter<string> | Gauge<string> | Histogram<string>> = {};
+  for (const [key, def] of Object.entries(metricTable[service]) as Array<[string, MetricDef]>) {
+    const base = { name: def.name, help: def.help, labelNames: [...def.labelNames], registers: [registry] };
+    handles[key] =
+      def.type === 'counter'
+        ? new Counter(base)
+        : def.type === 'gauge'
+          ? new Gauge(base)
+          : new Histogram({ ...base, buckets: [...(def.buckets ?? DURATION_BUCKETS)] });
+  }
+  const metric = handles as unknown as ServiceMetricHandles<S>;
+  const collectorErrors = handles['collectorErrors'] as Counter<'collector'>;
+  const collectors: Array<{ name: string; collect: ScrapeCollector; timeoutMs: number }> = [];
+
+  async function runCollector(c: (typeof collectors)[number]): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        Promise.resolve().then(c.collect),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`collector ${c.name} timed out`)), c.timeoutMs);
+        }),
+      ]);
+    } catch {
+      // A scrape must still answer when Postgres or Redis is away; the count shows it on the dashboard.
+      collectorErrors.inc({ collector: c.name });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    service,
+    registry,
+    metric,
+    beforeScrape(name, collect, timeoutMs = 2_000) {
+      collectors.push({ name, collect, timeoutMs });
+    },
+    async scrape() {
+      await Promise.all(collectors.map(runCollector));
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+/** Sets a counter's series to a running total kept elsewhere (a total only grows, so this stays a counter). */
+export function setTotal<L extends string>(counter: Counter<L>, labels: Partial<Record<L, string | number>>, total: number): void {
+  counter.remove(labels);
+  counter.inc(labels, Math.max(0, total));
+}
+
+/** The names of every metric a service exports (ours and the default process metrics). */
+export function exportedMetricNames(service: ServiceName): string[] {
+  return createServiceMetrics(service)
+    .registry.getMetricsAsArray()
+    .map((m) => (m as unknown as { name: string }).name);
+}

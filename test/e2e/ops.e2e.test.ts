@@ -1,0 +1,102 @@
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startStack, type Stack } from '../support/stack.js';
+
+/**
+ * Running it like production, on the whole stack started by the run line: every service answers
+ * /healthz and /readyz, and its /metrics passes `promtool check metrics` and moves while the demo
+ * runs (API requests, ingestor frames, worker jobs), read twice some seconds apart.
+ */
+
+let stack: Stack;
+let ports: { ingestor: number; worker: number };
+
+const PROMTOOL = spawnSync('promtool', ['--version']).error === undefined;
+
+function base(service: 'api' | 'ingestor' | 'worker'): string {
+  return service === 'api' ? stack.apiUrl : `http://127.0.0.1:${ports[service]}`;
+}
+
+/** Sum of every series of `name` whose labels include `labels`. */
+function total(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
+async function scrape(service: 'api' | 'ingestor' | 'worker'): Promise<string> {
+  const res = await fetch(`${base(service)}/metrics`);
+  expect(res.status, `${service} /metrics`).toBe(200);
+  return res.text();
+}
+
+async function until(what: string, ok: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await ok().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}\n${stack.logs().slice(-3000)}`);
+}
+
+beforeAll(async () => {
+  ports = { ingestor: await freePort(), worker: await freePort() };
+  stack = await startStack({ env: { INGESTOR_PORT: String(ports.ingestor), WORKER_PORT: String(ports.worker) } });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('operations surface of every service', () => {
+  it('is alive and, once started, ready with Postgres and Redis checked', async () => {
+    for (const service of ['api', 'ingestor', 'worker'] as const) {
+      const alive = await fetch(`${base(service)}/healthz`);
+      expect(alive.status, `${service} /healthz`).toBe(200);
+      expect(await alive.json()).toMatchObject({ ok: true, service });
+      await until(`${service} /readyz`, async () => (await fetch(`${base(service)}/readyz`)).status === 200, 30_000);
+      const ready = (await (await fetch(`${base(service)}/readyz`)).json()) as { ok: boolean; checks: Record<string, { ok: boolean }> };
+      expect(ready.ok).toBe(true);
+      expect(ready.checks['redis']?.ok).toBe(true);
+      if (service !== 'api') expect(ready.checks['postgres']?.ok).toBe(true);
+      else expect(ready.checks['snapshots']?.ok).toBe(true);
+    }
+  });
+
+  it('exports metrics that promtool accepts and that move while the demo runs', async () => {
+    // Traffic for the API between the two scrapes; the simulator moves books on its own.
+    const first = { api: await scrape('api'), ingestor: await scrape('ingestor'), worker: await scrape('worker') };
+    for (let i = 0; i < 5; i++) expect((await fetch(`${stack.apiUrl}/api/v1/markets`)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 6_000));
+    const second = { api: await scrape('api'), ingestor: await scrape('ingestor'), worker: await scrape('worker') };
+
+    const requests = (t: string) => total(t, 'http_request_duration_seconds_count', { route: '/api/v1/markets', status: '200' });
+    expect(requests(second.api) - requests(first.api)).toBeGreaterThanOrEqual(5);
+    const frames = (t: string) => total(t, 'ingestor_ws_frames_total', { channel: 'market' });
+    expect(frames(second.ingestor)).toBeGreaterThan(frames(first.ingestor));
+    const jobs = (t: string) => total(t, 'worker_jobs_total', { queue: 'snapshots', outcome: 'completed' });
+    expect(jobs(second.worker)).toBeGreaterThan(jobs(first.worker));
+
+    // Series a dashboard reads are present with the service label.
+    expect(total(second.ingestor, 'ingestor_feed_connected', { channel: 'market', service: 'ingestor' })).toBe(1);
+    expect(total(second.ingestor, 'ingestor_feed_last_message_age_seconds', { channel: 'market' })).toBeLessThan(30);
+    expect(second.worker).toMatch(/^worker_queue_jobs\{queue="settlement",state="waiting",service="worker"\} \d+$/m);
+    expect(second.worker).toMatch(/^calls_settled_total\{status="won",service="worker"\} \d+$/m);
+    expect(total(second.api, 'snapshot_age_seconds', { snapshot: 'markets:trending' })).toBeGreaterThanOrEqual(0);
+    expect(total(second.worker, 'metrics_collector_errors_total')).toBe(0);
+    expect(total(second.ingestor, 'metrics_collector_errors_total')).toBe(0);
+
+    if (!PROMTOOL) {
+      console.warn('\n*** promtool is not installed (Debian package "prometheus"): /metrics was NOT checked by promtool ***\n');
+      return;
+    }
+    for (const [service, text] of Object.entries(second)) {
+      const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+      expect(`${check.stdout}${check.stderr}`, `promtool check metrics on ${service}`).toBe('');
+      expect(check.status, `promtool exit status on ${service}`).toBe(0);
+    }
+  });
+});

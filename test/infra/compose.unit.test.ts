@@ -1,0 +1,143 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { configSchema, parseConfig } from '@pm/shared';
+
+/**
+ * No Docker engine runs here, so the compose file and the Dockerfile are checked statically: every
+ * service is there, every variable is a real configuration key with a valid value, every published
+ * port and health check is the service's configured port, every URL points at a compose service on
+ * its port, and the image carries every workspace.
+ */
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+
+const serviceSchema = z.object({
+  image: z.string().optional(),
+  build: z.unknown().optional(),
+  command: z.array(z.string()).optional(),
+  environment: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  ports: z.array(z.string()).optional(),
+  healthcheck: z.object({ test: z.array(z.string()) }).optional(),
+  depends_on: z.record(z.string(), z.object({ condition: z.enum(['service_started', 'service_healthy', 'service_completed_successfully']) })).optional(),
+  volumes: z.array(z.string()).optional(),
+});
+const composeSchema = z.object({ services: z.record(z.string(), serviceSchema), volumes: z.record(z.string(), z.unknown()).optional() });
+
+const compose = composeSchema.parse(parse(read('docker-compose.yml'), { merge: true }));
+const services = compose.services;
+
+/** Our four processes and the config key holding the port each one listens on. */
+const APP_PORT_KEY = { api: 'PORT', ingestor: 'INGESTOR_PORT', worker: 'WORKER_PORT', 'exchange-sim': 'SIM_PORT' } as const;
+type AppService = keyof typeof APP_PORT_KEY;
+const APP_SERVICES = Object.keys(APP_PORT_KEY) as AppService[];
+
+function envOf(name: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(services[name]?.environment ?? {}).map(([k, v]) => [k, String(v)]));
+}
+
+function portOf(name: AppService): number {
+  return parseConfig(envOf(name))[APP_PORT_KEY[name]];
+}
+
+describe('docker-compose.yml', () => {
+  it('runs the whole stack', () => {
+    expect(Object.keys(services).sort()).toEqual(
+      ['api', 'exchange-sim', 'grafana', 'ingestor', 'postgres', 'prometheus', 'redis', 'worker'].sort(),
+    );
+  });
+
+  it('builds our four processes from the one Dockerfile, each with its own entry point', () => {
+    for (const name of APP_SERVICES) {
+      const s = services[name]!;
+      expect(s.build, name).toBe('.');
+      const entry = s.command?.at(-1) ?? '';
+      expect(entry, name).toBe(`services/${name}/src/main.ts`);
+      expect(existsSync(path.join(root, entry)), entry).toBe(true);
+    }
+  });
+
+  it('sets only real configuration variables, every one valid', () => {
+    const keys = new Set(Object.keys(configSchema.shape));
+    for (const name of APP_SERVICES) {
+      const env = envOf(name);
+      for (const key of Object.keys(env)) expect(keys.has(key), `${name}: ${key} is not in shared/src/config.ts`).toBe(true);
+      expect(() => parseConfig(env), name).not.toThrow();
+    }
+  });
+
+  it('points every URL at a compose service on the port that service listens on', () => {
+    const listening: Record<string, number> = { postgres: 5432, redis: 6379 };
+    for (const name of APP_SERVICES) listening[name] = portOf(name);
+    for (const name of APP_SERVICES) {
+      const config = parseConfig(envOf(name));
+      for (const key of ['DATABASE_URL', 'REDIS_URL', 'GAMMA_URL', 'CLOB_URL', 'CLOB_WS_URL', 'SPORTS_WS_URL'] as const) {
+        const url = new URL(config[key]);
+        expect(Object.keys(services), `${name}: ${key} host ${url.hostname}`).toContain(url.hostname);
+        expect(Number(url.port), `${name}: ${key} port`).toBe(listening[url.hostname]);
+      }
+    }
+  });
+
+  it('publishes and health-checks each service on its configured port', () => {
+    for (const name of APP_SERVICES) {
+      const port = portOf(name);
+      for (const mapping of services[name]!.ports ?? []) {
+        expect(Number(mapping.split(':').at(-1)), `${name} publishes ${mapping}`).toBe(port);
+      }
+      const test = services[name]!.healthcheck?.test.join(' ') ?? '';
+      const path = name === 'exchange-sim' ? '/_sim/state' : '/readyz';
+      expect(test, `${name} health check`).toContain(`http://127.0.0.1:${port}${path}`);
+    }
+    expect(services['api']!.ports).toEqual(['3000:3000']);
+  });
+
+  it('depends only on services that exist, and the API waits for a ready worker', () => {
+    for (const [name, s] of Object.entries(services)) {
+      for (const dep of Object.keys(s.depends_on ?? {})) expect(Object.keys(services), `${name} depends on ${dep}`).toContain(dep);
+    }
+    expect(services['api']!.depends_on?.['worker']?.condition).toBe('service_healthy');
+    expect(services['ingestor']!.depends_on?.['postgres']?.condition).toBe('service_healthy');
+  });
+
+  it('mounts the infra files that exist', () => {
+    for (const name of ['prometheus', 'grafana']) {
+      for (const volume of services[name]!.volumes ?? []) {
+        const source = volume.split(':')[0]!;
+        expect(existsSync(path.join(root, source)), `${name} mounts ${source}`).toBe(true);
+      }
+    }
+  });
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = read('Dockerfile');
+  const copies = dockerfile
+    .split('\n')
+    .filter((l) => l.startsWith('COPY '))
+    .flatMap((l) => l.slice(5).trim().split(/\s+/).slice(0, -1));
+
+  it('copies every workspace package.json before npm ci, so the install layer is cached', () => {
+    const rootPkg = z.object({ workspaces: z.array(z.string()) }).parse(JSON.parse(read('package.json')));
+    const workspaces = rootPkg.workspaces.flatMap((w) =>
+      w.endsWith('/*') ? readdirSync(path.join(root, w.slice(0, -2))).map((d) => `${w.slice(0, -2)}/${d}`) : [w],
+    );
+    const manifests = workspaces.map((w) => `${w}/package.json`).filter((f) => existsSync(path.join(root, f)));
+    expect(manifests.length).toBeGreaterThanOrEqual(6);
+    const ciLine = dockerfile.split('\n').findIndex((l) => l.includes('npm ci'));
+    const copiedBeforeCi = dockerfile
+      .split('\n')
+      .slice(0, ciLine)
+      .filter((l) => l.startsWith('COPY '))
+      .flatMap((l) => l.slice(5).trim().split(/\s+/).slice(0, -1));
+    for (const manifest of ['package.json', 'package-lock.json', ...manifests]) expect(copiedBeforeCi, manifest).toContain(manifest);
+  });
+
+  it('copies the sources every service runs from', () => {
+    for (const dir of ['shared', 'services', 'scripts']) expect(copies).toContain(dir);
+  });
+});
