@@ -100,6 +100,10 @@ describe('Grafana dashboard', () => {
     expect(provisioned.datasources[0]!.url).toBe('http://prometheus:9090');
   });
 
+  it('has promtool available where CI runs (it installs it)', () => {
+    if (process.env.CI) expect(HAS_PROMTOOL, 'promtool on PATH').toBe(true);
+  });
+
   it.runIf(HAS_PROMTOOL)('writes every query in valid PromQL (promtool)', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'dashboard-rules-'));
     try {
