@@ -1,5 +1,6 @@
 export * from './config.js';
 export * from './net.js';
+export * from './shutdown.js';
 export * from './logger.js';
 export * from './queues.js';
 export * from './redis/keys.js';

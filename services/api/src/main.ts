@@ -1,11 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { createLogger, loadConfig } from '@pm/shared';
+import { createLogger, loadConfig, onShutdown } from '@pm/shared';
 import { createApp } from './app.js';
 
 /** Composition root of the read API: configuration, logger, Redis, the app, and a graceful stop. */
-
-const SHUTDOWN_DEADLINE_MS = 10_000;
 
 const config = loadConfig();
 const logger = createLogger('api', config);
@@ -39,30 +37,20 @@ server.on('error', (err) => {
   process.exit(1);
 });
 
-let stopping = false;
-function shutdown(signal: string): void {
-  if (stopping) return;
-  stopping = true;
-  logger.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
-  const deadline = setTimeout(() => {
-    logger.warn('shutdown deadline passed; exiting with requests still open');
-    process.exit(1);
-  }, SHUTDOWN_DEADLINE_MS);
-  deadline.unref();
-  server.close(async (err) => {
-    if (err) logger.warn({ err }, 'server close');
-    try {
-      await redis.quit();
-    } catch {
-      redis.disconnect();
-    }
-    logger.info('stopped');
-    process.exit(0);
-  });
-  // Idle keep-alive connections would otherwise hold close() open until they time out; so would a
-  // connection whose request finishes after this point, hence the sweep until the server is closed.
-  server.closeIdleConnections();
-  setInterval(() => server.closeIdleConnections(), 100).unref();
-}
-process.on('SIGTERM', () => shutdown('SIGTERM'));
-process.on('SIGINT', () => shutdown('SIGINT'));
+onShutdown(
+  async () => {
+    const closed = new Promise<void>((resolve) =>
+      server.close((err) => {
+        if (err) logger.warn({ err }, 'server close');
+        resolve();
+      }),
+    );
+    // Idle keep-alive connections would otherwise hold close() open until they time out; so would a
+    // connection whose request finishes after this point, hence the sweep until the server is closed.
+    server.closeIdleConnections();
+    setInterval(() => server.closeIdleConnections(), 100).unref();
+    await closed;
+    await redis.quit().catch(() => redis.disconnect());
+  },
+  { logger, message: 'shutting down: no new connections, finishing requests in flight' },
+);

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { createLogger, loadConfig, postgresCheck, redisCheck, startedCheck, startOpsServer } from '@pm/shared';
+import { createLogger, loadConfig, onShutdown, postgresCheck, redisCheck, startedCheck, startOpsServer } from '@pm/shared';
 import { createDb, migrate } from '@pm/shared/db';
 import { createIngestor } from './ingestor.js';
 import { createIngestorMetrics } from './ops.js';
@@ -9,7 +9,6 @@ import { createIngestorMetrics } from './ops.js';
  * Migrations normally run from the launcher; running them here too is safe (idempotent, locked).
  * SIGTERM/SIGINT stop it gracefully within 10 s: sockets closed, pending writes flushed, pools closed.
  */
-const SHUTDOWN_DEADLINE_MS = 10_000;
 
 async function main() {
   const config = loadConfig();
@@ -32,32 +31,15 @@ async function main() {
     logger,
   });
 
-  let shuttingDown = false;
-  const shutdown = (signal: string) => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    logger.info({ signal }, 'shutting down');
-    const deadline = setTimeout(() => {
-      logger.error('shutdown deadline passed; exiting');
-      process.exit(1);
-    }, SHUTDOWN_DEADLINE_MS);
-    deadline.unref();
-    void (async () => {
-      try {
-        await ingestor.stop();
-        await ops.close();
-        await db.dispose();
-        await redis.quit();
-        logger.info('stopped');
-        process.exit(0);
-      } catch (err) {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      }
-    })();
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  onShutdown(
+    async () => {
+      await ingestor.stop();
+      await ops.close();
+      await db.dispose();
+      await redis.quit();
+    },
+    { logger },
+  );
 
   await ingestor.start();
   started = true;

@@ -1,14 +1,11 @@
 import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
-import { createLogger, loadConfig, postgresCheck, redisCheck, startedCheck, startOpsServer } from '@pm/shared';
+import { createLogger, loadConfig, onShutdown, postgresCheck, redisCheck, startedCheck, startOpsServer } from '@pm/shared';
 import { createDb, migrate } from '@pm/shared/db';
 import { createWorkerMetrics } from './ops.js';
 import { createWorker } from './worker.js';
 
 export { createWorker, type WorkerDeps, type WorkerService } from './worker.js';
-
-/** Longest a shutdown may take before the process exits anyway (the orchestrator's grace period is longer). */
-const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /** Composition root: configuration, logger, Postgres, Redis, migrations, then the worker. */
 async function main(): Promise<void> {
@@ -32,32 +29,16 @@ async function main(): Promise<void> {
     logger,
   });
 
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => {
-      logger.error('shutdown deadline passed; exiting');
-      process.exit(1);
-    }, SHUTDOWN_DEADLINE_MS);
-    force.unref();
-    void (async () => {
-      try {
-        await worker.stop();
-        await ops.close();
-        await jobMetrics.close();
-        await db.dispose();
-        await redis.quit();
-        process.exit(0);
-      } catch (err) {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      }
-    })();
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  onShutdown(
+    async () => {
+      await worker.stop();
+      await ops.close();
+      await jobMetrics.close();
+      await db.dispose();
+      await redis.quit();
+    },
+    { logger },
+  );
 
   await worker.start();
   started = true;

@@ -1,0 +1,37 @@
+import type { Logger } from 'pino';
+
+/** Longest a shutdown may take before the process exits anyway (orchestrators' grace periods are longer). */
+export const SHUTDOWN_DEADLINE_MS = 10_000;
+
+/**
+ * A service's stop on SIGTERM or SIGINT, once: log, run `stop` (the service's own steps, in its
+ * order), exit 0; exit 1 when a step throws or the deadline passes first.
+ */
+export function onShutdown(
+  stop: () => Promise<void>,
+  options: { logger: Logger; deadlineMs?: number; message?: string },
+): void {
+  const { logger } = options;
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, options.message ?? 'shutting down');
+    setTimeout(() => {
+      logger.error('shutdown deadline passed; exiting');
+      process.exit(1);
+    }, options.deadlineMs ?? SHUTDOWN_DEADLINE_MS).unref();
+    stop().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
