@@ -87,6 +87,8 @@ async function main() {
     shuttingDown = true;
     say('stopping…');
     await crowdSupervisor.stop();
+    // The services first, the simulator last: their in-flight requests to it then end normally.
+    await supervisor.stop(10_000, (name) => name !== sim.name);
     await supervisor.stop();
     await infra.stop();
     process.exit(code);

@@ -81,21 +81,23 @@ export function createSupervisor(opts: { cwd: string; pretty: boolean; out?: Nod
       onFatal = fatal;
       for (const spec of specs) start(spec, started++);
     },
-    /** SIGTERM every child, SIGKILL what is left after graceMs. */
-    async stop(graceMs = 10_000) {
+    /** SIGTERM the children that `which` selects (all by default), SIGKILL what is left after graceMs. */
+    async stop(graceMs = 10_000, which: (name: string) => boolean = () => true) {
       stopping = true;
-      const waits = [...children.values()].map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-            setTimeout(() => {
-              child.kill('SIGKILL');
-              resolve();
-            }, graceMs).unref();
-          }),
-      );
+      const waits = [...children.entries()]
+        .filter(([name]) => which(name))
+        .map(
+          ([, child]) =>
+            new Promise<void>((resolve) => {
+              if (child.exitCode !== null) return resolve();
+              child.once('exit', () => resolve());
+              child.kill('SIGTERM');
+              setTimeout(() => {
+                child.kill('SIGKILL');
+                resolve();
+              }, graceMs).unref();
+            }),
+        );
       await Promise.all(waits);
     },
   };
