@@ -110,3 +110,18 @@ export function parseEach<T>(schema: z.ZodType<T>, items: unknown): { items: T[]
   }
   return { items: out, skipped };
 }
+
+/**
+ * A websocket text frame, split the way both exchange channels need (PROTOCOL.md): non-JSON text
+ * (`PONG`, `ping`, `NO NEW ASSETS`) as `text`; otherwise the elements — one JSON value, or each
+ * element of a JSON array — for the caller to parse one by one.
+ */
+export function splitFrame(raw: string): { kind: 'text'; text: string } | { kind: 'elements'; elements: unknown[] } {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return { kind: 'text', text: raw.trim() };
+  }
+  return { kind: 'elements', elements: Array.isArray(json) ? json : [json] };
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idString, looseNumber, looseText, toStringArrayOrNull } from './lenient.js';
+import { idString, looseNumber, looseText, splitFrame, toStringArrayOrNull } from './lenient.js';
 
 /**
  * Market channel messages (PROTOCOL.md §1), normalised. A frame is one JSON object or an array of
@@ -325,13 +325,9 @@ export type MarketFrame =
  * and JSON that is neither an object nor an array of objects counts as one malformed element.
  */
 export function parseMarketFrame(raw: string): MarketFrame {
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    return { kind: 'text', text: raw.trim() };
-  }
-  const elements = Array.isArray(json) ? json : [json];
+  const frame = splitFrame(raw);
+  if (frame.kind === 'text') return frame;
+  const { elements } = frame;
   const messages: MarketMessage[] = [];
   const unknown: Record<string, number> = {};
   let malformed = 0;

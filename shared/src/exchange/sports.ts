@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { looseBoolean, looseText } from './lenient.js';
+import { looseBoolean, looseText, splitFrame } from './lenient.js';
 
 /**
  * Sports channel frames (PROTOCOL.md §2). There is no `event_type`: a frame is a game state.
@@ -70,13 +70,9 @@ export type SportsFrame =
 
 /** Parse one sports frame: non-JSON text (`ping`) is `text`; an object or an array of objects gives updates. */
 export function parseSportsFrame(raw: string): SportsFrame {
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    return { kind: 'text', text: raw.trim() };
-  }
-  const elements = Array.isArray(json) ? json : [json];
+  const frame = splitFrame(raw);
+  if (frame.kind === 'text') return frame;
+  const { elements } = frame;
   const updates: SportsUpdate[] = [];
   let malformed = 0;
   for (const el of elements) {
