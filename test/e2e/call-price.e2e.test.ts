@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { createDb, eventSchema, type Db, type Event } from '@pm/shared';
 import { createRecords, type Records } from '@pm/shared/records';
 import { startStack, type Stack } from '../support/stack.js';
+import { until as poll } from '../support/poll.js';
 
 /**
  * Issue 4: "a call recorded through the write path carries exactly the chance the API showed at
@@ -28,15 +29,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await fn().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}\n${stack.logs().slice(-2000)}`);
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000) =>
+  poll(what, fn, { timeoutMs, everyMs: 200, context: () => stack.logs() });
 
 describe('a call and the price the API showed', () => {
   it('records exactly the chance shown at /api/v1/markets/{slug} at that moment', async () => {

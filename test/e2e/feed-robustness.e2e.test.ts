@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@pm/shared';
 import { startStack, type Stack } from '../support/stack.js';
+import { until as poll } from '../support/poll.js';
 
 /**
  * The issue's proofs, end to end on the whole stack against the simulator: cutting the market
@@ -29,15 +30,8 @@ async function getJson<T>(path: string): Promise<T> {
   return (await res.json()) as T;
 }
 
-async function waitFor<T>(label: string, check: () => Promise<T | undefined | null | false>, timeoutMs: number, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}\n${stack.logs().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+const waitFor = <T>(label: string, check: () => Promise<T | undefined | null | false>, timeoutMs: number, everyMs = 50) =>
+  poll(label, check, { timeoutMs, everyMs, context: () => stack.logs() });
 
 const apiLive = async () => (await getJson<MarketsBody>('/api/v1/markets')).live;
 const post = (path: string, body: unknown = {}) =>

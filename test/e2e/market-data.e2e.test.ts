@@ -10,6 +10,7 @@ import {
   type MarketHistoryResponse,
 } from '@pm/shared/api';
 import { startStack, type Stack } from '../support/stack.js';
+import { until as poll } from '../support/poll.js';
 
 /**
  * Endpoints 1–4 on the simulator's data, field by field against SPEC.md: the whole stack started by
@@ -55,20 +56,8 @@ async function simEvents(): Promise<GammaEvent[]> {
   return z.array(gammaEvent).parse(await res.json());
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}\n${stack.logs().slice(-3000)}`);
-}
+const waitFor = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number) =>
+  poll(what, fn, { timeoutMs, everyMs: 500, context: () => stack.logs() });
 
 beforeAll(async () => {
   // Field-by-field checks of every event take a few hundred requests: lift the per-IP limit.

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startStack, type Stack } from '../support/stack.js';
+import { until as poll } from '../support/poll.js';
 
 /**
  * Running it like production, on the whole stack started by the run line: every service answers
@@ -33,14 +34,7 @@ async function scrape(service: 'api' | 'ingestor' | 'worker'): Promise<string> {
   return res.text();
 }
 
-async function until(what: string, ok: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await ok().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}\n${stack.logs().slice(-3000)}`);
-}
+const until = (what: string, ok: () => Promise<boolean>, timeoutMs: number) => poll(what, ok, { timeoutMs, context: () => stack.logs() });
 
 beforeAll(async () => {
   ports = { ingestor: await freePort(), worker: await freePort() };

@@ -10,6 +10,7 @@ import {
   type CallStatus,
 } from '@pm/shared/api';
 import { startStack, type Stack } from '../support/stack.js';
+import { until as poll } from '../support/poll.js';
 
 /**
  * Calls, combos and records end to end: the run line starts the simulator with the demo crowd, and
@@ -36,20 +37,9 @@ async function get<S extends z.ZodType>(path: string, schema: S): Promise<z.outp
   return schema.parse(await res.json());
 }
 
-/** Poll until `check` returns a value, or fail at the 90 s mark with the last thing seen. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  let last: unknown;
-  while (Date.now() - readyAt < WITHIN_MS) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  throw new Error(`not within ${WITHIN_MS / 1000} s: ${what}${last ? ` (last error: ${String(last)})` : ''}\n${stack.logs().slice(-3000)}`);
-}
+/** Poll until `check` returns a value, or fail at the 90 s mark (from readiness) with the last thing seen. */
+const eventually = <T>(what: string, check: () => Promise<T | undefined>) =>
+  poll(`${what} within ${WITHIN_MS / 1000} s`, check, { timeoutMs: Math.max(0, readyAt + WITHIN_MS - Date.now()), everyMs: 1000, context: () => stack.logs() });
 
 const STATUSES: CallStatus[] = ['open', 'won', 'lost', 'void'];
 

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { redisKeys } from '@pm/shared';
 import { startStack, type Stack } from '../support/stack.js';
+import { until as poll } from '../support/poll.js';
 
 /**
  * Golden-file test of the whole stack on the hand-made scenario (test/fixtures/scenario-basic):
@@ -35,15 +36,7 @@ const catalog = JSON.parse(readFileSync(path.join(scenario, 'catalog.json'), 'ut
 
 type Captured = Record<string, { status: number; body: unknown }>;
 
-async function waitFor<T>(label: string, check: () => Promise<T | undefined | null | false>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const waitFor = <T>(label: string, check: () => Promise<T | undefined | null | false>, timeoutMs: number) => poll(label, check, { timeoutMs, everyMs: 200 });
 
 function normalise(url: string, body: unknown): unknown {
   if (typeof body !== 'object' || body === null) return body;

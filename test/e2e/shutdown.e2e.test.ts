@@ -9,6 +9,7 @@ import { profitOn10, round2, xpIfRight } from '@pm/shared/domain';
 import { createRecords } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { freePort } from '../support/stack.js';
+import { until as poll } from '../support/poll.js';
 
 /**
  * SIGTERM, as an orchestrator sends it: the process stops taking work, finishes what is in flight,
@@ -87,14 +88,8 @@ function startService(entry: string, env: Record<string, string>): Service {
   return { child, output: () => output, exited };
 }
 
-async function until(what: string, ok: () => Promise<boolean>, timeoutMs: number, logs: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await ok().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}\n${logs().slice(-3000)}`);
-}
+const until = (what: string, ok: () => Promise<boolean>, timeoutMs: number, logs: () => string) =>
+  poll(what, ok, { timeoutMs, everyMs: 100, context: logs });
 
 beforeAll(async () => {
   database = await createTestDatabase('shutdown');

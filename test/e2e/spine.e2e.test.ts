@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { CATEGORIES, eventCardSchema, eventSchema, redisKeys, type EventCard, type Event } from '@pm/shared';
 import { startStack, type Stack } from '../support/stack.js';
+import { until as poll } from '../support/poll.js';
 
 /**
  * The spine, end to end: simulator → ingestor → worker → API, started through the README's run
@@ -28,21 +29,8 @@ interface GammaMarket {
   clobTokenIds: string;
 }
 
-async function waitFor<T>(what: string | (() => string), fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  const described = typeof what === 'string' ? what : what();
-  throw new Error(`timed out waiting for ${described}${last ? `: ${String(last)}` : ''}\n${stack.logs().slice(-3000)}`);
-}
+const waitFor = <T>(what: string | (() => string), fn: () => Promise<T | undefined>, timeoutMs: number) =>
+  poll(what, fn, { timeoutMs, context: () => stack.logs() });
 
 beforeAll(async () => {
   stack = await startStack();
