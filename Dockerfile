@@ -1,5 +1,5 @@
 # One image for every service; the compose file picks the entry point per service.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json turbo.json tsconfig.base.json ./

@@ -60,6 +60,17 @@ describe('operations surface of every service', () => {
     }
   });
 
+  it('runs every service on the Node 24 LTS the project pins, whatever Node the machine has', async () => {
+    for (const service of ['api', 'ingestor', 'worker'] as const) {
+      const version = /^nodejs_version_info\{[^}]*version="(v[^"]+)"/m.exec(await scrape(service))?.[1];
+      expect(version, `${service} nodejs_version_info`).toMatch(/^v24\./);
+    }
+    const sim = (await (await fetch(`${stack.simUrl}/_sim/state`)).json()) as { node?: string };
+    expect(sim.node, 'simulator /_sim/state node').toMatch(/^v24\./);
+    // The test runner itself: npm put the pinned binary first on PATH.
+    expect(process.version).toMatch(/^v24\./);
+  });
+
   it('exports metrics that promtool accepts and that move while the demo runs', async () => {
     // Traffic for the API between the two scrapes; the simulator moves books on its own.
     const first = { api: await scrape('api'), ingestor: await scrape('ingestor'), worker: await scrape('worker') };

@@ -59,6 +59,8 @@ export async function handleControlRoute(
       tick: source.tick,
       mode: source.mode,
       paused: source.paused,
+      /** The runtime it runs on, so a test can tell the project's pinned Node from the machine's. */
+      node: process.version,
     });
     return true;
   }
