@@ -45,14 +45,10 @@ describe('a call and the price the API showed', () => {
     const market = gamma[0]!.markets.find((m) => !m.closed)!;
     const yesToken = (JSON.parse(market.clobTokenIds) as string[])[0]!;
 
-    await fetch(`${stack.simUrl}/_sim/pause`, { method: 'POST' });
+    await stack.simControl('/_sim/pause', {});
     try {
       // A book whose midpoint has three decimals, so a rounding anywhere on the way would show.
-      await fetch(`${stack.simUrl}/_sim/book`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ token_id: yesToken, bids: [{ price: '0.37', size: '900' }], asks: [{ price: '0.38', size: '900' }] }),
-      });
+      await stack.simControl('/_sim/book', { token_id: yesToken, bids: [{ price: '0.37', size: '900' }], asks: [{ price: '0.38', size: '900' }] });
       const shown = await until('the API to show 0.375', async () => {
         const body = (await (await fetch(`${stack.apiUrl}/api/v1/markets/${slug}`)).json()) as { event: Event };
         const outcome = eventSchema.parse(body.event).markets.find((m) => m.id === market.id)?.outcomes[0];
@@ -69,7 +65,7 @@ describe('a call and the price the API showed', () => {
       });
       expect(page.call).toMatchObject({ chance_at_call: shown, status: 'open' });
     } finally {
-      await fetch(`${stack.simUrl}/_sim/resume`, { method: 'POST' });
+      await stack.simControl('/_sim/resume', {});
     }
   });
 });

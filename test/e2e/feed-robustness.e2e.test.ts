@@ -34,8 +34,7 @@ const waitFor = <T>(label: string, check: () => Promise<T | undefined | null | f
   poll(label, check, { timeoutMs, everyMs, context: () => stack.logs() });
 
 const apiLive = async () => (await getJson<MarketsBody>('/api/v1/markets')).live;
-const post = (path: string, body: unknown = {}) =>
-  fetch(`${stack.simUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (path: `/_sim/${string}`, body: unknown = {}) => stack.simControl(path, body);
 
 beforeAll(async () => {
   stack = await startStack({ env: { MARKET_WATCHDOG_SECONDS: String(WATCHDOG_SECONDS), LOG_LEVEL: 'warn' }, readyTimeoutMs: 90_000 });

@@ -65,7 +65,7 @@ describe('operations surface of every service', () => {
       const version = /^nodejs_version_info\{[^}]*version="(v[^"]+)"/m.exec(await scrape(service))?.[1];
       expect(version, `${service} nodejs_version_info`).toMatch(/^v24\./);
     }
-    const sim = (await (await fetch(`${stack.simUrl}/_sim/state`)).json()) as { node?: string };
+    const sim = (await (await stack.simControl('/_sim/state')).json()) as { node?: string };
     expect(sim.node, 'simulator /_sim/state node').toMatch(/^v24\./);
     // The test runner itself: npm put the pinned binary first on PATH.
     expect(process.version).toMatch(/^v24\./);

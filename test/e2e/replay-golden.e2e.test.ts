@@ -84,11 +84,11 @@ async function replayOnce(): Promise<Captured> {
   try {
     const feedKey = redisKeys(stack.prefix).feed;
     await waitFor('the ingestor subscribed', async () => (await redis.hget(feedKey, 'market_connected')) === '1', 30_000);
-    const resumed = await fetch(`${stack.simUrl}/_sim/resume`, { method: 'POST' });
+    const resumed = await stack.simControl('/_sim/resume', {});
     expect(resumed.status).toBe(200);
     await waitFor(
       'the whole feed dispatched',
-      async () => ((await (await fetch(`${stack.simUrl}/_sim/state`)).json()) as { tick: number }).tick >= feedLines,
+      async () => ((await (await stack.simControl('/_sim/state')).json()) as { tick: number }).tick >= feedLines,
       30_000,
     );
     // Settled: catalog syncs (1 s) and snapshot rebuilds have caught up when two captures 2.5 s

@@ -86,17 +86,13 @@ describe('the market-data spine', () => {
     }>;
     const gm = gamma[0]!.markets.find((m) => m.id === market.id)!;
     const yesToken = (JSON.parse(gm.clobTokenIds) as string[])[0]!;
-    await fetch(`${stack.simUrl}/_sim/pause`, { method: 'POST' });
+    await stack.simControl('/_sim/pause', {});
     try {
     const [bid, ask, expected] =
       Math.abs(current - 0.25) > 0.001
         ? ['0.24', '0.26', { chance: 0.25, odds: { percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' } }]
         : ['0.19', '0.21', { chance: 0.2, odds: { percent: '20%', decimal: '5.00', fractional: '4/1', american: '+400', price: '20¢' } }];
-    const res = await fetch(`${stack.simUrl}/_sim/book`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ token_id: yesToken, bids: [{ price: bid, size: '500' }], asks: [{ price: ask, size: '500' }] }),
-    });
+    const res = await stack.simControl('/_sim/book', { token_id: yesToken, bids: [{ price: bid, size: '500' }], asks: [{ price: ask, size: '500' }] });
     expect(res.status).toBe(200);
 
     let lastSeen: number | undefined;
@@ -119,7 +115,7 @@ describe('the market-data spine', () => {
     expect(outcome).toEqual({ name: outcome.name, chance: expected.chance, odds: expected.odds });
     } finally {
       // The next test needs the random walk running again, whatever happened here.
-      await fetch(`${stack.simUrl}/_sim/resume`, { method: 'POST' });
+      await stack.simControl('/_sim/resume', {});
     }
   });
 

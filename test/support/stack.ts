@@ -24,6 +24,11 @@ export interface Stack {
   databaseUrl: string;
   redisUrl: string;
   prefix: string;
+  /**
+   * The simulator's test controls (`/_sim/*`): GET without a body, POST with one (`{}` for a bare
+   * action). The one place tests reach them, so that how they are authorised lives here only.
+   */
+  simControl(path: `/_sim/${string}`, body?: unknown): Promise<Response>;
   /** Everything the services printed so far (for failure messages). */
   logs(): string;
   stop(): Promise<void>;
@@ -71,6 +76,10 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
     databaseUrl: db.toString(),
     redisUrl: services.redisUrl,
     prefix,
+    simControl: (p, body) =>
+      body === undefined
+        ? fetch(`http://127.0.0.1:${simPort}${p}`)
+        : fetch(`http://127.0.0.1:${simPort}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
     logs: () => output,
     async stop() {
       if (child.exitCode === null) {
