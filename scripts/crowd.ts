@@ -3,7 +3,8 @@
  * people making calls, copies, fades, thesis updates and combos through the service's own write
  * path, and resolving markets on the SIMULATOR so every status shows up within a minute. See
  * scripts/lib/crowd/crowd.ts. Never point it at the real exchange: it needs the simulator's
- * `/_sim/resolve` control (CROWD_SIM_URL, default http://127.0.0.1:$SIM_PORT).
+ * `/_sim/resolve` control (CROWD_SIM_URL, default http://127.0.0.1:$SIM_PORT) and its token
+ * (SIM_CONTROL_TOKEN; the run line hands the same one to both).
  */
 import { Redis } from 'ioredis';
 import { createLogger, loadConfig } from '@pm/shared';
@@ -22,7 +23,8 @@ async function main(): Promise<void> {
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const records = createRecords({ db, redis, prefix: config.REDIS_PREFIX, logger });
   const simUrl = (process.env.CROWD_SIM_URL ?? `http://127.0.0.1:${config.SIM_PORT}`).replace(/\/+$/, '');
-  const crowd = createCrowd({ records, db, redis, prefix: config.REDIS_PREFIX, simUrl, logger });
+  if (!config.SIM_CONTROL_TOKEN) logger.warn('SIM_CONTROL_TOKEN is not set: the simulator will refuse the crowd\'s resolutions (the run line sets it)');
+  const crowd = createCrowd({ records, db, redis, prefix: config.REDIS_PREFIX, simUrl, simToken: config.SIM_CONTROL_TOKEN, logger });
 
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -5,12 +5,13 @@
  *   npm start -- --live       against the real exchange (no simulator)
  *   npm start -- --scenario <folder> [--speed N]   replay a recorded feed
  */
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, ensureDatabase, migrate, parseConfig } from '@pm/shared';
 import { ensureInfra, InfraError, portOpen } from './lib/infra.js';
-import { createSupervisor, type ServiceSpec } from './lib/supervisor.js';
+import { createSupervisor, describeStatus, type ServiceSpec } from './lib/supervisor.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LIVE_URLS = {
@@ -68,25 +69,38 @@ async function main() {
   const { applied } = await migrate(config.DATABASE_URL);
   say(applied.length ? `migrated: ${applied.join(', ')}` : 'database schema is current');
 
-  const sim: ServiceSpec = { name: 'exchange-sim', entry: 'services/exchange-sim/src/main.ts', env };
+  // The simulator's control API (`/_sim/*`: resolve markets, force books) needs a token; the run line
+  // makes one unless given one and hands it only to the simulator and the demo crowd.
+  const simEnv: NodeJS.ProcessEnv = { ...env, SIM_CONTROL_TOKEN: env.SIM_CONTROL_TOKEN || randomBytes(24).toString('base64url') };
+  const serviceEnv: NodeJS.ProcessEnv = { ...env };
+  delete serviceEnv.SIM_CONTROL_TOKEN;
+  const sim: ServiceSpec = { name: 'exchange-sim', entry: 'services/exchange-sim/src/main.ts', env: simEnv };
   const services: ServiceSpec[] = [
-    { name: 'ingestor', entry: 'services/ingestor/src/main.ts', env },
-    { name: 'worker', entry: 'services/worker/src/main.ts', env },
-    { name: 'api', entry: 'services/api/src/main.ts', env },
+    { name: 'ingestor', entry: 'services/ingestor/src/main.ts', env: serviceEnv },
+    { name: 'worker', entry: 'services/worker/src/main.ts', env: serviceEnv },
+    { name: 'api', entry: 'services/api/src/main.ts', env: serviceEnv },
   ];
-  const supervisor = createSupervisor({ cwd: root, pretty: config.PRETTY_LOGS });
+  // A service that dies is restarted with a growing, capped delay and never takes the others down:
+  // a crash-looping ingestor must not stop the API from serving what it has. Every death, restart and
+  // crash loop prints the status line, so the one that is failing is named in the terminal.
+  const supervisor = createSupervisor({
+    cwd: root,
+    pretty: config.PRETTY_LOGS,
+    onChange: (changed, all) => {
+      if (changed.restarts > 0 && changed.state !== 'stopped') say(`status: ${describeStatus(all)}`);
+    },
+  });
   // The demo crowd (scripts/crowd.ts) makes calls and resolves markets on the simulator, so it runs
   // only with the synthetic simulator (a replayed scenario stays as recorded), and not with CROWD=0.
-  // Its own supervisor: a failing crowd must not stop the service.
   const runCrowd = runSim && !values.scenario && env.CROWD !== '0';
-  const crowdSupervisor = createSupervisor({ cwd: root, pretty: config.PRETTY_LOGS });
+  const crowd: ServiceSpec = { name: 'crowd', entry: 'scripts/crowd.ts', env: simEnv };
 
   let shuttingDown = false;
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
     say('stopping…');
-    await crowdSupervisor.stop();
+    await supervisor.stop(10_000, (name) => name === crowd.name);
     // The services first, the simulator last: their in-flight requests to it then end normally.
     await supervisor.stop(10_000, (name) => name !== sim.name);
     await supervisor.stop();
@@ -96,22 +110,14 @@ async function main() {
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
 
-  const fatal = (name: string) => {
-    say(`${name} keeps failing; stopping the stack`);
-    void shutdown(1);
-  };
   if (runSim) {
     // The simulator first, so the ingestor's first catalog sync finds it listening.
-    supervisor.run([sim], fatal);
+    supervisor.run([sim]);
     const up = await waitForPort('127.0.0.1', config.SIM_PORT, 15_000);
     if (!up) say(`the simulator is not listening on port ${config.SIM_PORT} yet; starting the services anyway`);
   }
-  supervisor.run(services, fatal);
-  if (runCrowd) {
-    crowdSupervisor.run([{ name: 'crowd', entry: 'scripts/crowd.ts', env }], (name) =>
-      say(`${name} keeps failing; the demo crowd stays off, the service runs on`),
-    );
-  }
+  supervisor.run(services);
+  if (runCrowd) supervisor.run([crowd]);
   say(`API on http://localhost:${config.PORT}/api/v1/markets, reference at http://localhost:${config.PORT}/api/v1/docs — Ctrl-C stops everything`);
 }
 

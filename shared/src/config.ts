@@ -25,6 +25,12 @@ export const configSchema = z.object({
   /** Prefix of every Redis key and BullMQ queue, so several stacks (and test files) share one Redis. */
   REDIS_PREFIX: z.string().regex(/^[a-z0-9_-]+$/i, 'must be letters, digits, _ or -').default('pm'),
   HOST: z.string().default('0.0.0.0'),
+  /**
+   * Where the ingestor's and worker's ops ports (/metrics, /healthz, /readyz) listen: loopback unless
+   * configured, since they are for the machine's own Prometheus and probes, not for the internet.
+   * Containers set 0.0.0.0 so that Prometheus in the next container can scrape them.
+   */
+  OPS_HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   INGESTOR_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3002),
@@ -49,6 +55,11 @@ export const configSchema = z.object({
   SIM_SPEED: z.coerce.number().positive().default(1),
   /** Simulator: start with the walk (or replayed feed) paused until `POST /_sim/resume` (tests that need every frame). */
   SIM_PAUSED: bool.default(false),
+  /**
+   * Simulator: the bearer token its control API (`/_sim/*`) requires; unset = the controls are off.
+   * The run line makes one when none is given and hands it to the simulator and the demo crowd.
+   */
+  SIM_CONTROL_TOKEN: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16, 'must be at least 16 characters').optional()),
   PRETTY_LOGS: bool.default(false),
 });
 

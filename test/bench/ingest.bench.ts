@@ -206,8 +206,7 @@ async function apiDelay() {
   process.stdout.write('\nstarting the stack through the run line for the frame → API delay…\n');
   const stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'warn' }, readyTimeoutMs: 90_000 });
   try {
-    const post = (path: string, body: unknown = {}) =>
-      fetch(`${stack.simUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: `/_sim/${string}`, body: unknown = {}) => stack.simControl(path, body);
     await post('/_sim/pause');
     const events = (await (await fetch(`${stack.simUrl}/events?active=true&closed=false&limit=20&offset=0`)).json()) as Array<{
       slug: string;

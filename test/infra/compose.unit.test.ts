@@ -90,10 +90,17 @@ describe('docker-compose.yml', () => {
         expect(Number(mapping.split(':').at(-1)), `${name} publishes ${mapping}`).toBe(port);
       }
       const test = services[name]!.healthcheck?.test.join(' ') ?? '';
-      const path = name === 'exchange-sim' ? '/_sim/state' : '/readyz';
+      // The simulator's controls are loopback-and-token only, so its probe is a public exchange route.
+      const path = name === 'exchange-sim' ? '/sports' : '/readyz';
       expect(test, `${name} health check`).toContain(`http://127.0.0.1:${port}${path}`);
     }
     expect(services['api']!.ports).toEqual(['3000:3000']);
+  });
+
+  it('opens the ingestor and worker ops ports to the other containers, so Prometheus can scrape them', () => {
+    // OPS_HOST defaults to loopback (shared/src/config.ts): outside a container nobody else should reach them.
+    expect(parseConfig({}).OPS_HOST).toBe('127.0.0.1');
+    for (const name of ['ingestor', 'worker']) expect(parseConfig(envOf(name)).OPS_HOST, name).toBe('0.0.0.0');
   });
 
   it('depends only on services that exist, and the API waits for a ready worker', () => {

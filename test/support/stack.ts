@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +30,8 @@ export interface Stack {
    * action). The one place tests reach them, so that how they are authorised lives here only.
    */
   simControl(path: `/_sim/${string}`, body?: unknown): Promise<Response>;
+  /** The run line's process id (its children are the services). */
+  pid: number;
   /** Everything the services printed so far (for failure messages). */
   logs(): string;
   stop(): Promise<void>;
@@ -44,6 +47,8 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
   const db = new URL(services.postgresUrl);
   db.pathname = `/pm_stack_${uniqueSuffix()}`;
   const prefix = `stack_${uniqueSuffix()}`;
+  // The simulator's controls need this token (the run line hands it to the simulator and the crowd).
+  const simToken = randomBytes(24).toString('base64url');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'test',
@@ -56,6 +61,7 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
     WORKER_PORT: String(workerPort),
     PRETTY_LOGS: '0',
     LOG_LEVEL: 'warn',
+    SIM_CONTROL_TOKEN: simToken,
     ...opts.env,
   };
   let output = '';
@@ -76,10 +82,13 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
     databaseUrl: db.toString(),
     redisUrl: services.redisUrl,
     prefix,
-    simControl: (p, body) =>
-      body === undefined
-        ? fetch(`http://127.0.0.1:${simPort}${p}`)
-        : fetch(`http://127.0.0.1:${simPort}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    simControl: (p, body) => {
+      const authorization = `Bearer ${env.SIM_CONTROL_TOKEN ?? ''}`;
+      return body === undefined
+        ? fetch(`http://127.0.0.1:${simPort}${p}`, { headers: { authorization } })
+        : fetch(`http://127.0.0.1:${simPort}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: JSON.stringify(body) });
+    },
+    pid: child.pid!,
     logs: () => output,
     async stop() {
       if (child.exitCode === null) {

@@ -28,6 +28,8 @@ export interface CrowdDeps {
   prefix: string;
   /** The simulator's base URL (its `/_sim/resolve` control). */
   simUrl: string;
+  /** The simulator's control token (SIM_CONTROL_TOKEN, handed over by the run line). */
+  simToken: string | undefined;
   logger: Logger;
   clock?: () => number;
   random?: Random;
@@ -124,7 +126,7 @@ export function createCrowd(deps: CrowdDeps): Crowd {
     try {
       const res = await fetch(`${deps.simUrl}/_sim/resolve`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${deps.simToken ?? ''}` },
         body: JSON.stringify({ market_id: marketId, winning_outcome_index: winner, announce: true }),
         signal: AbortSignal.timeout(5000),
       });

@@ -11,11 +11,20 @@ const sim = await startSimulator({
   seed: config.SIM_SEED,
   speed: config.SIM_SPEED,
   paused: config.SIM_PAUSED,
+  controlToken: config.SIM_CONTROL_TOKEN ?? null,
   ...(config.SIM_SCENARIO ? { scenario: config.SIM_SCENARIO } : {}),
   logger: log,
 });
 log.info(
-  { http: sim.httpUrl, marketWs: `${sim.wsUrl}/ws/market`, sportsWs: `${sim.wsUrl}/ws`, seed: config.SIM_SEED, speed: config.SIM_SPEED, scenario: config.SIM_SCENARIO ?? null },
+  {
+    http: sim.httpUrl,
+    marketWs: `${sim.wsUrl}/ws/market`,
+    sportsWs: `${sim.wsUrl}/ws`,
+    seed: config.SIM_SEED,
+    speed: config.SIM_SPEED,
+    scenario: config.SIM_SCENARIO ?? null,
+    controls: sim.controlToken ? 'on (loopback, bearer token)' : 'off (no SIM_CONTROL_TOKEN)',
+  },
   'exchange simulator listening',
 );
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createLogger, type Logger } from '@pm/shared';
 import { createSimServer } from './http/server.js';
@@ -23,6 +24,11 @@ export interface SimulatorOptions {
   startTime?: number;
   /** Start with the synthetic walk (or the replayed feed) paused, for tests; POST /_sim/resume starts it. */
   paused?: boolean;
+  /**
+   * The bearer token the control API (`/_sim/*`) requires. Default: a random one, readable as
+   * `controlToken` of the running simulator (tests in the same process); null = the controls are off.
+   */
+  controlToken?: string | null;
   logger?: Logger;
 }
 
@@ -33,6 +39,8 @@ export interface RunningSimulator {
   /** ws://host:port — market channel at /ws/market, sports channel at /ws. */
   wsUrl: string;
   port: number;
+  /** The control API's token (send `Authorization: Bearer <token>`), or null when the controls are off. */
+  controlToken: string | null;
   close(): Promise<void>;
 }
 
@@ -53,7 +61,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
       });
   const market = new MarketChannel(source, log);
   const sports = new SportsChannel(source, log);
-  const server = createSimServer({ source, market, sports, log });
+  const controlToken = opts.controlToken === undefined ? randomBytes(24).toString('base64url') : opts.controlToken;
+  const server = createSimServer({ source, market, sports, log, controlToken });
 
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -78,6 +87,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     httpUrl,
     wsUrl: `ws://${shownHost}:${port}`,
     port,
+    controlToken,
     close() {
       closing ??= new Promise<void>((resolve) => {
         source.stop();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { family, getEvents, getJson, postJson, strings, type GammaEventT } from './helpers.js';
+import { family, getEvents, getJson, postJson, strings, type GammaEventT, control } from './helpers.js';
 
 const START = Date.UTC(2026, 3, 5, 15, 0, 0);
 
@@ -31,7 +31,7 @@ describe('synthetic catalog (Gamma /events)', () => {
     for (let i = 1; i < volumes.length; i++) expect(volumes[i]).toBeLessThanOrEqual(volumes[i - 1] ?? Infinity);
     const ascending = await getEvents(`${sim.url}/events?active=true&closed=false&order=volume24hr&ascending=true&limit=3`);
     expect(ascending.map((e) => e.id)).toEqual(paged.slice(-3).reverse().map((e) => e.id));
-    const state = z.object({ openEvents: z.number() }).parse(await getJson(`${sim.url}/_sim/state`));
+    const state = z.object({ openEvents: z.number() }).parse(await control(sim).get('/_sim/state'));
     expect(paged.length).toBe(state.openEvents);
   });
 
@@ -128,12 +128,12 @@ describe('determinism', () => {
       const catalog = (s: RunningSimulator) => getJson(`${s.url}/events?limit=500`);
       expect(await catalog(a)).toEqual(await catalog(b));
       expect(await catalog(a)).not.toEqual(await catalog(c));
-      await postJson(`${a.url}/_sim/step`, { ticks: 400 });
-      await postJson(`${b.url}/_sim/step`, { ticks: 400 });
+      await control(a).post('/_sim/step', { ticks: 400 });
+      await control(b).post('/_sim/step', { ticks: 400 });
       const [afterA, afterB] = [await catalog(a), await catalog(b)];
       expect(afterA).toEqual(afterB);
       const before = await catalog(c);
-      await postJson(`${c.url}/_sim/step`, { ticks: 400 });
+      await control(c).post('/_sim/step', { ticks: 400 });
       expect(await catalog(c)).not.toEqual(before);
     } finally {
       await Promise.all([a.close(), b.close(), c.close()]);

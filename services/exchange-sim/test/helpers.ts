@@ -3,15 +3,24 @@ import { z } from 'zod';
 
 /** Test-side client helpers: JSON over HTTP, and a websocket that records every frame. */
 
-export async function getJson(url: string): Promise<unknown> {
-  const res = await fetch(url);
+export async function getJson(url: string, headers: Record<string, string> = {}): Promise<unknown> {
+  const res = await fetch(url, { headers });
   if (!res.ok) throw new Error(`GET ${url} → ${res.status} ${await res.text()}`);
   return res.json();
 }
 
-export async function postJson(url: string, body: unknown = {}): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+export async function postJson(url: string, body: unknown = {}, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   return { status: res.status, body: await res.json() };
+}
+
+/** The simulator's control API (`/_sim/*`) with its token, as the run line's crowd and tests call it. */
+export function control(sim: { url: string; controlToken: string | null }) {
+  const auth = { authorization: `Bearer ${sim.controlToken ?? ''}` };
+  return {
+    get: (path: `/_sim/${string}`) => getJson(`${sim.url}${path}`, auth),
+    post: (path: `/_sim/${string}`, body: unknown = {}) => postJson(`${sim.url}${path}`, body, auth),
+  };
 }
 
 const looseMessage = z.looseObject({ event_type: z.string().optional() });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { family, getEvents, getJson, RecordingSocket, sleep, strings, type GammaEventT } from './helpers.js';
+import { family, getEvents, getJson, RecordingSocket, sleep, strings, type GammaEventT, control } from './helpers.js';
 
 const historySchema = z.object({ history: z.array(z.object({ t: z.number(), p: z.number() })) });
 const DAY = 86_400;
@@ -101,7 +101,7 @@ describe('sports channel /ws and match lifecycle', () => {
     if (yesPrices.every((p) => p === '0.5')) return; // a void
     const expected = home === undefined || away === undefined ? [] : home > away ? ['1', '0', '0'] : home === away ? ['0', '1', '0'] : ['0', '0', '1'];
     expect(yesPrices).toEqual(expected);
-    const state = z.object({ openEvents: z.number() }).parse(await getJson(`${sim.url}/_sim/state`));
+    const state = z.object({ openEvents: z.number() }).parse(await control(sim).get('/_sim/state'));
     expect(state.openEvents).toBeGreaterThanOrEqual(60);
   }, 30_000);
 });

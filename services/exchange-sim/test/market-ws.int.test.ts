@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { getEvents, getJson, postJson, RecordingSocket, sleep, strings, type GammaEventT, type Message } from './helpers.js';
+import { getEvents, getJson, postJson, RecordingSocket, sleep, strings, type GammaEventT, type Message, control } from './helpers.js';
 
 interface Level {
   price: string;
@@ -38,11 +38,11 @@ describe('market channel /ws/market', () => {
   it('answers a subscribe with one book per asset: bids ascending, asks descending, No mirroring Yes', async () => {
     const s = await connect();
     const assets = [...tokensOf(open[0]), ...tokensOf(open[1])];
-    await postJson(`${sim.url}/_sim/pause`);
+    await control(sim).post('/_sim/pause');
     subscribe(s, assets);
     await s.waitFor((r) => books(r.messages).length >= assets.length, 3_000, 'initial books');
     await sleep(300);
-    await postJson(`${sim.url}/_sim/resume`);
+    await control(sim).post('/_sim/resume');
     for (const asset of assets) expect(books(s.rec.messages, asset)).toHaveLength(1);
     for (const book of books(s.rec.messages)) {
       expect(book.timestamp).toMatch(/^\d{13}$/);
@@ -112,8 +112,8 @@ describe('market channel /ws/market', () => {
     await s.waitFor((r) => books(r.messages, b).length === 1, 3_000, 'book b');
     s.send({ operation: 'unsubscribe', assets_ids: [a] });
     await sleep(200);
-    await postJson(`${sim.url}/_sim/book`, { token_id: a, bids: [{ price: '0.30', size: '10' }], asks: [{ price: '0.40', size: '10' }] });
-    await postJson(`${sim.url}/_sim/book`, { token_id: b, bids: [{ price: '0.30', size: '10' }], asks: [{ price: '0.40', size: '10' }] });
+    await control(sim).post('/_sim/book', { token_id: a, bids: [{ price: '0.30', size: '10' }], asks: [{ price: '0.40', size: '10' }] });
+    await control(sim).post('/_sim/book', { token_id: b, bids: [{ price: '0.30', size: '10' }], asks: [{ price: '0.40', size: '10' }] });
     await s.waitFor((r) => books(r.messages, b).length === 2, 3_000, 'forced book b');
     expect(books(s.rec.messages, a)).toHaveLength(1);
   });
@@ -134,7 +134,7 @@ describe('market channel /ws/market', () => {
     if (!yes || !no) throw new Error('no tokens');
     subscribe(s, [yes, no]);
     await s.waitFor((r) => books(r.messages).length === 2, 3_000, 'initial books');
-    const res = await postJson(`${sim.url}/_sim/book`, {
+    const res = await control(sim).post('/_sim/book', {
       token_id: yes,
       bids: [{ price: '0.41', size: '100' }, { price: '0.42', size: '250.5' }],
       asks: [{ price: '0.47', size: '80' }],
@@ -161,7 +161,7 @@ describe('market channel /ws/market', () => {
     subscribe(s, [...strings(m1.clobTokenIds), ...strings(m2.clobTokenIds)]);
     await s.waitFor((r) => books(r.messages).length === 4, 3_000, 'books');
 
-    const announced = await postJson(`${sim.url}/_sim/resolve`, { market_id: m1.id, winning_outcome_index: 1, announce: true });
+    const announced = await control(sim).post('/_sim/resolve', { market_id: m1.id, winning_outcome_index: 1, announce: true });
     expect(announced.status).toBe(200);
     await s.waitFor((r) => r.messages.some((m) => m.event_type === 'market_resolved'), 3_000, 'market_resolved');
     const resolved = s.rec.messages.find((m) => m.event_type === 'market_resolved');
@@ -170,8 +170,8 @@ describe('market channel /ws/market', () => {
       winning_asset_id: strings(m1.clobTokenIds)[1], winning_outcome: 'No',
     });
 
-    await postJson(`${sim.url}/_sim/resolve`, { market_id: m2.id, winning_outcome_index: 0, announce: false });
-    await postJson(`${sim.url}/_sim/resolve`, { market_id: m3.id, winning_outcome_index: null, announce: false });
+    await control(sim).post('/_sim/resolve', { market_id: m2.id, winning_outcome_index: 0, announce: false });
+    await control(sim).post('/_sim/resolve', { market_id: m3.id, winning_outcome_index: null, announce: false });
     await sleep(400);
     expect(s.rec.messages.filter((m) => m.event_type === 'market_resolved')).toHaveLength(1);
 
@@ -180,20 +180,20 @@ describe('market channel /ws/market', () => {
     expect(byId.get(m1.id)).toMatchObject({ closed: true, outcomePrices: '["0","1"]', umaResolutionStatus: 'resolved' });
     expect(byId.get(m2.id)).toMatchObject({ closed: true, outcomePrices: '["1","0"]', umaResolutionStatus: 'resolved' });
     expect(byId.get(m3.id)).toMatchObject({ closed: true, outcomePrices: '["0.5","0.5"]' });
-    expect((await postJson(`${sim.url}/_sim/resolve`, { market_id: m1.id, winning_outcome_index: 0, announce: true })).status).toBe(409);
+    expect((await control(sim).post('/_sim/resolve', { market_id: m1.id, winning_outcome_index: 0, announce: true })).status).toBe(409);
   });
 
   it('drops market sockets abruptly, and silences them (no PONG) for a while', async () => {
     const s = await connect();
     subscribe(s, tokensOf(open[0]));
     await s.waitFor((r) => books(r.messages).length === 2, 3_000, 'books');
-    await postJson(`${sim.url}/_sim/drop-market-sockets`);
+    await control(sim).post('/_sim/drop-market-sockets');
     expect(await s.waitClosed()).toBe(1006);
 
     const quiet = await connect();
     subscribe(quiet, tokensOf(open[0]));
     await quiet.waitFor((r) => books(r.messages).length === 2, 3_000, 'books');
-    await postJson(`${sim.url}/_sim/silence`, { ms: 700 });
+    await control(sim).post('/_sim/silence', { ms: 700 });
     const seen = quiet.rec.raw.length;
     quiet.send('PING');
     await sleep(500);
@@ -201,7 +201,7 @@ describe('market channel /ws/market', () => {
     await sleep(400);
     quiet.send('PING');
     await quiet.waitFor((r) => r.texts.includes('PONG'), 3_000, 'PONG after silence');
-    const state = await getJson(`${sim.url}/_sim/state`);
+    const state = await control(sim).get('/_sim/state');
     expect(state).toMatchObject({ sockets: { market: 1 } });
   });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { getJson, postJson, RecordingSocket } from './helpers.js';
+import { getJson, postJson, RecordingSocket, control } from './helpers.js';
 
 const folder = fileURLToPath(new URL('../test-fixtures/tiny-scenario/', import.meta.url));
 const feed = readFileSync(`${folder}feed.jsonl`, 'utf8')
@@ -40,7 +40,7 @@ describe('replay of a scenario folder', () => {
     await market.waitFor((r) => r.messages.length === 2, 3_000, 'empty initial books');
     expect(market.rec.messages.map((m) => [m.asset_id, m.bids, m.asks])).toEqual([['1001', [], []], ['1002', [], []]]);
 
-    await postJson(`${sim.url}/_sim/resume`);
+    await control(sim).post('/_sim/resume');
     const startedAt = Date.now();
     const expectedMarket = feed
       .filter((l) => l.channel === 'market')
@@ -56,11 +56,11 @@ describe('replay of a scenario folder', () => {
 
     const book = await getJson(`${sim.url}/book?token_id=1001`);
     expect(book).toMatchObject({ asset_id: '1001', hash: 'h1', bids: [{ price: '0.5', size: '10' }, { price: '0.54', size: '20' }] });
-    const state = await getJson(`${sim.url}/_sim/state`);
+    const state = await control(sim).get('/_sim/state');
     expect(state).toMatchObject({ mode: 'replay', tick: feed.length, events: 2, openEvents: 1 });
 
     // A restart replays from the top; a new subscriber now gets the latest recorded book.
-    await postJson(`${sim.url}/_sim/replay/restart`);
+    await control(sim).post('/_sim/replay/restart');
     await market.waitFor((r) => r.raw.length >= 1 + 2 * expectedMarket.length, 3_000, 'second pass');
     expect(market.rec.raw.slice(1 + expectedMarket.length)).toEqual(expectedMarket);
     market.close();
@@ -72,7 +72,7 @@ describe('replay of a scenario folder', () => {
     await s.open();
     s.send({ assets_ids: ['1001'], type: 'market', custom_feature_enabled: true });
     await s.waitFor((r) => r.messages.length >= 1, 3_000, 'book');
-    expect((await postJson(`${sim.url}/_sim/resolve`, { market_id: '81', winning_outcome_index: 0, announce: true })).status).toBe(200);
+    expect((await control(sim).post('/_sim/resolve', { market_id: '81', winning_outcome_index: 0, announce: true })).status).toBe(200);
     await s.waitFor((r) => r.messages.some((m) => m.event_type === 'market_resolved'), 3_000, 'market_resolved');
     expect(s.rec.messages.find((m) => m.event_type === 'market_resolved')).toMatchObject({ winning_asset_id: '1001', winning_outcome: 'Yes' });
     expect(await getJson(`${sim.url}/events?id=9001`)).toMatchObject([{ closed: true, markets: [{ closed: true, outcomePrices: '["1","0"]' }] }]);

@@ -24,7 +24,7 @@ async function main() {
   // Up before the initial catalog sync, so /healthz answers while it runs and /readyz says why not yet.
   let started = false;
   const ops = await startOpsServer({
-    host: config.HOST,
+    host: config.OPS_HOST,
     port: config.INGESTOR_PORT,
     metrics: createIngestorMetrics({ stats: () => ingestor.stats(), redis, prefix: config.REDIS_PREFIX }),
     readiness: { postgres: postgresCheck(db), redis: redisCheck(redis), started: startedCheck(() => started, 'the ingestor') },

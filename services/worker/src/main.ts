@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   // Up before the first snapshot build, so /healthz answers while it runs and /readyz says why not yet.
   let started = false;
   const ops = await startOpsServer({
-    host: config.HOST,
+    host: config.OPS_HOST,
     port: config.WORKER_PORT,
     metrics: jobMetrics.metrics,
     readiness: { postgres: postgresCheck(db), redis: redisCheck(redis), started: startedCheck(() => started, 'the worker') },

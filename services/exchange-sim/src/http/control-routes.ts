@@ -3,11 +3,13 @@ import { z } from 'zod';
 import type { ExchangeSource } from '../protocol.js';
 import type { MarketChannel } from '../ws/market-channel.js';
 import type { SportsChannel } from '../ws/sports-channel.js';
+import { refuseControl } from './control-guard.js';
 import { readJsonBody, sendJson } from './respond.js';
 
 /**
  * Test controls, all under `/_sim/` (never part of the exchange's interface): force a book, resolve
  * a market now, drop or silence market sockets, pause/resume/step the synthetic walk, read state.
+ * Only from loopback with the simulator's token (control-guard.ts).
  */
 const decimal = z.union([z.number(), z.string().regex(/^\d*\.?\d+$/)]).transform(Number);
 const level = z.object({ price: decimal.refine((p) => p > 0 && p < 1, 'price must be in (0, 1)'), size: decimal });
@@ -31,6 +33,8 @@ export interface ControlDeps {
   source: ExchangeSource;
   market: MarketChannel;
   sports: SportsChannel;
+  /** The bearer token the controls require; null = the controls are off. */
+  controlToken: string | null;
 }
 
 /** Answers 400 naming the bad fields; true = handled. */
@@ -47,6 +51,12 @@ export async function handleControlRoute(
 ): Promise<boolean> {
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.startsWith('/_sim/')) return false;
+  const refusal = refuseControl(req, deps.controlToken);
+  if (refusal) {
+    if (refusal.status === 401) res.setHeader('www-authenticate', 'Bearer');
+    sendJson(res, refusal.status, { error: refusal.error });
+    return true;
+  }
   const { source, market, sports } = deps;
   const method = req.method ?? 'GET';
 

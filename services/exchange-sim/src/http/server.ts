@@ -12,6 +12,8 @@ export interface ServerDeps {
   market: MarketChannel;
   sports: SportsChannel;
   log: Logger;
+  /** The control API's bearer token; null = the controls are off. */
+  controlToken: string | null;
 }
 
 /**

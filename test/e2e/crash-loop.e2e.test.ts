@@ -1,0 +1,111 @@
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../support/poll.js';
+import { freePort, startStack, type Stack } from '../support/stack.js';
+
+/**
+ * A crash-looping service under the run line: the ingestor is killed (SIGKILL, as a crash) six times
+ * within a minute while the API is asked for the market list the whole time. The run line must keep
+ * the rest of the stack up (every answer 200, the API process never restarted), say which service is
+ * crash-looping with its restart count and backoff, and bring the ingestor back after the backoff.
+ */
+
+let stack: Stack;
+let ingestorPort: number;
+
+/** The pid of the run line's child running `entry`, or undefined while none is running. */
+function childPid(entry: string): number | undefined {
+  let listing = '';
+  try {
+    listing = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(stack.pid)], { encoding: 'utf8' });
+  } catch {
+    return undefined; // ps exits 1 when there is no child at all
+  }
+  const line = listing.split('\n').find((l) => l.includes(entry));
+  return line ? Number(line.trim().split(/\s+/)[0]) : undefined;
+}
+
+const INGESTOR = 'services/ingestor/src/main.ts';
+const API = 'services/api/src/main.ts';
+
+beforeAll(async () => {
+  ingestorPort = await freePort();
+  // The API is polled every 100 ms for a minute: far past the public rate limit.
+  stack = await startStack({ env: { INGESTOR_PORT: String(ingestorPort), RATE_LIMIT_PER_MINUTE: '1000000', CROWD: '0' } });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('a crash-looping service under the run line', () => {
+  it('is backed off and reported while the API keeps answering 200', async () => {
+    const apiPid = childPid(API);
+    expect(apiPid, 'the API process').toBeDefined();
+
+    // Ask the API all along; any answer but 200 (or no answer) counts against it.
+    let polls = 0;
+    const failures: string[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        polls += 1;
+        try {
+          const res = await fetch(`${stack.apiUrl}/api/v1/markets`, { signal: AbortSignal.timeout(5_000) });
+          if (res.status !== 200) failures.push(`${new Date().toISOString()} ${res.status}`);
+          await res.arrayBuffer();
+        } catch (err) {
+          failures.push(`${new Date().toISOString()} ${err instanceof Error ? err.message : String(err)}`);
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+
+    const kills: Array<{ at: number; pid: number }> = [];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const previous = kills.at(-1)?.pid;
+        // The next instance, once the backoff has passed (1 s, 2 s, … between kills).
+        const pid = await until(`ingestor instance ${i + 1}`, async () => {
+          const p = childPid(INGESTOR);
+          return p !== undefined && p !== previous ? p : undefined;
+        }, { timeoutMs: 40_000, everyMs: 50, context: () => stack.logs() });
+        process.kill(pid, 'SIGKILL');
+        kills.push({ at: Date.now(), pid });
+      }
+      const killWindowS = (kills.at(-1)!.at - kills[0]!.at) / 1000;
+      expect(killWindowS, 'six deaths within a minute').toBeLessThan(60);
+
+      // The run line names the crash-looping service, its restart count and its backoff.
+      const statusLine = await until('the crash-loop status line', async () =>
+        /^start\s+status: ingestor CRASH-LOOPING \(6 restarts, next start in [\d.]+ s\).*$/m.exec(stack.logs())?.[0],
+      { timeoutMs: 5_000, context: () => stack.logs() });
+      expect(stack.logs()).toMatch(/^ingestor\s+CRASH-LOOPING: died 6 times in a row/m);
+
+      // It comes back by itself after the backoff, ready to answer its ops port.
+      const backAt = await until('the ingestor back after its backoff', async () => {
+        const res = await fetch(`http://127.0.0.1:${ingestorPort}/healthz`).catch(() => undefined);
+        return res?.status === 200 ? Date.now() : undefined;
+      }, { timeoutMs: 90_000, everyMs: 200, context: () => stack.logs() });
+      const backAfterS = (backAt - kills.at(-1)!.at) / 1000;
+      // Its restart shows in the metric a crash-loop alert watches (infra/prometheus/alerts.yml).
+      const metrics = await (await fetch(`http://127.0.0.1:${ingestorPort}/metrics`)).text();
+      const startTime = Number(/^process_start_time_seconds\{[^}]*\} (\d+)/m.exec(metrics)?.[1]);
+      expect(startTime * 1000).toBeGreaterThanOrEqual(Math.floor(kills.at(-1)!.at / 1000) * 1000);
+
+      polling = false;
+      await poller;
+      process.stdout.write(
+        `\ncrash loop: 6 SIGKILLs of the ingestor within ${killWindowS.toFixed(1)} s; ` +
+          `back ${backAfterS.toFixed(1)} s after the last one; API polled ${polls} times, ${failures.length} answers not 200\n` +
+          `run line said: ${statusLine.trim()}\n`,
+      );
+      expect(failures, 'API answers other than 200 while the ingestor crash-looped').toEqual([]);
+      expect(polls).toBeGreaterThan(100);
+      expect(childPid(API), 'the API process was never restarted').toBe(apiPid);
+    } finally {
+      polling = false;
+      await poller;
+    }
+  }, 180_000);
+});
