@@ -31,37 +31,104 @@ export async function checkReadiness(checks: Record<string, ReadinessCheck>, tim
   const entries = await Promise.all(
     Object.entries(checks).map(async ([name, check]): Promise<[string, CheckResult]> => {
       const started = Date.now();
-      let timer: NodeJS.Timeout | undefined;
       try {
-        await Promise.race([
-          check(),
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-          }),
-        ]);
+        await withDeadline(check(), timeoutMs, `${name} did not answer within ${timeoutMs} ms`);
         return [name, { ok: true, ms: Date.now() - started }];
       } catch (err) {
         return [name, { ok: false, ms: Date.now() - started, error: err instanceof Error ? err.message : String(err) }];
-      } finally {
-        clearTimeout(timer);
       }
     }),
   );
   return { ok: entries.every(([, r]) => r.ok), checks: Object.fromEntries(entries) };
 }
 
-/** Postgres answers a query. */
-export function postgresCheck(db: Db): ReadinessCheck {
+/** A dependency's own checks give up before the probe's overall deadline, so their words win. */
+const DEPENDENCY_DEADLINE_MS = 1_500;
+
+class DeadlineError extends Error {}
+
+async function withDeadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new DeadlineError(message)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Network failures a client reports by code, in words an operator reads at a glance. */
+const CONNECTION_FAILURES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection closed',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed',
+};
+
+/**
+ * "<where> is not answering (<why>)" for a connection failure, "<where> answered with an error: <message>"
+ * for anything the server itself said (a missing database, a server still loading): never a client's
+ * raw error object or a stack.
+ */
+function dependencyError(where: string, err: unknown): Error {
+  const code = (err as { code?: unknown } | null)?.code;
+  const failure = typeof code === 'string' ? CONNECTION_FAILURES[code] : undefined;
+  if (failure) return new Error(`${where} is not answering (${failure})`);
+  const message = err instanceof Error ? err.message : String(err);
+  return new Error(message.startsWith(where) ? message : `${where} answered with an error: ${message}`);
+}
+
+/**
+ * Postgres answers a query. `databaseUrl` names the server in the words of a failure (never its
+ * password). The pool takes about 2 s to give up on a server that refuses connections, longer than a
+ * probe waits, so a probe that times out reports the reason the previous attempt failed, if any.
+ */
+export function postgresCheck(db: Db, databaseUrl: string): ReadinessCheck {
+  const url = new URL(databaseUrl);
+  const where = `Postgres at ${url.hostname}:${url.port || '5432'}`;
+  let lastFailure: unknown;
   return async () => {
-    await db.query(sql`select 1`);
+    const query = db.query(sql`select 1`).then(
+      () => (lastFailure = undefined),
+      (err: unknown) => {
+        lastFailure = err;
+        throw err;
+      },
+    );
+    query.catch(() => {}); // still running when the deadline passes: its failure is kept, not thrown
+    try {
+      await withDeadline(query, DEPENDENCY_DEADLINE_MS, `${where} is not answering (no reply within ${DEPENDENCY_DEADLINE_MS} ms)`);
+    } catch (err) {
+      throw dependencyError(where, err instanceof DeadlineError && lastFailure !== undefined ? lastFailure : err);
+    }
   };
 }
 
-/** Redis answers PING. */
+/**
+ * Redis answers PING. While the client is not connected the check says so at once, with the reason
+ * of its last failed connection attempt, instead of queueing a PING that would wait for the reconnect.
+ */
 export function redisCheck(redis: Redis): ReadinessCheck {
+  const { host, port, path } = redis.options;
+  const where = path ? `Redis at ${path}` : `Redis at ${host ?? '127.0.0.1'}:${port ?? 6379}`;
+  let lastFailure: unknown;
+  redis.on('error', (err: unknown) => (lastFailure = err));
+  redis.on('ready', () => (lastFailure = undefined));
   return async () => {
-    const reply = await redis.ping();
-    if (reply !== 'PONG') throw new Error(`unexpected PING reply ${reply}`);
+    if (redis.status !== 'ready') {
+      if (lastFailure !== undefined) throw dependencyError(where, lastFailure);
+      throw new Error(`${where} is not connected (${redis.status === 'end' ? 'connection closed' : redis.status})`);
+    }
+    let reply: string;
+    try {
+      reply = await withDeadline(redis.ping(), DEPENDENCY_DEADLINE_MS, `${where} is not answering (no reply within ${DEPENDENCY_DEADLINE_MS} ms)`);
+    } catch (err) {
+      throw dependencyError(where, err);
+    }
+    if (reply !== 'PONG') throw new Error(`${where} answered PING with ${reply}`);
   };
 }
 

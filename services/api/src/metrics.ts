@@ -56,6 +56,8 @@ export function apiReadiness(redis: Redis, prefix: string): Record<string, Readi
   return {
     redis: redisCheck(redis),
     snapshots: async () => {
+      // Said in words rather than as the Redis client's error: the redis check names the cause.
+      if (redis.status !== 'ready') throw new Error(`snapshot ${READY_SNAPSHOT} cannot be read while Redis is not answering`);
       const present = await redis.hexists(keys.snapshot(READY_SNAPSHOT), 'etag');
       if (present !== 1) throw new Error(`snapshot ${READY_SNAPSHOT} is not built yet`);
     },

@@ -27,7 +27,7 @@ async function main() {
     host: config.OPS_HOST,
     port: config.INGESTOR_PORT,
     metrics: createIngestorMetrics({ stats: () => ingestor.stats(), redis, prefix: config.REDIS_PREFIX }),
-    readiness: { postgres: postgresCheck(db), redis: redisCheck(redis), started: startedCheck(() => started, 'the ingestor') },
+    readiness: { postgres: postgresCheck(db, config.DATABASE_URL), redis: redisCheck(redis), started: startedCheck(() => started, 'the ingestor') },
     logger,
   });
 

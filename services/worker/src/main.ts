@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     host: config.OPS_HOST,
     port: config.WORKER_PORT,
     metrics: jobMetrics.metrics,
-    readiness: { postgres: postgresCheck(db), redis: redisCheck(redis), started: startedCheck(() => started, 'the worker') },
+    readiness: { postgres: postgresCheck(db, config.DATABASE_URL), redis: redisCheck(redis), started: startedCheck(() => started, 'the worker') },
     logger,
   });
 

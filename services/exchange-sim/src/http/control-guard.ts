@@ -1,5 +1,4 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 
 /**
  * Who may use the simulator's control API (`/_sim/*`). `/_sim/resolve` settles real calls, so the
@@ -14,7 +13,10 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** Null when the request may use the controls, else the refusal to send. `token` null = controls off. */
-export function refuseControl(req: IncomingMessage, token: string | null): ControlRefusal | null {
+export function refuseControl(
+  req: { socket: { remoteAddress?: string | undefined }; headers: { authorization?: string | undefined } },
+  token: string | null,
+): ControlRefusal | null {
   if (token === null) return { status: 403, error: 'the control API is off: start the simulator with SIM_CONTROL_TOKEN set' };
   if (!LOOPBACK.has(req.socket.remoteAddress ?? '')) return { status: 403, error: 'the control API answers only on 127.0.0.1' };
   const header = req.headers.authorization ?? '';

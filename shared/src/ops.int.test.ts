@@ -1,0 +1,154 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb } from './db/index.js';
+import { createLogger } from './logger.js';
+import { createServiceMetrics } from './metrics.js';
+import { portOpen } from './net.js';
+import { checkReadiness, postgresCheck, redisCheck, startOpsServer, type OpsServer } from './ops.js';
+import { testServices, uniqueSuffix } from './testing/index.js';
+
+/**
+ * /readyz says what is down in words: a Redis of this test's own (never the shared one) is stopped
+ * under a running ops server and started again; a Postgres with nothing on its port, and one without
+ * the database, are named with the reason.
+ */
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function startRedisServer(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const deadline = Date.now() + 10_000;
+  while (!(await portOpen('127.0.0.1', port, 200))) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`redis-server did not start on port ${port}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return child;
+}
+
+async function stopRedisServer(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+interface Ready {
+  ok: boolean;
+  checks: Record<string, { ok: boolean; ms: number; error?: string }>;
+}
+
+async function readyz(ops: OpsServer): Promise<{ status: number; body: Ready }> {
+  const res = await fetch(`http://127.0.0.1:${ops.port}/readyz`);
+  return { status: res.status, body: (await res.json()) as Ready };
+}
+
+/** Polls /readyz until `ok` holds (a client notices a dead server on its next reconnect attempt). */
+async function readyzUntil(ops: OpsServer, ok: (r: { status: number; body: Ready }) => boolean, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last = await readyz(ops);
+  while (!ok(last)) {
+    if (Date.now() > deadline) throw new Error(`/readyz never matched; last: ${last.status} ${JSON.stringify(last.body)}`);
+    await new Promise((r) => setTimeout(r, 100));
+    last = await readyz(ops);
+  }
+  return last;
+}
+
+describe('/readyz with a dependency down', () => {
+  let port: number;
+  let server: ChildProcess | undefined;
+  let redis: Redis;
+  let ops: OpsServer;
+
+  beforeAll(async () => {
+    port = await freePort();
+    server = await startRedisServer(port);
+    // As the services connect: BullMQ's settings, so a PING would wait for the reconnect forever.
+    redis = new Redis(`redis://127.0.0.1:${port}/0`, { maxRetriesPerRequest: null });
+    ops = await startOpsServer({
+      host: '127.0.0.1',
+      port: 0,
+      metrics: createServiceMetrics('worker'),
+      readiness: { redis: redisCheck(redis) },
+      logger: createLogger('worker', { LOG_LEVEL: 'silent' }),
+    });
+  });
+
+  afterAll(async () => {
+    await ops?.close();
+    redis?.disconnect();
+    await stopRedisServer(server);
+  });
+
+  it('names Redis, its address and why when it stops, and is ready again when it is back', async () => {
+    const before = await readyzUntil(ops, (r) => r.status === 200);
+    expect(before.body).toMatchObject({ ok: true, checks: { redis: { ok: true } } });
+
+    await stopRedisServer(server);
+    const expected = `Redis at 127.0.0.1:${port} is not answering (connection refused)`;
+    const down = await readyzUntil(ops, (r) => r.body.checks['redis']?.error === expected);
+    expect(down.status).toBe(503);
+    expect(down.body).toEqual({ ok: false, checks: { redis: { ok: false, ms: expect.any(Number), error: expected } } });
+    // Answered at once from the client's state, not after a PING timed out.
+    expect(down.body.checks['redis']!.ms).toBeLessThan(500);
+    process.stdout.write(`\n/readyz with Redis stopped: ${down.status} ${JSON.stringify(down.body)}\n`);
+
+    server = await startRedisServer(port);
+    const back = await readyzUntil(ops, (r) => r.status === 200, 30_000);
+    expect(back.body.checks['redis']).toMatchObject({ ok: true });
+  }, 60_000);
+});
+
+/** Runs the check until its error is `expected` (the first probe may only see the deadline pass). */
+async function checkUntil(check: ReturnType<typeof postgresCheck>, expected: string) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const report = await checkReadiness({ postgres: check });
+    if (report.checks['postgres']?.error === expected || Date.now() > deadline) return report;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('Postgres named in words', () => {
+  it('says nothing answers on its port', async () => {
+    const port = await freePort();
+    const url = `postgres://postgres:secret@127.0.0.1:${port}/predictions`;
+    const db = createDb(url);
+    try {
+      const expected = `Postgres at 127.0.0.1:${port} is not answering (connection refused)`;
+      const report = await checkUntil(postgresCheck(db, url), expected);
+      expect(report).toEqual({ ok: false, checks: { postgres: { ok: false, ms: expect.any(Number), error: expected } } });
+    } finally {
+      await db.dispose();
+    }
+  });
+
+  it("repeats the server's own words when it answers with an error, never the password", async () => {
+    const url = new URL((await testServices()).postgresUrl);
+    url.pathname = `/pm_missing_${uniqueSuffix()}`;
+    const db = createDb(url.toString());
+    try {
+      const expected = `Postgres at ${url.hostname}:${url.port || '5432'} answered with an error: database "${url.pathname.slice(1)}" does not exist`;
+      const error = (await checkUntil(postgresCheck(db, url.toString()), expected)).checks['postgres']?.error ?? '';
+      expect(error).toBe(expected);
+      if (url.password) expect(error).not.toContain(url.password);
+    } finally {
+      await db.dispose();
+    }
+  });
+});
+
+describe('a check that hangs', () => {
+  it('fails with its name and the deadline, and does not hang the probe', async () => {
+    const report = await checkReadiness({ started: () => new Promise<void>(() => {}) }, 200);
+    expect(report).toEqual({ ok: false, checks: { started: { ok: false, ms: expect.any(Number), error: 'started did not answer within 200 ms' } } });
+  });
+});
