@@ -167,6 +167,38 @@ export const metricTable = {
       help: 'Combos settled, by status (won, lost, void), read from Postgres; the same for every worker replica.',
       labelNames: ['status'],
     },
+    // The outbox relay, the reconciler and settlement lag (issue 9; names fixed in the team's contract,
+    // read by infra/prometheus/alerts.yml and the dashboard).
+    outboxBacklog: {
+      name: 'outbox_backlog',
+      type: 'gauge',
+      help: 'Outbox rows not yet sent as jobs.',
+      labelNames: [],
+    },
+    outboxOldestUnsentAge: {
+      name: 'outbox_oldest_unsent_age_seconds',
+      type: 'gauge',
+      help: 'Age of the oldest outbox row not yet sent, in seconds (0 when none).',
+      labelNames: [],
+    },
+    reconcilerRepairs: {
+      name: 'reconciler_repairs_total',
+      type: 'counter',
+      help: 'Lost work the reconciler re-derived from Postgres, by kind (settle, projection, snapshot).',
+      labelNames: ['kind'],
+    },
+    settlementPendingMarkets: {
+      name: 'settlement_pending_markets',
+      type: 'gauge',
+      help: 'Resolved markets that still have open calls or combo legs.',
+      labelNames: [],
+    },
+    settlementOldestPendingAge: {
+      name: 'settlement_oldest_pending_age_seconds',
+      type: 'gauge',
+      help: 'Seconds since the oldest resolved market with open calls or legs was resolved (0 when none).',
+      labelNames: [],
+    },
   },
 } as const satisfies Record<ServiceName, Record<string, MetricDef>>;
 

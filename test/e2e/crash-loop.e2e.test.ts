@@ -15,7 +15,7 @@ let ingestorPort: number;
 
 /** The pid of the run line's child running `entry`, or undefined while none is running. */
 function childPid(entry: string): number | undefined {
-  let listing = '';
+  let listing: string;
   try {
     listing = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(stack.pid)], { encoding: 'utf8' });
   } catch {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { family, getEvents, getJson, postJson, strings, type GammaEventT, control } from './helpers.js';
+import { control, family, getEvents, getJson, strings, type GammaEventT } from './helpers.js';
 
 const START = Date.UTC(2026, 3, 5, 15, 0, 0);
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { family, getEvents, getJson, RecordingSocket, sleep, strings, type GammaEventT, control } from './helpers.js';
+import { control, family, getEvents, getJson, RecordingSocket, sleep, strings, type GammaEventT } from './helpers.js';
 
 const historySchema = z.object({ history: z.array(z.object({ t: z.number(), p: z.number() })) });
 const DAY = 86_400;

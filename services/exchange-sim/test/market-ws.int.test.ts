@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { getEvents, getJson, postJson, RecordingSocket, sleep, strings, type GammaEventT, type Message, control } from './helpers.js';
+import { control, getEvents, getJson, RecordingSocket, sleep, strings, type GammaEventT, type Message } from './helpers.js';
 
 interface Level {
   price: string;

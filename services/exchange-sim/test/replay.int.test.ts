@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { getJson, postJson, RecordingSocket, control } from './helpers.js';
+import { control, getJson, RecordingSocket } from './helpers.js';
 
 const folder = fileURLToPath(new URL('../test-fixtures/tiny-scenario/', import.meta.url));
 const feed = readFileSync(`${folder}feed.jsonl`, 'utf8')
