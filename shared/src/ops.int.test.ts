@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from './db/index.js';
@@ -7,21 +6,13 @@ import { createLogger } from './logger.js';
 import { createServiceMetrics } from './metrics.js';
 import { portOpen } from './net.js';
 import { checkReadiness, postgresCheck, redisCheck, startOpsServer, type OpsServer } from './ops.js';
-import { testServices, uniqueSuffix } from './testing/index.js';
+import { freePort, testServices, uniqueSuffix } from './testing/index.js';
 
 /**
  * /readyz says what is down in words: a Redis of this test's own (never the shared one) is stopped
  * under a running ops server and started again; a Postgres with nothing on its port, and one without
  * the database, are named with the reason.
  */
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function startRedisServer(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });

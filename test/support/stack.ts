@@ -1,23 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropDatabase } from '@pm/shared';
-import { deleteKeysWithPrefix, testServices, uniqueSuffix } from '@pm/shared/testing';
+import { deleteKeysWithPrefix, freePort, testServices, uniqueSuffix } from '@pm/shared/testing';
 import { Redis } from 'ioredis';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
+export { freePort } from '@pm/shared/testing';
 
 export interface Stack {
   apiUrl: string;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { Redis } from 'ioredis';
 import { ensureDatabase, dropDatabase, migrate } from '../db/migrate.js';
 import { createDb, type Db } from '../db/connection.js';
@@ -41,6 +42,17 @@ async function resolveServices(): Promise<TestServices> {
 export function testServices(): Promise<TestServices> {
   services ??= resolveServices();
   return services;
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on right now (for a server a test starts, or one that must refuse). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
 }
 
 export function uniqueSuffix(): string {
