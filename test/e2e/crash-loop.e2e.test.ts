@@ -75,6 +75,9 @@ describe('a crash-looping service under the run line', () => {
       }
       const killWindowS = (kills.at(-1)!.at - kills[0]!.at) / 1000;
       expect(killWindowS, 'six deaths within a minute').toBeLessThan(60);
+      // Each next instance came only after a delay that doubled: 0.5 s, 1 s, 2 s, 4 s, 8 s.
+      const gapsMs = kills.slice(1).map((k, i) => k.at - kills[i]!.at);
+      gapsMs.forEach((gap, i) => expect(gap, `gap before kill ${i + 2}`).toBeGreaterThanOrEqual(500 * 2 ** i));
 
       // The run line names the crash-looping service, its restart count and its backoff.
       const statusLine = await until('the crash-loop status line', async () =>
@@ -88,6 +91,7 @@ describe('a crash-looping service under the run line', () => {
         return res?.status === 200 ? Date.now() : undefined;
       }, { timeoutMs: 90_000, everyMs: 200, context: () => stack.logs() });
       const backAfterS = (backAt - kills.at(-1)!.at) / 1000;
+      expect(backAfterS, 'the sixth restart waited its 16 s backoff').toBeGreaterThanOrEqual(16);
       // Its restart shows in the metric a crash-loop alert watches (infra/prometheus/alerts.yml).
       const metrics = await (await fetch(`http://127.0.0.1:${ingestorPort}/metrics`)).text();
       const startTime = Number(/^process_start_time_seconds\{[^}]*\} (\d+)/m.exec(metrics)?.[1]);
@@ -96,7 +100,7 @@ describe('a crash-looping service under the run line', () => {
       polling = false;
       await poller;
       process.stdout.write(
-        `\ncrash loop: 6 SIGKILLs of the ingestor within ${killWindowS.toFixed(1)} s; ` +
+        `\ncrash loop: 6 SIGKILLs of the ingestor within ${killWindowS.toFixed(1)} s (gaps ${gapsMs.map((g) => (g / 1000).toFixed(1)).join(', ')} s); ` +
           `back ${backAfterS.toFixed(1)} s after the last one; API polled ${polls} times, ${failures.length} answers not 200\n` +
           `run line said: ${statusLine.trim()}\n`,
       );
