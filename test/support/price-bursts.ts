@@ -1,0 +1,141 @@
+import { z } from 'zod';
+import type { Stack } from './stack.js';
+
+/**
+ * Price bursts through the simulator, read back through the API over HTTP, as the issue measured
+ * them on replayed real frames (issue 18): a burst of frames over many events, one more frame
+ * `trailingGapMs` later, then silence. Used by the e2e test (a correctness bound) and by
+ * `npm run bench:ingest` (the figures).
+ *
+ * A frame is `POST /_sim/book` on the Yes token of an event's first open market: the simulator
+ * publishes the book on its market socket before it answers, and its answer carries the frame's
+ * `timestamp` (its clock, the same machine's), which is when the delay starts. The chance shows as
+ * the book's midpoint (DESIGN.md's display rule: spread ≤ 0.10), so bid = c − 0.01, ask = c + 0.01.
+ */
+
+export interface PriceTarget {
+  slug: string;
+  marketId: string;
+  /** The market's first outcome's token: `outcomes[0].chance` in the API follows its book. */
+  token: string;
+}
+
+export interface Change {
+  target: PriceTarget;
+  chance: number;
+  /** The simulator's clock (ms since the epoch) when it sent the frame. */
+  sentAt: number;
+}
+
+export interface Seen extends Change {
+  /** ms from the frame to the first API response showing its chance; undefined: never within the deadline. */
+  delayMs: number | undefined;
+  /** What the API showed last (for failure messages). */
+  lastShown: number | undefined;
+}
+
+export interface BurstResult {
+  burst: Seen[];
+  /** The frame sent `trailingGapMs` after the burst, on the burst's first event, then silence. */
+  last: Seen;
+}
+
+const gammaEvents = z.array(
+  z.object({
+    slug: z.string(),
+    markets: z.array(z.object({ id: z.string(), closed: z.boolean().nullish(), clobTokenIds: z.string() })),
+  }),
+);
+const bookAnswer = z.object({ timestamp: z.coerce.number() });
+const eventBody = z.object({
+  event: z.object({ markets: z.array(z.object({ id: z.string(), outcomes: z.array(z.object({ chance: z.number() })) })) }),
+});
+
+/** Up to `count` open events of the simulator's catalog, one target (first open market) each. */
+export async function priceTargets(stack: Stack, count: number): Promise<PriceTarget[]> {
+  const res = await fetch(`${stack.simUrl}/events?active=true&closed=false&limit=${count}&offset=0`);
+  const events = gammaEvents.parse(await res.json());
+  return events.flatMap((e) => {
+    const market = e.markets.find((m) => m.closed !== true);
+    const token = market === undefined ? undefined : z.array(z.string()).parse(JSON.parse(market.clobTokenIds))[0];
+    return market === undefined || token === undefined ? [] : [{ slug: e.slug, marketId: market.id, token }];
+  });
+}
+
+/** The target's chance as `GET /api/v1/markets/{slug}` shows it now (undefined: no such event or market yet). */
+export async function apiChance(stack: Stack, target: PriceTarget): Promise<number | undefined> {
+  const res = await fetch(`${stack.apiUrl}/api/v1/markets/${encodeURIComponent(target.slug)}`);
+  if (res.status !== 200) {
+    await res.body?.cancel();
+    return undefined;
+  }
+  const parsed = eventBody.safeParse(await res.json());
+  return parsed.success ? parsed.data.event.markets.find((m) => m.id === target.marketId)?.outcomes[0]?.chance : undefined;
+}
+
+/** Sends one frame that moves the target's chance to `chance` (two decimals, in [0.02, 0.98]). */
+export async function sendChance(stack: Stack, target: PriceTarget, chance: number): Promise<Change> {
+  const res = await stack.simControl('/_sim/book', {
+    token_id: target.token,
+    bids: [{ price: (chance - 0.01).toFixed(2), size: '100' }],
+    asks: [{ price: (chance + 0.01).toFixed(2), size: '100' }],
+  });
+  const body: unknown = await res.json();
+  if (res.status !== 200) throw new Error(`POST /_sim/book for ${target.slug} answered ${res.status}: ${JSON.stringify(body)}`);
+  return { target, chance, sentAt: bookAnswer.parse(body).timestamp };
+}
+
+const same = (a: number | undefined, b: number) => a !== undefined && Math.abs(a - b) < 1e-9;
+
+/**
+ * Polls the API in a tight loop (one request in flight per change) until it shows the change's
+ * chance or `deadlineMs` after the frame passes; measures to the response that first showed it.
+ */
+export async function waitVisible(stack: Stack, change: Change, deadlineMs: number): Promise<Seen> {
+  let lastShown: number | undefined;
+  for (;;) {
+    lastShown = await apiChance(stack, change.target).catch(() => lastShown);
+    const now = Date.now();
+    if (same(lastShown, change.chance)) return { ...change, delayMs: Math.max(0, now - change.sentAt), lastShown };
+    if (now - change.sentAt > deadlineMs) return { ...change, delayMs: undefined, lastShown };
+  }
+}
+
+/** Chance of target `i` in burst `round`: in [0.10, 0.89], different from the previous round's. */
+function burstChance(i: number, round: number): number {
+  return (10 + ((i * 37 + round * 11) % 80)) / 100;
+}
+
+/**
+ * One burst: a frame on every target at once, one more frame on the first target `trailingGapMs`
+ * later (a change arriving while the previous one is on its way), then nothing; every change is
+ * then awaited through the API. The first target's burst change is overtaken by the last frame, so
+ * only the last one is awaited for it. Needs at least two targets.
+ */
+export async function priceBurst(
+  stack: Stack,
+  targets: readonly PriceTarget[],
+  round: number,
+  opts: { trailingGapMs?: number; deadlineMs: number },
+): Promise<BurstResult> {
+  const [first, ...rest] = targets;
+  if (first === undefined || rest.length === 0) throw new Error('a burst needs at least two targets');
+  const shown = await Promise.all(targets.map((t) => apiChance(stack, t)));
+  // Never "move" a chance to the value already shown: it would count as visible at once.
+  const fresh = (chance: number, i: number) => (same(shown[i], chance) ? chance + 0.01 : chance);
+  const burst = await Promise.all(targets.map((t, i) => sendChance(stack, t, fresh(burstChance(i, round), i))));
+  await new Promise((r) => setTimeout(r, opts.trailingGapMs ?? 50));
+  // 0.93 / 0.07 never occur in a burst, and alternate, so the last frame always moves the chance.
+  const last = await sendChance(stack, first, round % 2 === 0 ? 0.93 : 0.07);
+  const seen = await Promise.all([last, ...burst.slice(1)].map((c) => waitVisible(stack, c, opts.deadlineMs)));
+  const [lastSeen, ...burstSeen] = seen;
+  if (lastSeen === undefined) throw new Error('unreachable: the last frame was sent');
+  return { burst: burstSeen, last: lastSeen };
+}
+
+/** The changes of a burst that did not show within the deadline, in words. */
+export function missed(result: BurstResult): string[] {
+  return [...result.burst, result.last]
+    .filter((s) => s.delayMs === undefined)
+    .map((s) => `${s.target.slug} market ${s.target.marketId}: sent ${s.chance}, API still showed ${String(s.lastShown)}`);
+}
