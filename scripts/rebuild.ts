@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const db = createDb(config.DATABASE_URL, { poolSize: 2 });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   const records = createRecordsTrigger({ redis, prefix: config.REDIS_PREFIX });
-  const snapshots = createSnapshotTrigger({ redis, prefix: config.REDIS_PREFIX, intervalMs: config.SNAPSHOT_INTERVAL_MS });
+  const snapshots = createSnapshotTrigger({ redis, prefix: config.REDIS_PREFIX });
   try {
     const started = performance.now();
     const { ms } = await rebuildProjections(db, new Date());

@@ -8,10 +8,13 @@ import { redisKeys } from './redis/keys.js';
  * The producer side of snapshot rebuilds, used by the ingestor's hot path (every order-book change)
  * and by the worker's own sweep.
  *
- * A change SADDs the event ids to the dirty set and adds one `build-snapshots` job with BullMQ
- * deduplication in throttle mode (`ttl` = the rebuild interval), so a burst of thousands of calls
- * makes one job per interval. Changes that arrive while a job is already running, inside the ttl,
- * are deduplicated away as jobs but stay in the dirty set; the worker's periodic sweep builds them.
+ * A change SADDs the event ids to the dirty set, then adds a `build-snapshots` job deduplicated
+ * with `keepLastIfActive`: while a job waits, further adds are absorbed by it (it pops the whole
+ * dirty set when it runs); while a job runs, the next add is kept and becomes a job the moment the
+ * running one finishes. So a build starts as soon as the worker is idle, a change that arrives
+ * during a build gets the build right after it, and there is never more than one job running and
+ * one waiting, across every worker. (Throttle mode, used before, dropped an add that came while a
+ * job ran inside its window: that change waited for the worker's sweep.)
  *
  * It fails fast: its own connection has no offline queue and every call has a deadline, so a Redis
  * outage never stalls the caller. A dropped call is logged (at most every 10 s) and otherwise
@@ -32,8 +35,6 @@ export interface SnapshotTriggerOptions {
   redis: Redis;
   /** REDIS_PREFIX. */
   prefix: string;
-  /** SNAPSHOT_INTERVAL_MS: at most one build job per interval. */
-  intervalMs: number;
   logger?: Pick<Logger, 'warn'>;
   /** Deadline of one call (ms). Default 1000. */
   timeoutMs?: number;
@@ -83,7 +84,7 @@ export function createSnapshotTrigger(opts: SnapshotTriggerOptions): SnapshotTri
   queue.on('error', (err: Error) => warn('queue', err));
 
   const jobOptions = {
-    deduplication: { id: SNAPSHOT_DEDUP_ID, ttl: opts.intervalMs },
+    deduplication: { id: SNAPSHOT_DEDUP_ID, keepLastIfActive: true },
     removeOnComplete: 20,
     removeOnFail: 50,
   };

@@ -1,22 +1,26 @@
 import type { Redis } from 'ioredis';
 import type { Logger, RedisKeys } from '@pm/shared';
 import type { Clock } from './clock.js';
+import { createCoalescedWrite } from './coalesced-write.js';
 
 /**
  * Publishes displayed chances to Redis: `HSET keys.chances token chance` only when the chance
- * moved, with `HSET keys.chanceAt token now`. Writes are collected and sent as one pipeline every
- * `flushMs` (default 50 ms), the latest value per token winning, so a burst of book changes is one
- * round trip. A chance that did not move has its `chanceAt` re-confirmed at most every
- * `reconfirmMs` (default 30 s) while its feed is live: the write path refuses prices older than
- * 60 s, and a quiet but connected market is still current.
+ * moved, with `HSET keys.chanceAt token now`. Writes go out as one pipeline as soon as the previous
+ * one returned (coalesced-write.ts: leading edge plus a guaranteed trailing edge, no fixed delay),
+ * the latest value per token winning, so a burst of book changes costs a round trip, not one per
+ * change, and the last change before a silence is never held back. A chance that did not move has
+ * its `chanceAt` re-confirmed at most every `reconfirmMs` (default 30 s) while its feed is live: the
+ * write path refuses prices older than 60 s, and a quiet but connected market is still current.
  */
 export interface ChancePublisher {
   /** Offer a freshly computed chance; true when it differs from the last one published. */
   publish(tokenId: string, chance: number | null): boolean;
   /** The last published chance of a token, as written. */
   last(tokenId: string): string | undefined;
-  flush(): Promise<void>;
+  /** Resolves once every chance published before the call is in Redis (true), or its write failed (false; retried later). */
+  flush(): Promise<boolean>;
   close(): Promise<void>;
+  /** `published`: chances published because they moved (every publication, not distinct tokens); `writes`: pipelines sent. */
   stats(): { published: number; writes: number };
 }
 
@@ -27,7 +31,6 @@ export interface ChancePublisherOptions {
   logger: Logger;
   /** Whether the token's feed is live now (for the periodic re-confirmation). */
   isLive?: (tokenId: string) => boolean;
-  flushMs?: number;
   reconfirmMs?: number;
   /** Called with every chance that moved (the price history records from it). */
   onMoved?: (tokenId: string, chance: number) => void;
@@ -39,14 +42,12 @@ export function formatChance(chance: number): string {
 }
 
 export function createChancePublisher(opts: ChancePublisherOptions): ChancePublisher {
-  const flushMs = opts.flushMs ?? 50;
   const reconfirmMs = opts.reconfirmMs ?? 30_000;
   const published = new Map<string, string>();
   const confirmedAt = new Map<string, number>();
   let pendingChance = new Map<string, string>();
   let pendingAt = new Map<string, number>();
-  let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<void> = Promise.resolve();
+  let publications = 0;
   let writes = 0;
 
   const sweep = setInterval(() => {
@@ -58,20 +59,8 @@ export function createChancePublisher(opts: ChancePublisherOptions): ChancePubli
   }, Math.max(50, Math.min(5_000, Math.floor(reconfirmMs / 3))));
   sweep.unref();
 
-  function stampAt(tokenId: string, now: number) {
-    confirmedAt.set(tokenId, now);
-    pendingAt.set(tokenId, now);
-    schedule();
-  }
-
-  function schedule() {
-    if (!timer) timer = setTimeout(() => void flush(), flushMs);
-  }
-
-  function flush(): Promise<void> {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    if (pendingChance.size === 0 && pendingAt.size === 0) return inFlight;
+  async function write(): Promise<void> {
+    if (pendingChance.size === 0 && pendingAt.size === 0) return;
     const chances = pendingChance;
     const ats = pendingAt;
     pendingChance = new Map();
@@ -80,20 +69,27 @@ export function createChancePublisher(opts: ChancePublisherOptions): ChancePubli
     if (chances.size > 0) pipe.hset(opts.keys.chances, Object.fromEntries(chances));
     if (ats.size > 0) pipe.hset(opts.keys.chanceAt, Object.fromEntries([...ats].map(([t, at]) => [t, String(at)])));
     writes++;
-    inFlight = inFlight.then(async () => {
-      try {
-        const results = await pipe.exec();
-        const failed = results?.find(([err]) => err);
-        if (failed) throw failed[0];
-      } catch (err) {
-        opts.logger.warn({ err, tokens: chances.size }, 'publishing chances failed; will retry');
-        // Newer values queued meanwhile win over the ones being retried.
-        for (const [t, c] of chances) if (!pendingChance.has(t)) pendingChance.set(t, c);
-        for (const [t, at] of ats) if (!pendingAt.has(t)) pendingAt.set(t, at);
-        schedule();
-      }
-    });
-    return inFlight;
+    try {
+      const results = await pipe.exec();
+      const failed = results?.find(([err]) => err);
+      if (failed) throw failed[0];
+    } catch (err) {
+      // Newer values queued meanwhile win over the ones being retried.
+      for (const [t, c] of chances) if (!pendingChance.has(t)) pendingChance.set(t, c);
+      for (const [t, at] of ats) if (!pendingAt.has(t)) pendingAt.set(t, at);
+      throw err;
+    }
+  }
+
+  const writer = createCoalescedWrite({
+    write,
+    onError: (err) => opts.logger.warn({ err, tokens: pendingChance.size }, 'publishing chances failed; will retry'),
+  });
+
+  function stampAt(tokenId: string, now: number) {
+    confirmedAt.set(tokenId, now);
+    pendingAt.set(tokenId, now);
+    writer.request();
   }
 
   return {
@@ -107,18 +103,18 @@ export function createChancePublisher(opts: ChancePublisherOptions): ChancePubli
       }
       published.set(tokenId, text);
       pendingChance.set(tokenId, text);
+      publications++;
       stampAt(tokenId, now);
       opts.onMoved?.(tokenId, Number(text));
       return true;
     },
     last: (tokenId) => published.get(tokenId),
-    flush,
+    flush: () => writer.flush(),
     async close() {
       clearInterval(sweep);
-      await flush();
-      if (timer) clearTimeout(timer);
-      timer = undefined;
+      await writer.flush();
+      writer.close();
     },
-    stats: () => ({ published: published.size, writes }),
+    stats: () => ({ published: publications, writes }),
   };
 }

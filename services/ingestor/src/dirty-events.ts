@@ -1,55 +1,61 @@
 import type { Logger, SnapshotTrigger } from '@pm/shared';
+import { createCoalescedWrite } from './coalesced-write.js';
 
 /** What the ingestor needs of the snapshot trigger (`createSnapshotTrigger` in @pm/shared). */
 export type SnapshotTriggerLike = Pick<SnapshotTrigger, 'markEventsDirty' | 'markCatalogChanged' | 'close'>;
 
 /**
- * Collects the events whose snapshots went stale and hands them to the snapshot trigger at most
- * every `intervalMs` (default 100 ms): a busy book changes hundreds of times a second, and each
- * trigger call is a Redis round trip plus a job enqueue.
+ * Collects the events whose snapshots went stale and hands them to the snapshot trigger, one call
+ * at a time: the first mark after a quiet spell at once, marks arriving during a call in the next
+ * call as soon as it returns (coalesced-write.ts), so a busy book costs a trigger call per round
+ * trip and the last change before a silence is handed on without waiting for another.
+ *
+ * `before` runs ahead of each call: the writes the rebuild reads (the chance publisher's flush). A
+ * build pops the marks and reads the chances then; a mark that overtook its chance would rebuild the
+ * old price and, with nothing left to mark the event again, keep showing it (issue 18: 15 s).
  */
 export interface DirtyEvents {
   mark(eventId: string): void;
-  flush(): Promise<void>;
+  flush(): Promise<boolean>;
   close(): Promise<void>;
 }
 
-export function createDirtyEvents(opts: { trigger: SnapshotTriggerLike; logger: Logger; intervalMs?: number }): DirtyEvents {
-  const intervalMs = opts.intervalMs ?? 100;
+export function createDirtyEvents(opts: {
+  trigger: SnapshotTriggerLike;
+  logger: Logger;
+  /** False: what the build needs is not written yet; the marks wait for the retry. */
+  before?: () => Promise<boolean>;
+}): DirtyEvents {
   let pending = new Set<string>();
-  let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<void> = Promise.resolve();
 
-  function flush(): Promise<void> {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    if (pending.size === 0) return inFlight;
+  async function write(): Promise<void> {
+    if (pending.size === 0) return;
+    // Taken before `before` runs: what it writes covers every mark taken here, not later ones.
     const batch = pending;
     pending = new Set();
-    inFlight = inFlight.then(() =>
-      opts.trigger.markEventsDirty(batch).catch((err: unknown) => {
-        opts.logger.warn({ err, events: batch.size }, 'marking events dirty failed; will retry');
-        for (const id of batch) pending.add(id);
-        schedule();
-      }),
-    );
-    return inFlight;
+    try {
+      if (opts.before !== undefined && !(await opts.before())) throw new Error('chances not written yet');
+      await opts.trigger.markEventsDirty(batch);
+    } catch (err) {
+      for (const id of batch) pending.add(id);
+      throw err;
+    }
   }
 
-  function schedule() {
-    if (!timer) timer = setTimeout(() => void flush(), intervalMs);
-  }
+  const writer = createCoalescedWrite({
+    write,
+    onError: (err) => opts.logger.warn({ err, events: pending.size }, 'marking events dirty failed; will retry'),
+  });
 
   return {
     mark(eventId) {
       pending.add(eventId);
-      schedule();
+      writer.request();
     },
-    flush,
+    flush: () => writer.flush(),
     async close() {
-      await flush();
-      if (timer) clearTimeout(timer);
-      timer = undefined;
+      await writer.flush();
+      writer.close();
     },
   };
 }

@@ -39,9 +39,7 @@ export interface IngestorTuning {
   /** REST book resync after a reconnect: grace for the initial dump (3 s), pace between requests (100 ms). */
   resyncDelayMs?: number;
   resyncPaceMs?: number;
-  /** Batching: chance pipeline (50 ms), dirty events (100 ms), games (500 ms). */
-  chanceFlushMs?: number;
-  dirtyFlushMs?: number;
+  /** Batching of games writes (500 ms). Chances and dirty events have no delay to tune (coalesced-write.ts). */
   gamesFlushMs?: number;
   /** Re-confirm an unchanged live chance's timestamp this often (30 s). */
   chanceReconfirmMs?: number;
@@ -62,7 +60,7 @@ export interface IngestorTuning {
 export interface IngestorOptions {
   config: Pick<
     Config,
-    'GAMMA_URL' | 'CLOB_URL' | 'CLOB_WS_URL' | 'SPORTS_WS_URL' | 'REDIS_PREFIX' | 'CATALOG_SYNC_SECONDS' | 'SNAPSHOT_INTERVAL_MS'
+    'GAMMA_URL' | 'CLOB_URL' | 'CLOB_WS_URL' | 'SPORTS_WS_URL' | 'REDIS_PREFIX' | 'CATALOG_SYNC_SECONDS'
   >;
   db: Db;
   /** Used for chance/feed writes and as BullMQ's connection: create it with maxRetriesPerRequest: null. */
@@ -104,10 +102,11 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   const keys = redisKeys(config.REDIS_PREFIX);
   const ownTrigger = opts.trigger === undefined;
   const trigger =
-    opts.trigger ?? createSnapshotTrigger({ redis, prefix: config.REDIS_PREFIX, intervalMs: config.SNAPSHOT_INTERVAL_MS, logger });
+    opts.trigger ?? createSnapshotTrigger({ redis, prefix: config.REDIS_PREFIX, logger });
 
   const outcomes = new OutcomeDirectory();
-  const dirty = createDirtyEvents({ trigger, logger, intervalMs: t.dirtyFlushMs });
+  // Marks go to the trigger only after the chances they stand for are in Redis (dirty-events.ts).
+  const dirty = createDirtyEvents({ trigger, logger, before: () => publisher.flush() });
   const settlement = createSettlement({
     db,
     redis,
@@ -168,7 +167,6 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     logger,
     onMoved: (tokenId, chance) => history.offer(tokenId, chance),
     isLive: (tokenId) => marketFeed.isLive(tokenId),
-    flushMs: t.chanceFlushMs,
     reconfirmMs: t.chanceReconfirmMs,
   });
 

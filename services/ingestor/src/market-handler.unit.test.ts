@@ -23,7 +23,7 @@ function memoryPublisher(): ChancePublisher & { values: Map<string, string>; mov
       return true;
     },
     last: (t: string) => values.get(t),
-    flush: async () => {},
+    flush: async () => true,
     close: async () => {},
     stats: () => ({ published: values.size, writes: 0 }),
   };

@@ -11,7 +11,6 @@ import type { SnapshotTriggerLike } from './dirty-events.js';
  * until something else touches the event (issue 18: 15–17 s on replayed bursts).
  *
  * The trigger here records, for each mark, the chance Redis held for the event's token right then.
- * The ingestor runs with its production batching (no test tuning of the chance and dirty stages).
  */
 
 const tokens = Array.from({ length: 8 }, (_, i) => `20000000000000000000000000000000000000000000000000000000000000000000000${String(i).padStart(2, '0')}`);
@@ -48,8 +47,7 @@ beforeAll(async () => {
     markCatalogChanged: async () => {},
     close: async () => {},
   };
-  const { chanceFlushMs: _c, dirtyFlushMs: _d, ...tuning } = TEST_TUNING;
-  ingestor = createIngestor({ config: h.config, db: h.database.db, redis: h.redis.redis, logger: quietLogger, trigger: recording, tuning });
+  ingestor = createIngestor({ config: h.config, db: h.database.db, redis: h.redis.redis, logger: quietLogger, trigger: recording, tuning: TEST_TUNING });
   await ingestor.start();
   await waitFor(() => h.fake.marketSockets[0]?.received.length, 5_000, 'market subscribe');
   await ingestor.flush();

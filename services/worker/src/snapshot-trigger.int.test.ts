@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createSnapshotTrigger, queuePrefix, redisKeys } from '@pm/shared';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
@@ -14,28 +15,66 @@ afterAll(async () => {
   await tr?.cleanup();
 });
 
-const eventsKey = () => `${queuePrefix(tr.prefix)}:snapshots:events`;
-async function added(): Promise<number> {
-  const entries = await tr.redis.xrange(eventsKey(), '-', '+');
-  return entries.filter(([, f]) => f[0] === 'event' && f[1] === 'added').length;
+/** Polls until `ok` holds; fails after 5 s. */
+async function waitUntil(ok: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
+const queueOf = (prefix: string) => new Queue('snapshots', { connection: tr.redis, prefix: queuePrefix(prefix) });
+
 describe('the snapshot trigger', () => {
-  it('marks events dirty and makes one job for a burst inside the interval', async () => {
-    const trigger = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 5_000 });
+  it('marks events dirty and makes one job for a burst while no build runs', async () => {
+    const trigger = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix });
+    const queue = queueOf(tr.prefix);
     try {
       await Promise.all(Array.from({ length: 200 }, (_, i) => trigger.markEventsDirty([`e${i % 7}`, 'e0'])));
       expect((await tr.redis.smembers(redisKeys(tr.prefix).dirtyEvents)).sort()).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6']);
-      expect(await added()).toBe(1);
-      const waiting = await tr.redis.lrange(`${queuePrefix(tr.prefix)}:snapshots:wait`, 0, -1);
-      expect(waiting).toHaveLength(1);
+      expect(await queue.getJobCounts('waiting', 'active', 'delayed')).toMatchObject({ waiting: 1, active: 0, delayed: 0 });
     } finally {
+      await queue.obliterate({ force: true });
+      await queue.close();
+      await trigger.close();
+    }
+  });
+
+  it('gives changes that arrive while a build runs exactly one build right after it, without waiting for anything else', async () => {
+    // A prefix of its own: this test consumes the queue.
+    const prefix = `${tr.prefix}_trailing`;
+    const trigger = createSnapshotTrigger({ redis: tr.redis, prefix });
+    const queue = queueOf(prefix);
+    const worker = new Worker('snapshots', async () => {
+      builds.push(await tr.redis.smembers(redisKeys(prefix).dirtyEvents).then((ids) => ids.sort()));
+      await tr.redis.del(redisKeys(prefix).dirtyEvents);
+      if (builds.length === 1) await firstMayEnd;
+    }, { connection: tr.redis.duplicate({ maxRetriesPerRequest: null }), prefix: queuePrefix(prefix), concurrency: 1 });
+    const builds: string[][] = [];
+    let endFirst!: () => void;
+    const firstMayEnd = new Promise<void>((r) => (endFirst = r));
+    try {
+      await trigger.markEventsDirty(['a']);
+      await waitUntil(() => builds.length === 1);
+      // The first build has taken its events and is still running: these come "during" it.
+      for (const id of ['b', 'c', 'b']) await trigger.markEventsDirty([id]);
+      endFirst();
+      await waitUntil(() => builds.length === 2);
+      await waitUntil(async () => (await queue.getJobCounts('waiting', 'active', 'delayed', 'completed')).completed === 2);
+      expect(builds).toEqual([['a'], ['b', 'c']]);
+      expect(await queue.getJobCounts('waiting', 'active', 'delayed')).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
+    } finally {
+      endFirst();
+      await worker.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
       await trigger.close();
     }
   });
 
   it('bumps the catalog version on a catalog change', async () => {
-    const trigger = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 10 });
+    const trigger = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix });
     try {
       const before = Number((await tr.redis.get(redisKeys(tr.prefix).catalogVersion)) ?? 0);
       await trigger.markCatalogChanged();
@@ -54,7 +93,6 @@ describe('the snapshot trigger', () => {
     const trigger = createSnapshotTrigger({
       redis: down,
       prefix: tr.prefix,
-      intervalMs: 250,
       timeoutMs: 300,
       logger: { warn: (o: unknown) => void warnings.push(o) },
     });

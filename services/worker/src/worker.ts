@@ -16,10 +16,10 @@ import { requestRebuildIfStale, scheduleWeekRollover } from './projections/sched
 /**
  * The worker service as a factory, so tests and the launcher run it in-process and main.ts only wires.
  *
- * Snapshots: a full build at start, then `build-snapshots` jobs (one per interval however many
- * changes; see shared/src/snapshot-trigger.ts), and a sweep every interval that requests a job when
- * the dirty set still holds ids (changes that arrived while a job was running, inside the
- * deduplication window, made no job of their own), when the catalog version moved past the last
+ * Snapshots: a full build at start, then `build-snapshots` jobs, one at a time, each started as
+ * soon as the previous one finished when changes came meanwhile (see shared/src/snapshot-trigger.ts),
+ * and a sweep every interval, the safety net, that requests a job when the dirty set still holds
+ * ids (a trigger call dropped during a Redis blip), when the catalog version moved past the last
  * build's, or when the periodic full build is due.
  */
 
@@ -30,7 +30,7 @@ export interface WorkerDeps {
   redis: Redis;
   logger: Logger;
   clock?: Clock;
-  /** Period of the dirty-set sweep. Default max(SNAPSHOT_INTERVAL_MS, 250 ms). */
+  /** Period of the safety sweep. Default max(SNAPSHOT_INTERVAL_MS, 250 ms). */
   sweepEveryMs?: number;
   /** Period of the full safety build. Default 30 s. */
   fullBuildEveryMs?: number;
@@ -111,8 +111,8 @@ export function createWorker(deps: WorkerDeps): WorkerService {
     sweeping = true;
     try {
       const [dirty, version] = await Promise.all([deps.redis.scard(keys.dirtyEvents), deps.redis.get(keys.catalogVersion)]);
-      // A change whose job add was deduplicated (it arrived while a job ran, inside the window)
-      // left only its trace: ids in the dirty set, or a catalog version newer than the last build.
+      // A change whose trigger call did not get through (Redis blip) left only its trace: ids in
+      // the dirty set, or a catalog version newer than the last build.
       if (dirty > 0) await sweeper.requestBuild('sweep');
       else if ((version ?? '0') !== builder.builtVersion()) await sweeper.requestBuild('catalog-sweep');
       else if (builder.fullBuildDue()) await sweeper.requestBuild('periodic');
@@ -159,14 +159,9 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       for (const w of queueWorkers.workers) deps.onQueueWorker?.(w);
       await scheduleWeekRollover(bullConnection, config.REDIS_PREFIX);
       if (await requestRebuildIfStale(deps.db, bullConnection, config.REDIS_PREFIX)) logger.info('projections missing or of another version: rebuild queued');
-      const sweeper = createSnapshotTrigger({
-        redis: deps.redis,
-        prefix: config.REDIS_PREFIX,
-        intervalMs: config.SNAPSHOT_INTERVAL_MS,
-        logger,
-      });
+      const sweeper = createSnapshotTrigger({ redis: deps.redis, prefix: config.REDIS_PREFIX, logger });
       trigger = sweeper;
-      // As often as builds may run, so a change whose job was deduplicated waits about one interval.
+      // Changes never wait for it (they request their own build); it catches what a blip dropped.
       const every = deps.sweepEveryMs ?? Math.max(config.SNAPSHOT_INTERVAL_MS, 250);
       // The full record build at start, in the background: over a big history it may be long.
       void sweepRecords().catch((err: unknown) => logger.warn({ err }, 'record snapshot build failed'));

@@ -25,8 +25,6 @@ export const TEST_TUNING: IngestorTuning = {
   catalogPageDelayMs: 0,
   catalogRetryDelayMs: 20,
   catalogRefreshDebounceMs: 20,
-  chanceFlushMs: 10,
-  dirtyFlushMs: 10,
   gamesFlushMs: 20,
   reconnectInitialMs: 20,
   reconnectMaxMs: 100,
