@@ -118,7 +118,7 @@ export const metricTable = {
     chancesPublished: {
       name: 'ingestor_chances_published_total',
       type: 'counter',
-      help: 'Displayed chances written to Redis because they moved.',
+      help: 'Displayed chances published to Redis because they moved: every publication, so a token that moves twice counts twice.',
       labelNames: [],
     },
     catalogSyncs: {

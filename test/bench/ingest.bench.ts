@@ -7,9 +7,12 @@
  *    Redis chance publisher (real Redis, pipelined) — by calling the market handler directly; then
  *    the same frames sent by a local ws server through the real market feed socket. Baseline in the
  *    same run: JSON.parse alone over the same frames.
- * 2. Delay to the API: a stack through the run line, the simulator's walk paused; BENCH_SAMPLES
- *    (default 50) books set with POST /_sim/book, each timed until the changed chance is visible in
- *    GET /api/v1/markets/{slug}. Prints p50/p99. BENCH_SKIP_STACK=1 skips this part.
+ * 2. Delay to the API, read over HTTP from outside (issue 18): BENCH_BURSTS (default 12) bursts over
+ *    BENCH_BURST_EVENTS (default 50) events, each followed 50 ms later by one more frame and then
+ *    silence; every change timed from the simulator's send to the first API response showing it.
+ *    BENCH_SKIP_STACK=1 skips this part.
+ * Last line: `bench:ingest frames/s=<n> frame_to_api_p50=<ms> p99=<ms> last_of_burst_p99=<ms>`,
+ * frames/s being the socket → handler path of part 1.
  */
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -22,9 +25,14 @@ import { createMarketFeed } from '../../services/ingestor/src/market-feed.js';
 import { OutcomeDirectory } from '../../services/ingestor/src/outcome-directory.js';
 import { systemClock } from '../../services/ingestor/src/clock.js';
 import { startStack } from '../support/stack.js';
+import { until } from '../support/poll.js';
+import { apiChance, priceBurst, priceTargets } from '../support/price-bursts.js';
 
 const FRAMES = Number(process.env.BENCH_FRAMES ?? 200_000);
-const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 50);
+const BURSTS = Number(process.env.BENCH_BURSTS ?? 12);
+const BURST_EVENTS = Number(process.env.BENCH_BURST_EVENTS ?? 50);
+/** A change not shown this long after its frame counts as lost (the loss this bench exists to catch lasted 15 s). */
+const LOST_AFTER_MS = 20_000;
 const MARKETS = 500;
 const logger = pino({ level: 'silent' });
 
@@ -130,7 +138,7 @@ async function pipeline(label: string) {
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
-async function throughput(frames: string[]) {
+async function throughput(frames: string[]): Promise<number> {
   const bytes = frames.reduce((s, f) => s + f.length, 0);
   // Baseline: JSON.parse alone.
   let t = performance.now();
@@ -142,7 +150,7 @@ async function throughput(frames: string[]) {
   const direct = await pipeline('bench_direct');
   t = performance.now();
   // In slices, yielding to the event loop as a socket's message events would, so the publisher's
-  // 50 ms flush timer runs and its Redis pipelines are part of the measured time.
+  // writes go out as they would on the feed and its Redis pipelines are part of the measured time.
   for (let i = 0; i < frames.length; i++) {
     direct.handler.handleFrame(frames[i] as string);
     if (i % 200 === 199) await new Promise((r) => setImmediate(r));
@@ -194,48 +202,65 @@ async function throughput(frames: string[]) {
   ]);
   process.stdout.write(
     `handler: ${fmt(Object.values(s.messages).reduce((a, b) => a + b, 0))} messages, ${fmt(s.droppedDeltas)} deltas dropped, ${s.malformed} malformed; ` +
-      `${fmt(moves)} chance moves over ${fmt(pub.published)} tokens, ${fmt(pub.writes)} Redis pipelines\n`,
+      `${fmt(moves)} chance moves, ${fmt(pub.published)} chances published, ${fmt(pub.writes)} Redis pipelines\n`,
   );
+  return frames.length / (wsMs / 1000);
 }
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-async function apiDelay() {
-  process.stdout.write('\nstarting the stack through the run line for the frame → API delay…\n');
-  const stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'warn' }, readyTimeoutMs: 90_000 });
+/**
+ * Frame → API, from outside: the stack through the run line (demo crowd off, the simulator's walk
+ * paused), BURSTS bursts over BURST_EVENTS events, each a frame per event at once, one more frame 50
+ * ms later, then silence until every change showed (test/support/price-bursts.ts). Each change is
+ * timed from the simulator's send (its answer's timestamp) to the first `GET /api/v1/markets/{slug}`
+ * response that shows it, polled in a tight loop per change by this process.
+ */
+async function apiDelay(framesPerSecond: number) {
+  process.stdout.write(`\nstarting the stack through the run line for the frame → API delay…\n`);
+  const stack = await startStack({ env: { CROWD: '0', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'warn' }, readyTimeoutMs: 90_000 });
   try {
-    const post = (path: `/_sim/${string}`, body: unknown = {}) => stack.simControl(path, body);
-    await post('/_sim/pause');
-    const events = (await (await fetch(`${stack.simUrl}/events?active=true&closed=false&limit=20&offset=0`)).json()) as Array<{
-      slug: string;
-      markets: Array<{ id: string; closed?: boolean; clobTokenIds: string }>;
-    }>;
-    const targets = events.flatMap((e) => e.markets.filter((m) => !m.closed).slice(0, 1).map((m) => ({ slug: e.slug, marketId: m.id, token: (JSON.parse(m.clobTokenIds) as string[])[0] as string })));
-    if (targets.length === 0) throw new Error('the simulator has no open markets');
-    const chanceOf = async (slug: string, marketId: string) => {
-      const body = (await (await fetch(`${stack.apiUrl}/api/v1/markets/${slug}`)).json()) as { event?: { markets: Array<{ id: string; outcomes: Array<{ chance: number }> }> } };
-      return body.event?.markets.find((m) => m.id === marketId)?.outcomes[0]?.chance;
-    };
-    const delays: number[] = [];
-    for (let i = 0; i < SAMPLES; i++) {
-      const t = targets[i % targets.length]!;
-      const before = await chanceOf(t.slug, t.marketId);
-      // Alternate between two midpoints far apart so every sample is a real change.
-      const target = before !== undefined && before < 0.5 ? 0.71 : 0.29;
-      const started = performance.now();
-      await post('/_sim/book', { token_id: t.token, bids: [{ price: Number((target - 0.01).toFixed(2)), size: 100 }], asks: [{ price: Number((target + 0.01).toFixed(2)), size: 100 }] });
-      for (;;) {
-        if ((await chanceOf(t.slug, t.marketId)) === target) break;
-        if (performance.now() - started > 15_000) throw new Error(`chance ${target} of market ${t.marketId} never showed`);
-        await new Promise((r) => setTimeout(r, 5));
+    await stack.simControl('/_sim/pause', {});
+    const targets = await priceTargets(stack, BURST_EVENTS + 1);
+    if (targets.length < 2) throw new Error('the simulator has too few open events');
+    const chosen = targets.slice(0, BURST_EVENTS);
+    await until('every event page in the API', async () => (await Promise.all(chosen.map((t) => apiChance(stack, t)))).every((c) => c !== undefined), {
+      timeoutMs: 60_000,
+      everyMs: 500,
+    });
+    const all: number[] = [];
+    const lastOfBurst: number[] = [];
+    let lost = 0;
+    let lostLast = 0;
+    for (let round = 0; round < BURSTS; round++) {
+      const result = await priceBurst(stack, chosen, round, { deadlineMs: LOST_AFTER_MS });
+      for (const seen of [...result.burst, result.last]) {
+        if (seen.delayMs === undefined) lost++;
+        else all.push(seen.delayMs);
       }
-      delays.push(performance.now() - started);
+      if (result.last.delayMs === undefined) lostLast++;
+      else lastOfBurst.push(result.last.delayMs);
     }
-    delays.sort((a, b) => a - b);
-    process.stdout.write(`\nframe → chance visible in GET /api/v1/markets/{slug} (${delays.length} samples, SNAPSHOT_INTERVAL_MS default)\n`);
-    console.table([{ 'p50 ms': Math.round(percentile(delays, 50)), 'p99 ms': Math.round(percentile(delays, 99)), 'min ms': Math.round(delays[0] ?? 0), 'max ms': Math.round(delays[delays.length - 1] ?? 0) }]);
+    all.sort((a, b) => a - b);
+    lastOfBurst.sort((a, b) => a - b);
+    process.stdout.write(
+      `\nframe → chance visible in GET /api/v1/markets/{slug}: ${BURSTS} bursts over ${chosen.length} events, ` +
+        `each followed 50 ms later by one more frame, then silence; ${all.length} changes shown, ${lost} not within ${LOST_AFTER_MS} ms ` +
+        `(${lostLast} of them the last frame of a burst)\n`,
+    );
+    console.table([
+      { changes: 'all', 'p50 ms': Math.round(percentile(all, 50)), 'p99 ms': Math.round(percentile(all, 99)), 'max ms': Math.round(all.at(-1) ?? Number.NaN) },
+      { changes: 'last of burst', 'p50 ms': Math.round(percentile(lastOfBurst, 50)), 'p99 ms': Math.round(percentile(lastOfBurst, 99)), 'max ms': Math.round(lastOfBurst.at(-1) ?? Number.NaN) },
+    ]);
+    // A change never shown counts as the bound it exceeded, so losses cannot flatter the percentiles.
+    const withLost = [...all, ...Array<number>(lost).fill(LOST_AFTER_MS)].sort((a, b) => a - b);
+    const lastWithLost = [...lastOfBurst, ...Array<number>(lostLast).fill(LOST_AFTER_MS)].sort((a, b) => a - b);
+    process.stdout.write(
+      `bench:ingest frames/s=${Math.round(framesPerSecond)} frame_to_api_p50=${Math.round(percentile(withLost, 50))} ` +
+        `p99=${Math.round(percentile(withLost, 99))} last_of_burst_p99=${Math.round(percentile(lastWithLost, 99))}\n`,
+    );
   } finally {
     await stack.stop();
   }
@@ -243,8 +268,9 @@ async function apiDelay() {
 
 async function main() {
   const frames = generateFeed(FRAMES);
-  await throughput(frames);
-  if (process.env.BENCH_SKIP_STACK !== '1') await apiDelay();
+  const framesPerSecond = await throughput(frames);
+  if (process.env.BENCH_SKIP_STACK !== '1') await apiDelay(framesPerSecond);
+  else process.stdout.write(`bench:ingest frames/s=${Math.round(framesPerSecond)}\n`);
   process.exit(0);
 }
 

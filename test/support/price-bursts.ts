@@ -62,15 +62,33 @@ export async function priceTargets(stack: Stack, count: number): Promise<PriceTa
   });
 }
 
-/** The target's chance as `GET /api/v1/markets/{slug}` shows it now (undefined: no such event or market yet). */
-export async function apiChance(stack: Stack, target: PriceTarget): Promise<number | undefined> {
-  const res = await fetch(`${stack.apiUrl}/api/v1/markets/${encodeURIComponent(target.slug)}`);
+/** What `GET /api/v1/markets/{slug}` showed of a target: its chance and the response's ETag. */
+interface Shown {
+  chance: number | undefined;
+  etag: string | null;
+}
+
+/**
+ * The target's chance as `GET /api/v1/markets/{slug}` shows it now (undefined: no such event or
+ * market yet). With `since` (what an earlier call showed), the request is conditional: a 304 means
+ * nothing changed, which costs the API no body, so a tight polling loop does not load it needlessly.
+ */
+async function readShown(stack: Stack, target: PriceTarget, since?: Shown): Promise<Shown> {
+  const headers: Record<string, string> = since?.etag ? { 'if-none-match': since.etag } : {};
+  const res = await fetch(`${stack.apiUrl}/api/v1/markets/${encodeURIComponent(target.slug)}`, { headers });
+  if (res.status === 304 && since !== undefined) return since;
   if (res.status !== 200) {
     await res.body?.cancel();
-    return undefined;
+    return { chance: undefined, etag: null };
   }
   const parsed = eventBody.safeParse(await res.json());
-  return parsed.success ? parsed.data.event.markets.find((m) => m.id === target.marketId)?.outcomes[0]?.chance : undefined;
+  const chance = parsed.success ? parsed.data.event.markets.find((m) => m.id === target.marketId)?.outcomes[0]?.chance : undefined;
+  return { chance, etag: res.headers.get('etag') };
+}
+
+/** The target's chance as `GET /api/v1/markets/{slug}` shows it now (undefined: no such event or market yet). */
+export async function apiChance(stack: Stack, target: PriceTarget): Promise<number | undefined> {
+  return (await readShown(stack, target)).chance;
 }
 
 /** Sends one frame that moves the target's chance to `chance` (two decimals, in [0.02, 0.98]). */
@@ -88,16 +106,16 @@ export async function sendChance(stack: Stack, target: PriceTarget, chance: numb
 const same = (a: number | undefined, b: number) => a !== undefined && Math.abs(a - b) < 1e-9;
 
 /**
- * Polls the API in a tight loop (one request in flight per change) until it shows the change's
- * chance or `deadlineMs` after the frame passes; measures to the response that first showed it.
+ * Polls the API in a tight loop (one conditional request in flight per change) until it shows the
+ * change's chance or `deadlineMs` after the frame passes; measures to the response that first showed it.
  */
 export async function waitVisible(stack: Stack, change: Change, deadlineMs: number): Promise<Seen> {
-  let lastShown: number | undefined;
+  let shown: Shown | undefined;
   for (;;) {
-    lastShown = await apiChance(stack, change.target).catch(() => lastShown);
+    shown = await readShown(stack, change.target, shown).catch(() => shown);
     const now = Date.now();
-    if (same(lastShown, change.chance)) return { ...change, delayMs: Math.max(0, now - change.sentAt), lastShown };
-    if (now - change.sentAt > deadlineMs) return { ...change, delayMs: undefined, lastShown };
+    if (same(shown?.chance, change.chance)) return { ...change, delayMs: Math.max(0, now - change.sentAt), lastShown: shown?.chance };
+    if (now - change.sentAt > deadlineMs) return { ...change, delayMs: undefined, lastShown: shown?.chance };
   }
 }
 

@@ -4,13 +4,17 @@ import type { Db } from '@pm/shared/db';
 import { createCatalogCache } from './catalog.js';
 import { createDayAgoLookup } from './day-ago.js';
 import { buildLiveSnapshot } from './live.js';
-import type { CatalogEvent, Chances } from './model.js';
+import type { CatalogEvent, Chances, DayAgo, GameState, Splits } from './model.js';
 import { buildEventSnapshot, buildListSnapshots, emptyList, parseChance } from './payloads.js';
 import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
 
 /**
- * One snapshot build: pop the dirty set, bring the catalog cache up to date, read every needed chance
- * with one HMGET round trip, rebuild the dirty events' pages and every list, write what changed.
+ * One snapshot build: pop the dirty set; write the dirty events' pages at once from the cached
+ * catalog and their fresh chances (a price change is what most marks are, and it needs nothing from
+ * Postgres: DESIGN.md "The read path", a price is visible as soon as it is known); then bring the
+ * catalog cache up to date, read every needed chance with one HMGET round trip, rebuild the dirty
+ * events' pages again (now with the catalog, games and splits as Postgres has them; unchanged pages
+ * are not rewritten) and every list, write what changed.
  *
  * Builds never overlap within a process (a promise chain), whether they come from a job, the start-up
  * build or a test calling `build` directly. BullMQ's concurrency 1 keeps jobs apart as well.
@@ -104,6 +108,39 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
     return chances;
   }
 
+  const firstTokens = (events: readonly CatalogEvent[]) =>
+    events.flatMap((e) => e.markets.flatMap((m) => (m.outcomes[0] ? [m.outcomes[0].tokenId] : [])));
+
+  function eventEntries(
+    events: readonly CatalogEvent[],
+    inputs: { chances: Chances; splits: Splits; games: ReadonlyMap<string, GameState>; dayAgo: DayAgo },
+  ): SnapshotEntry[] {
+    return events.map((event) => ({
+      name: `event:${event.slug}`,
+      payload: buildEventSnapshot(event, {
+        chances: inputs.chances,
+        splits: inputs.splits,
+        game: inputs.games.get(event.id),
+        webUrl: deps.webUrl,
+        dayAgo: inputs.dayAgo,
+      }),
+    }));
+  }
+
+  /**
+   * The pages of the dirty events the cache knows, from the cache and fresh chances, written before
+   * anything that waits for Postgres. Returns how many were written.
+   */
+  async function writeDirtyPagesFirst(ids: readonly string[], started: number): Promise<number> {
+    const cached = catalog.cached();
+    if (cached === undefined || ids.length === 0) return 0;
+    const events = ids.flatMap((id) => cached.byId.get(id) ?? []);
+    if (events.length === 0) return 0;
+    const [chances, dayAgoChances] = await Promise.all([readChances(events), dayAgo.lookup(firstTokens(events), started)]);
+    const { written } = await writer.write(eventEntries(events, { chances, splits: cached.splits, games: cached.games, dayAgo: dayAgoChances }));
+    return written;
+  }
+
   async function run(requestedFull: boolean): Promise<BuildStats> {
     const started = deps.clock.now();
     const t0 = performance.now();
@@ -111,27 +148,16 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
     const popped = await popDirty();
     try {
       if (full) writer.forget(); // compare with Redis again: it may have been flushed since
+      // A full build rewrites every page from Postgres anyway, straight away.
+      const early = full ? 0 : await writeDirtyPagesFirst(popped.ids, started);
       const view = await catalog.refresh({ version: popped.version, dirty: popped.ids, full });
       const rebuild = view.rebuild;
       const pages = rebuild === 'all' ? view.open : view.open.filter((e) => rebuild.has(e.id));
       const chances = await readChances(view.extra.length === 0 ? view.open : [...view.open, ...view.extra]);
       const built = [...pages, ...view.extra];
-      const firstTokens = built.flatMap((e) => e.markets.flatMap((m) => (m.outcomes[0] ? [m.outcomes[0].tokenId] : [])));
-      const dayAgoChances = await dayAgo.lookup(firstTokens, started);
+      const dayAgoChances = await dayAgo.lookup(firstTokens(built), started);
 
-      const entries: SnapshotEntry[] = [];
-      for (const event of built) {
-        entries.push({
-          name: `event:${event.slug}`,
-          payload: buildEventSnapshot(event, {
-            chances,
-            splits: view.splits,
-            game: view.games.get(event.id),
-            webUrl: deps.webUrl,
-            dayAgo: dayAgoChances,
-          }),
-        });
-      }
+      const entries = eventEntries(built, { chances, splits: view.splits, games: view.games, dayAgo: dayAgoChances });
 
       const lists = buildListSnapshots(view.open, chances, deps.webUrl);
       // The live list changes with any game or any in-play chance: cheap to rebuild every time,
@@ -146,7 +172,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       leagueLists = current;
       if (full) lastFullAt = started;
       lastVersion = popped.version;
-      return { events: entries.length, lists: listEntries.length, written, full, ms: Math.round(performance.now() - t0) };
+      return { events: entries.length, lists: listEntries.length, written: early + written, full, ms: Math.round(performance.now() - t0) };
     } catch (err) {
       // Put the popped ids back so the next build (the sweep requests one within a second) retries them.
       if (popped.ids.length > 0) await deps.redis.sadd(keys.dirtyEvents, ...popped.ids).catch(() => {});

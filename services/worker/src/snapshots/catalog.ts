@@ -281,7 +281,16 @@ export interface CatalogView {
   rebuild: 'all' | ReadonlySet<string>;
 }
 
+/** What the cache holds now, without asking Postgres (undefined before the first refresh). */
+export interface CachedCatalog {
+  byId: ReadonlyMap<string, CatalogEvent>;
+  games: ReadonlyMap<string, GameState>;
+  splits: ReadonlyMap<string, ReadonlyMap<number, number>>;
+}
+
 export interface CatalogCache {
+  /** The catalog as of the last refresh: for pages that must not wait for Postgres (a price change). */
+  cached(): CachedCatalog | undefined;
   /**
    * Bring the cache up to date and say what to rebuild.
    * @param version the `catalogVersion` read from Redis in this build
@@ -314,6 +323,7 @@ export function createCatalogCache(db: Db): CatalogCache {
   }
 
   return {
+    cached: () => state,
     async refresh({ version, dirty, full }) {
       let rebuild: CatalogView['rebuild'];
       let extraIds: string[];

@@ -1,0 +1,33 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisKeys } from '@pm/shared';
+import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import { createChancePublisher } from './chance-publisher.js';
+import { quietLogger } from './testing/harness.js';
+
+let tr: TestRedis;
+
+beforeAll(async () => {
+  tr = await createTestRedis('chance_publisher');
+});
+
+afterAll(async () => {
+  await tr?.cleanup();
+});
+
+describe('the chance publisher', () => {
+  it('counts every publication, not distinct tokens, and leaves the last chance of each token in Redis', async () => {
+    const keys = redisKeys(tr.prefix);
+    const publisher = createChancePublisher({ redis: tr.redis, keys, clock: { now: () => Date.now() }, logger: quietLogger });
+    try {
+      // One token moving three times (back to where it was included), another once, one offer that did not move.
+      expect([0.5, 0.6, 0.5].map((c) => publisher.publish('t1', c))).toEqual([true, true, true]);
+      expect(publisher.publish('t2', 0.25)).toBe(true);
+      expect(publisher.publish('t2', 0.25)).toBe(false);
+      expect(await publisher.flush()).toBe(true);
+      expect(publisher.stats().published).toBe(4);
+      expect(await tr.redis.hmget(keys.chances, 't1', 't2')).toEqual(['0.5', '0.25']);
+    } finally {
+      await publisher.close();
+    }
+  });
+});
