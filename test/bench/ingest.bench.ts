@@ -10,11 +10,13 @@
  * 2. Delay to the API, read over HTTP from outside (issue 18): BENCH_BURSTS (default 12) bursts over
  *    BENCH_BURST_EVENTS (default 50) events, each followed 50 ms later by one more frame and then
  *    silence; every change timed from the simulator's send to the first API response showing it.
+ *    Then as many bursts timed to the event snapshot in Redis (the worker's part, before the API).
  *    BENCH_SKIP_STACK=1 skips this part.
  * Last line: `bench:ingest frames/s=<n> frame_to_api_p50=<ms> p99=<ms> last_of_burst_p99=<ms>`,
  * frames/s being the socket → handler path of part 1.
  */
 import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { WebSocketServer } from 'ws';
 import { redisKeys } from '@pm/shared';
@@ -24,9 +26,9 @@ import { createChancePublisher } from '../../services/ingestor/src/chance-publis
 import { createMarketFeed } from '../../services/ingestor/src/market-feed.js';
 import { OutcomeDirectory } from '../../services/ingestor/src/outcome-directory.js';
 import { systemClock } from '../../services/ingestor/src/clock.js';
-import { startStack } from '../support/stack.js';
+import { startStack, type Stack } from '../support/stack.js';
 import { until } from '../support/poll.js';
-import { apiChance, priceBurst, priceTargets } from '../support/price-bursts.js';
+import { apiChance, chanceIn, priceBurst, priceTargets, type PriceTarget, type ShownReader } from '../support/price-bursts.js';
 
 const FRAMES = Number(process.env.BENCH_FRAMES ?? 200_000);
 const BURSTS = Number(process.env.BENCH_BURSTS ?? 12);
@@ -211,16 +213,63 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
+interface Delays {
+  /** Every change shown, sorted; a change never shown counts as LOST_AFTER_MS (losses cannot flatter the percentiles). */
+  all: number[];
+  lastOfBurst: number[];
+  lost: number;
+  lostLast: number;
+}
+
+/** BURSTS bursts over `targets`, each change timed until `read` shows it. */
+async function measureBursts(stack: Stack, targets: readonly PriceTarget[], read?: ShownReader): Promise<Delays> {
+  const all: number[] = [];
+  const lastOfBurst: number[] = [];
+  let lost = 0;
+  let lostLast = 0;
+  for (let round = 0; round < BURSTS; round++) {
+    const result = await priceBurst(stack, targets, round, { deadlineMs: LOST_AFTER_MS, ...(read === undefined ? {} : { read }) });
+    for (const seen of [...result.burst, result.last]) {
+      if (seen.delayMs === undefined) lost++;
+      all.push(seen.delayMs ?? LOST_AFTER_MS);
+    }
+    if (result.last.delayMs === undefined) lostLast++;
+    lastOfBurst.push(result.last.delayMs ?? LOST_AFTER_MS);
+  }
+  return { all: all.sort((a, b) => a - b), lastOfBurst: lastOfBurst.sort((a, b) => a - b), lost, lostLast };
+}
+
+const row = (changes: string, sorted: number[]) => ({
+  changes,
+  'p50 ms': Math.round(percentile(sorted, 50)),
+  'p99 ms': Math.round(percentile(sorted, 99)),
+  'max ms': Math.round(sorted.at(-1) ?? Number.NaN),
+});
+
+/** Reads the event snapshot straight from Redis, as the worker wrote it (the etag first, the body when it moved). */
+function snapshotReader(redis: Redis, prefix: string): ShownReader {
+  const keys = redisKeys(prefix);
+  return async (target, since) => {
+    const key = keys.snapshot(`event:${target.slug}`);
+    const etag = await redis.hget(key, 'etag');
+    if (since !== undefined && etag === since.etag) return since;
+    const body = await redis.hget(key, 'body');
+    return { chance: body === null ? undefined : chanceIn(JSON.parse(body), target), etag };
+  };
+}
+
 /**
  * Frame → API, from outside: the stack through the run line (demo crowd off, the simulator's walk
  * paused), BURSTS bursts over BURST_EVENTS events, each a frame per event at once, one more frame 50
  * ms later, then silence until every change showed (test/support/price-bursts.ts). Each change is
  * timed from the simulator's send (its answer's timestamp) to the first `GET /api/v1/markets/{slug}`
- * response that shows it, polled in a tight loop per change by this process.
+ * response that shows it, polled in a tight loop per change by this process. Then as many bursts
+ * again, timed until the event snapshot in Redis shows the change: the part before the API.
  */
 async function apiDelay(framesPerSecond: number) {
   process.stdout.write(`\nstarting the stack through the run line for the frame → API delay…\n`);
   const stack = await startStack({ env: { CROWD: '0', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'warn' }, readyTimeoutMs: 90_000 });
+  const redis = new Redis(stack.redisUrl);
   try {
     await stack.simControl('/_sim/pause', {});
     const targets = await priceTargets(stack, BURST_EVENTS + 1);
@@ -230,38 +279,25 @@ async function apiDelay(framesPerSecond: number) {
       timeoutMs: 60_000,
       everyMs: 500,
     });
-    const all: number[] = [];
-    const lastOfBurst: number[] = [];
-    let lost = 0;
-    let lostLast = 0;
-    for (let round = 0; round < BURSTS; round++) {
-      const result = await priceBurst(stack, chosen, round, { deadlineMs: LOST_AFTER_MS });
-      for (const seen of [...result.burst, result.last]) {
-        if (seen.delayMs === undefined) lost++;
-        else all.push(seen.delayMs);
-      }
-      if (result.last.delayMs === undefined) lostLast++;
-      else lastOfBurst.push(result.last.delayMs);
-    }
-    all.sort((a, b) => a - b);
-    lastOfBurst.sort((a, b) => a - b);
+    const api = await measureBursts(stack, chosen);
+    const written = await measureBursts(stack, chosen, snapshotReader(redis, stack.prefix));
     process.stdout.write(
-      `\nframe → chance visible in GET /api/v1/markets/{slug}: ${BURSTS} bursts over ${chosen.length} events, ` +
-        `each followed 50 ms later by one more frame, then silence; ${all.length} changes shown, ${lost} not within ${LOST_AFTER_MS} ms ` +
-        `(${lostLast} of them the last frame of a burst)\n`,
+      `\nframe → chance visible: ${BURSTS} bursts over ${chosen.length} events per reader, each followed 50 ms later by one more frame, then silence; ` +
+        `not shown within ${LOST_AFTER_MS} ms: ${api.lost} through the API (${api.lostLast} of them the last frame of a burst), ` +
+        `${written.lost} in Redis (${written.lostLast})\n`,
     );
     console.table([
-      { changes: 'all', 'p50 ms': Math.round(percentile(all, 50)), 'p99 ms': Math.round(percentile(all, 99)), 'max ms': Math.round(all.at(-1) ?? Number.NaN) },
-      { changes: 'last of burst', 'p50 ms': Math.round(percentile(lastOfBurst, 50)), 'p99 ms': Math.round(percentile(lastOfBurst, 99)), 'max ms': Math.round(lastOfBurst.at(-1) ?? Number.NaN) },
+      row('GET /api/v1/markets/{slug}: all', api.all),
+      row('GET /api/v1/markets/{slug}: last of burst', api.lastOfBurst),
+      row('event snapshot in Redis: all', written.all),
+      row('event snapshot in Redis: last of burst', written.lastOfBurst),
     ]);
-    // A change never shown counts as the bound it exceeded, so losses cannot flatter the percentiles.
-    const withLost = [...all, ...Array<number>(lost).fill(LOST_AFTER_MS)].sort((a, b) => a - b);
-    const lastWithLost = [...lastOfBurst, ...Array<number>(lostLast).fill(LOST_AFTER_MS)].sort((a, b) => a - b);
     process.stdout.write(
-      `bench:ingest frames/s=${Math.round(framesPerSecond)} frame_to_api_p50=${Math.round(percentile(withLost, 50))} ` +
-        `p99=${Math.round(percentile(withLost, 99))} last_of_burst_p99=${Math.round(percentile(lastWithLost, 99))}\n`,
+      `bench:ingest frames/s=${Math.round(framesPerSecond)} frame_to_api_p50=${Math.round(percentile(api.all, 50))} ` +
+        `p99=${Math.round(percentile(api.all, 99))} last_of_burst_p99=${Math.round(percentile(api.lastOfBurst, 99))}\n`,
     );
   } finally {
+    redis.disconnect();
     await stack.stop();
   }
 }

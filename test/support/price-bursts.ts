@@ -62,10 +62,19 @@ export async function priceTargets(stack: Stack, count: number): Promise<PriceTa
   });
 }
 
-/** What `GET /api/v1/markets/{slug}` showed of a target: its chance and the response's ETag. */
-interface Shown {
+/** What a reader showed of a target: its chance and the version (ETag) it read. */
+export interface Shown {
   chance: number | undefined;
   etag: string | null;
+}
+
+/** Reads a target's chance; given what it showed last (`since`), may answer that at less cost when nothing changed. */
+export type ShownReader = (target: PriceTarget, since?: Shown) => Promise<Shown>;
+
+/** The chance of the target's market in an event resource (`{ event: … }`), undefined when not there. */
+export function chanceIn(body: unknown, target: PriceTarget): number | undefined {
+  const parsed = eventBody.safeParse(body);
+  return parsed.success ? parsed.data.event.markets.find((m) => m.id === target.marketId)?.outcomes[0]?.chance : undefined;
 }
 
 /**
@@ -81,9 +90,7 @@ async function readShown(stack: Stack, target: PriceTarget, since?: Shown): Prom
     await res.body?.cancel();
     return { chance: undefined, etag: null };
   }
-  const parsed = eventBody.safeParse(await res.json());
-  const chance = parsed.success ? parsed.data.event.markets.find((m) => m.id === target.marketId)?.outcomes[0]?.chance : undefined;
-  return { chance, etag: res.headers.get('etag') };
+  return { chance: chanceIn(await res.json(), target), etag: res.headers.get('etag') };
 }
 
 /** The target's chance as `GET /api/v1/markets/{slug}` shows it now (undefined: no such event or market yet). */
@@ -106,13 +113,14 @@ export async function sendChance(stack: Stack, target: PriceTarget, chance: numb
 const same = (a: number | undefined, b: number) => a !== undefined && Math.abs(a - b) < 1e-9;
 
 /**
- * Polls the API in a tight loop (one conditional request in flight per change) until it shows the
- * change's chance or `deadlineMs` after the frame passes; measures to the response that first showed it.
+ * Polls `read` (the API by default: one conditional request in flight per change) in a tight loop
+ * until it shows the change's chance or `deadlineMs` after the frame passes; measures to the read
+ * that first showed it.
  */
-export async function waitVisible(stack: Stack, change: Change, deadlineMs: number): Promise<Seen> {
+export async function waitVisible(read: ShownReader, change: Change, deadlineMs: number): Promise<Seen> {
   let shown: Shown | undefined;
   for (;;) {
-    shown = await readShown(stack, change.target, shown).catch(() => shown);
+    shown = await read(change.target, shown).catch(() => shown);
     const now = Date.now();
     if (same(shown?.chance, change.chance)) return { ...change, delayMs: Math.max(0, now - change.sentAt), lastShown: shown?.chance };
     if (now - change.sentAt > deadlineMs) return { ...change, delayMs: undefined, lastShown: shown?.chance };
@@ -127,25 +135,26 @@ function burstChance(i: number, round: number): number {
 /**
  * One burst: a frame on every target at once, one more frame on the first target `trailingGapMs`
  * later (a change arriving while the previous one is on its way), then nothing; every change is
- * then awaited through the API. The first target's burst change is overtaken by the last frame, so
+ * then awaited through the API (or `read`). The first target's burst change is overtaken by the last frame, so
  * only the last one is awaited for it. Needs at least two targets.
  */
 export async function priceBurst(
   stack: Stack,
   targets: readonly PriceTarget[],
   round: number,
-  opts: { trailingGapMs?: number; deadlineMs: number },
+  opts: { trailingGapMs?: number; deadlineMs: number; read?: ShownReader },
 ): Promise<BurstResult> {
+  const read = opts.read ?? ((target: PriceTarget, since?: Shown) => readShown(stack, target, since));
   const [first, ...rest] = targets;
   if (first === undefined || rest.length === 0) throw new Error('a burst needs at least two targets');
-  const shown = await Promise.all(targets.map((t) => apiChance(stack, t)));
+  const shown = await Promise.all(targets.map(async (t) => (await read(t)).chance));
   // Never "move" a chance to the value already shown: it would count as visible at once.
   const fresh = (chance: number, i: number) => (same(shown[i], chance) ? chance + 0.01 : chance);
   const burst = await Promise.all(targets.map((t, i) => sendChance(stack, t, fresh(burstChance(i, round), i))));
   await new Promise((r) => setTimeout(r, opts.trailingGapMs ?? 50));
   // 0.93 / 0.07 never occur in a burst, and alternate, so the last frame always moves the chance.
   const last = await sendChance(stack, first, round % 2 === 0 ? 0.93 : 0.07);
-  const seen = await Promise.all([last, ...burst.slice(1)].map((c) => waitVisible(stack, c, opts.deadlineMs)));
+  const seen = await Promise.all([last, ...burst.slice(1)].map((c) => waitVisible(read, c, opts.deadlineMs)));
   const [lastSeen, ...burstSeen] = seen;
   if (lastSeen === undefined) throw new Error('unreachable: the last frame was sent');
   return { burst: burstSeen, last: lastSeen };

@@ -11,7 +11,8 @@ import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
 /**
  * One snapshot build: pop the dirty set; write the dirty events' pages at once from the cached
  * catalog and their fresh chances (a price change is what most marks are, and it needs nothing from
- * Postgres: DESIGN.md "The read path", a price is visible as soon as it is known); then bring the
+ * Postgres: DESIGN.md "The read path", a price is visible as soon as it is known), and so again for
+ * marks that arrived meanwhile, a few rounds at most; then bring the
  * catalog cache up to date, read every needed chance with one HMGET round trip, rebuild the dirty
  * events' pages again (now with the catalog, games and splits as Postgres has them; unchanged pages
  * are not rewritten) and every list, write what changed.
@@ -60,6 +61,9 @@ export interface SnapshotBuilderDeps {
   /** Safety net: a full build at most this long after the previous one. Default 30 s. */
   fullEveryMs?: number;
 }
+
+/** Rounds of "pages first" per build at most, so a feed that never pauses still gets its lists built. */
+const EARLY_ROUNDS = 10;
 
 /** HMGET arguments per command; thousands of tokens stay well inside Redis's limits in one pipeline. */
 const HMGET_CHUNK = 5_000;
@@ -145,12 +149,22 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
     const started = deps.clock.now();
     const t0 = performance.now();
     const full = requestedFull || lastFullAt === undefined || started - lastFullAt >= fullEveryMs;
-    const popped = await popDirty();
+    let popped = await popDirty();
+    /** Every id popped in this build: rebuilt from Postgres below, put back if the build fails. */
+    const taken = new Set(popped.ids);
     try {
       if (full) writer.forget(); // compare with Redis again: it may have been flushed since
-      // A full build rewrites every page from Postgres anyway, straight away.
-      const early = full ? 0 : await writeDirtyPagesFirst(popped.ids, started);
-      const view = await catalog.refresh({ version: popped.version, dirty: popped.ids, full });
+      let early = 0;
+      // A full build rewrites every page from Postgres anyway, straight away. Otherwise pages first,
+      // and again for marks that came meanwhile (a burst trickles in over tens of ms): each round
+      // costs two Redis round trips, the Postgres refresh and the lists below cost far more.
+      for (let round = 0; !full && popped.ids.length > 0 && round < EARLY_ROUNDS; round++) {
+        early += await writeDirtyPagesFirst(popped.ids, started);
+        popped = await popDirty();
+        for (const id of popped.ids) taken.add(id);
+      }
+      const dirty = [...taken];
+      const view = await catalog.refresh({ version: popped.version, dirty, full });
       const rebuild = view.rebuild;
       const pages = rebuild === 'all' ? view.open : view.open.filter((e) => rebuild.has(e.id));
       const chances = await readChances(view.extra.length === 0 ? view.open : [...view.open, ...view.extra]);
@@ -175,7 +189,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       return { events: entries.length, lists: listEntries.length, written: early + written, full, ms: Math.round(performance.now() - t0) };
     } catch (err) {
       // Put the popped ids back so the next build (the sweep requests one within a second) retries them.
-      if (popped.ids.length > 0) await deps.redis.sadd(keys.dirtyEvents, ...popped.ids).catch(() => {});
+      if (taken.size > 0) await deps.redis.sadd(keys.dirtyEvents, ...taken).catch(() => {});
       throw err;
     }
   }

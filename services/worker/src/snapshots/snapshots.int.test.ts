@@ -210,6 +210,41 @@ describe('incremental builds', () => {
     expect(await tr.redis.scard(redisKeys(tr.prefix).dirtyEvents)).toBe(0);
   });
 
+  it('a moved chance shows on its event page while the build still waits for Postgres', async () => {
+    // Hold the games table: the build's Postgres refresh (the games probe) waits until released.
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = tdb.db.tx(async (tx) => {
+      await tx.query(sql`lock table games in access exclusive mode`);
+      locked();
+      await released;
+    });
+    try {
+      await isLocked;
+      await tr.redis.hset(redisKeys(tr.prefix).chances, token('m1', 0), '0.37');
+      await dirty('e-soccer');
+      now += 1000;
+      const building = builder.build();
+      const deadline = Date.now() + 5_000;
+      let shown: number | undefined;
+      while (shown !== 0.37 && Date.now() < deadline) {
+        shown = (await event('ars-che')).markets[0]?.outcomes[0]?.chance;
+        if (shown !== 0.37) await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(shown).toBe(0.37);
+      // The lists wait for the rest of the build.
+      expect((await list('markets:trending')).events[1]?.markets[0]?.outcomes[0]?.chance).not.toBe(0.37);
+      release();
+      await building;
+      expect((await list('markets:trending')).events[1]?.markets[0]?.outcomes[0]?.chance).toBe(0.37);
+    } finally {
+      release();
+      await holder;
+    }
+  });
+
   it('a price-only build reuses the cached catalog; a catalog version bump reloads it', async () => {
     await tdb.db.query(sql`update events set title = 'Arsenal v Chelsea (renamed)' where id = 'e-soccer'`);
     await dirty('e-soccer');
