@@ -132,15 +132,17 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   }
 
   /**
-   * The pages of the dirty events the cache knows, from the cache and fresh chances, written before
-   * anything that waits for Postgres. Returns how many were written.
+   * The pages of the dirty events the cache knows, from the cache (catalog, games, splits, chances a
+   * day ago) and fresh chances, written before anything that waits for Postgres. Returns how many
+   * were written. What the cache has aged on is corrected by the rest of the build.
    */
-  async function writeDirtyPagesFirst(ids: readonly string[], started: number): Promise<number> {
+  async function writeDirtyPagesFirst(ids: readonly string[]): Promise<number> {
     const cached = catalog.cached();
     if (cached === undefined || ids.length === 0) return 0;
     const events = ids.flatMap((id) => cached.byId.get(id) ?? []);
     if (events.length === 0) return 0;
-    const [chances, dayAgoChances] = await Promise.all([readChances(events), dayAgo.lookup(firstTokens(events), started)]);
+    const chances = await readChances(events);
+    const dayAgoChances = dayAgo.cached(firstTokens(events));
     const { written } = await writer.write(eventEntries(events, { chances, splits: cached.splits, games: cached.games, dayAgo: dayAgoChances }));
     return written;
   }
@@ -159,7 +161,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       // and again for marks that came meanwhile (a burst trickles in over tens of ms): each round
       // costs two Redis round trips, the Postgres refresh and the lists below cost far more.
       for (let round = 0; !full && popped.ids.length > 0 && round < EARLY_ROUNDS; round++) {
-        early += await writeDirtyPagesFirst(popped.ids, started);
+        early += await writeDirtyPagesFirst(popped.ids);
         popped = await popDirty();
         for (const id of popped.ids) taken.add(id);
       }

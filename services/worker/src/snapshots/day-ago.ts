@@ -12,6 +12,8 @@ import type { DayAgo } from './model.js';
 export interface DayAgoLookup {
   /** Chance at or before (now − 24 h) of each token that has such a point. */
   lookup(tokenIds: readonly string[], nowMs: number): Promise<DayAgo>;
+  /** What the last lookups found, however old, without a query (pages that must not wait for Postgres). */
+  cached(tokenIds: readonly string[]): DayAgo;
 }
 
 const DAY_MS = 86_400_000;
@@ -20,6 +22,15 @@ const row = z.object({ token_id: z.string(), chance: z.number() });
 export function createDayAgoLookup(db: Pick<Db, 'query'>, opts: { ttlMs?: number } = {}): DayAgoLookup {
   const ttlMs = opts.ttlMs ?? 60_000;
   const cache = new Map<string, { chance: number | undefined; at: number }>();
+
+  function cached(tokenIds: readonly string[]): DayAgo {
+    const out = new Map<string, number>();
+    for (const t of tokenIds) {
+      const chance = cache.get(t)?.chance;
+      if (chance !== undefined) out.set(t, chance);
+    }
+    return out;
+  }
 
   return {
     async lookup(tokenIds, nowMs) {
@@ -46,12 +57,8 @@ export function createDayAgoLookup(db: Pick<Db, 'query'>, opts: { ttlMs?: number
         }
         for (const t of stale) cache.set(t, { chance: found.get(t), at: nowMs });
       }
-      const out = new Map<string, number>();
-      for (const t of tokenIds) {
-        const chance = cache.get(t)?.chance;
-        if (chance !== undefined) out.set(t, chance);
-      }
-      return out;
+      return cached(tokenIds);
     },
+    cached,
   };
 }
