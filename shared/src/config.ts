@@ -47,7 +47,7 @@ export const configSchema = z.object({
   CATALOG_SYNC_SECONDS: z.coerce.number().min(1).default(30),
   /** Ingestor: recycle a market socket that is open but has delivered no data for this long (PROTOCOL.md §1). */
   MARKET_WATCHDOG_SECONDS: z.coerce.number().positive().default(30),
-  /** Milliseconds between coalesced snapshot rebuilds. */
+  /** Coalescing window of record-snapshot rebuilds, and the period of the market-snapshot safety sweep (price changes never wait for it). */
   SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
   /** Simulator: seed, and speed multiplier of its clock. */
   SIM_SEED: z.coerce.number().int().default(42),
