@@ -108,13 +108,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
 
   const outcomes = new OutcomeDirectory();
   const dirty = createDirtyEvents({ trigger, logger, intervalMs: t.dirtyFlushMs });
-  const settlement = createSettlement({
-    db,
-    redis,
-    redisPrefix: config.REDIS_PREFIX,
-    logger,
-    onEventChanged: (eventId) => dirty.mark(eventId),
-  });
+  const settlement = createSettlement({ db, logger });
   const marketHealth = createFeedHealth({ redis, key: keys.feed, channel: 'market', clock, logger });
   const sportsHealth = createFeedHealth({ redis, key: keys.feed, channel: 'sports', clock, logger });
 
@@ -313,7 +307,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
         await dirty.close();
         await marketHealth.flush();
         await sportsHealth.flush();
-        await Promise.all([settlement.close(), ownTrigger ? trigger.close() : Promise.resolve()]);
+        if (ownTrigger) await trigger.close();
       })();
       return stopping;
     },
