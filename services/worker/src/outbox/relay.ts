@@ -35,6 +35,8 @@ export interface OutboxRelayDeps {
   batch?: number;
   /** Poll period besides the notifications (ms). Default 1000. */
   pollMs?: number;
+  /** Longest a batch's job adds may take before its transaction gives up (ms). Default 10 s. */
+  deliverTimeoutMs?: number;
 }
 
 export interface OutboxRelay {
@@ -59,9 +61,25 @@ export const SETTLE_JOB_OPTIONS = {
   removeOnFail: 1000,
 } as const;
 
+async function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  work.catch(() => {}); // a failure after the deadline is already reported as the deadline
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
   const batch = deps.batch ?? 500;
   const pollMs = deps.pollMs ?? 1000;
+  const deliverTimeoutMs = deps.deliverTimeoutMs ?? 10_000;
   const log = deps.logger.child({ part: 'outbox-relay' });
   const settlement = new Queue<JobData['settle-market'], unknown, 'settle-market'>('settlement', {
     connection: deps.connection,
@@ -127,7 +145,9 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
         for update skip locked
       `);
       if (rows.length === 0) return 0;
-      await deliver(rows);
+      // Bounded, so a Redis that does not answer releases the rows (and the connection) instead of
+      // holding them locked; adds that land after the deadline are repeated later, harmlessly.
+      await withDeadline(deliver(rows), deliverTimeoutMs, 'relaying outbox rows');
       // Input: the claimed ids. Output: none.
       await tx.query(sql`update outbox set sent_at = now() where id = any(${rows.map((r) => r.id)}::bigint[])`);
       return rows.length;
