@@ -129,6 +129,7 @@ describe('exactly once', () => {
     const expected = await expectedTotals('killed', 0);
     // Hold one of the market's call rows, so the child's settlement transaction blocks half-way
     // (market locked, update under way) until it is killed.
+    let killedAt = 0;
     const blocker = await tdb.db.tx(async (tx) => {
       await tx.query(sql`select id from calls where market_id = 'killed' order by id limit 1 for update`);
       const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'kill-child.ts'), JSON.stringify({ databaseUrl: tdb.url, redisUrl: tr.url, prefix: tr.prefix })], {
@@ -144,6 +145,7 @@ describe('exactly once', () => {
         return rows[0]!.n > 0;
       }, 20_000);
       child.kill('SIGKILL');
+      killedAt = Date.now();
       await new Promise((r) => child.once('exit', r));
       return 'released';
     });
@@ -162,7 +164,9 @@ describe('exactly once', () => {
     } finally {
       await worker.close();
     }
-    expect(await totals('killed')).toEqual({ open: 0, settled: 20, profit: expected.profit, xp: expected.xp, times: 1 });
+    const after = await totals('killed');
+    console.log(`[fault] worker SIGKILL mid-settlement: calls settled ${after.settled} of 20 (settle times: ${after.times}); recovered ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+    expect(after).toEqual({ open: 0, settled: 20, profit: expected.profit, xp: expected.xp, times: 1 });
   }, 60_000);
 
   it('a job for a market without a recorded resolution fails without retrying and stays in the failed set', async () => {
