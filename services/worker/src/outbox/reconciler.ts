@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { queuePrefix, redisKeys, settleJobId, type JobData, type Logger } from '@pm/shared';
 import { sql, type Db } from '@pm/shared/db';
 import type { RecordsTrigger } from '@pm/shared/records';
+import { marketsPendingSettlement } from '../settlement/settle-market.js';
 import { SETTLE_JOB_OPTIONS } from './relay.js';
 
 /**
@@ -80,16 +81,8 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   projections.on('error', (err) => log.warn({ err: err.message }, 'projections queue error'));
 
   async function settle(): Promise<number> {
-    // Input: a page size. Output: resolved markets whose settlement has not committed, oldest first
-    // (markets_settlement_pending holds exactly these).
-    const pending: Array<{ id: string }> = await deps.db.query(sql`
-      select id from markets
-      where resolved_at is not null and settled_at is null
-      order by resolved_at
-      limit ${SETTLE_PER_PASS}
-    `);
     let repaired = 0;
-    for (const { id } of pending) {
+    for (const id of await marketsPendingSettlement(deps.db, SETTLE_PER_PASS)) {
       const job = await settlement.getJob(settleJobId(id));
       if (job === undefined) {
         await settlement.add('settle-market', { marketId: id }, { jobId: settleJobId(id), ...SETTLE_JOB_OPTIONS });

@@ -178,3 +178,18 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
     };
   });
 }
+
+/**
+ * Resolved markets whose settlement has not committed, oldest resolution first: the reconciler's and
+ * `npm run rebuild`'s work list (the partial index markets_settlement_pending holds exactly these).
+ * Input: a page size. Output: market ids.
+ */
+export async function marketsPendingSettlement(db: Db, limit: number): Promise<string[]> {
+  const rows: Array<{ id: string }> = await db.query(sql`
+    select id from markets
+    where resolved_at is not null and settled_at is null
+    order by resolved_at
+    limit ${limit}
+  `);
+  return rows.map((r) => r.id);
+}
