@@ -84,13 +84,18 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     let repaired = 0;
     for (const id of await marketsPendingSettlement(deps.db, SETTLE_PER_PASS)) {
       const job = await settlement.getJob(settleJobId(id));
-      if (job === undefined) {
-        await settlement.add('settle-market', { marketId: id }, { jobId: settleJobId(id), ...SETTLE_JOB_OPTIONS });
-        repaired++;
-      } else if (await job.isFailed()) {
+      const state = job === undefined ? 'missing' : await job.getState();
+      if (job !== undefined && state === 'failed') {
         await job.retry('failed');
-        repaired++;
+      } else if (job === undefined || state === 'completed' || state === 'unknown') {
+        // Missing, or completed without the market being settled (a job of an earlier resolution
+        // of a replayed database): its id would block a new add, so it goes first.
+        if (job !== undefined) await job.remove().catch(() => {});
+        await settlement.add('settle-market', { marketId: id }, { jobId: settleJobId(id), ...SETTLE_JOB_OPTIONS });
+      } else {
+        continue; // waiting, delayed or running: it will settle the market
       }
+      repaired++;
     }
     return repaired;
   }

@@ -53,11 +53,15 @@ interface OutboxRow {
   payload: unknown;
 }
 
-/** Settlement jobs: retried with backoff (a Postgres blip), removed on completion so a later add of the same id runs again. */
+/**
+ * Settlement jobs: retried with backoff (a Postgres blip). Finished jobs stay visible, capped; while
+ * one exists an add of its id is a no-op, which is what collapses repeats — and a completed job
+ * means the market's settlement committed (the reconciler replaces one that says otherwise).
+ */
 export const SETTLE_JOB_OPTIONS = {
   attempts: 5,
   backoff: { type: 'exponential', delay: 1000 },
-  removeOnComplete: true,
+  removeOnComplete: 1000,
   removeOnFail: 1000,
 } as const;
 
