@@ -72,6 +72,17 @@ async function waitingOnLock(queryLike: string): Promise<boolean> {
   return rows[0]!.n > 0;
 }
 
+/** Seconds until every call on the market is settled (the retries and the reconciler at work). */
+const secondsUntilSettled = (marketId: string) =>
+  secondsUntil(
+    async () => {
+      const s = await settledCalls(db, [marketId]);
+      return s.settled === s.expected;
+    },
+    90_000,
+    async () => JSON.stringify(await settledCalls(db, [marketId])),
+  );
+
 describe('Postgres restarts during a write', () => {
   it('during a settlement: the cut transaction leaves nothing, the retry settles every call once', async () => {
     await callOn(records, tr.redis, tr.prefix, ['p1'], 40);
@@ -83,14 +94,7 @@ describe('Postgres restarts during a write', () => {
     await own.restart();
     const down = (Date.now() - cut) / 1000;
     blocker.end().catch(() => {});
-    const seconds = await secondsUntil(
-      async () => {
-        const s = await settledCalls(db, ['p1']);
-        return s.settled === s.expected;
-      },
-      90_000,
-      async () => JSON.stringify(await settledCalls(db, ['p1'])),
-    );
+    const seconds = await secondsUntilSettled('p1');
     const after = await settledCalls(db, ['p1']);
     console.log(`[fault] Postgres restart during settlement: calls settled before the cut ${half.settled} of ${half.expected}; after: ${after.settled} of ${after.expected} (settled twice: ${after.settledTwice}); Postgres back after ${down.toFixed(1)} s, settled ${seconds.toFixed(1)} s later`);
     expect(half.settled).toBe(0);
@@ -133,14 +137,7 @@ describe('Postgres restarts during a write', () => {
     expect(resolved).toBe(true);
     const owed: Array<{ n: number }> = await db.query(sql`select count(*)::int as n from outbox where topic = 'market-resolved' and payload ->> 'marketId' = 'p3'`);
     expect(owed[0]!.n).toBe(1);
-    const seconds = await secondsUntil(
-      async () => {
-        const s = await settledCalls(db, ['p3']);
-        return s.settled === s.expected;
-      },
-      60_000,
-      async () => JSON.stringify(await settledCalls(db, ['p3'])),
-    );
+    const seconds = await secondsUntilSettled('p3');
     const after = await settledCalls(db, ['p3']);
     console.log(`[fault] Postgres down while a resolution arrives: recorded after ${recordedAfter.toFixed(1)} s of retries; calls settled ${after.settled} of ${after.expected} (settled twice: ${after.settledTwice}) ${seconds.toFixed(1)} s later`);
     expect(after).toEqual({ expected: 8, settled: 8, settledTwice: 0 });

