@@ -223,10 +223,13 @@ describe('rebuild', () => {
     for (let i = 0; i < 20; i++) await callAt(['bob', 'carol', 'dave', 'erin'][i % 4]!, 'm8', i % 2, '0.45');
     const incremental = await eventually(
       async () => {
-        const rows = await projectionRows();
-        const pending = (await tr.redis.scard(`${tr.prefix}:dirty:projection-users`)) + (await tr.redis.scard(`${tr.prefix}:dirty:projection-markets`));
+        // Read in pipeline order — the outbox (rows not yet relayed), then jobs, then the dirty sets —
+        // so work moving from one stage to the next while this looks is never missed.
+        const unsent: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from outbox where sent_at is null`);
         const jobs = await tr.redis.zcard(`${queuePrefix(tr.prefix)}:projections:delayed`) + (await tr.redis.llen(`${queuePrefix(tr.prefix)}:projections:wait`)) + (await tr.redis.llen(`${queuePrefix(tr.prefix)}:projections:active`));
-        return { rows, idle: pending === 0 && jobs === 0 };
+        const pending = (await tr.redis.scard(`${tr.prefix}:dirty:projection-users`)) + (await tr.redis.scard(`${tr.prefix}:dirty:projection-markets`));
+        // The rows are read after the work was seen idle, so they include everything done by then.
+        return { idle: pending === 0 && jobs === 0 && unsent[0]!.n === 0, rows: await projectionRows() };
       },
       (v) => v.idle && (v.rows.user_records as Array<{ calls: number; user_id: number }>).find((r) => r.user_id === ids.erin)?.calls === 7,
     );
