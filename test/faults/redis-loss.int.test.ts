@@ -56,7 +56,7 @@ async function queuedJobs(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const name of QUEUES) {
     const q = new Queue(name, { connection: redis, prefix: queuePrefix(PREFIX) });
-    const counts = await q.getJobCounts('waiting', 'paused', 'delayed', 'prioritized');
+    const counts = await q.getJobCounts('waiting', 'delayed', 'prioritized');
     out[name] = Object.values(counts).reduce((a, b) => a + b, 0);
     await q.close();
   }
