@@ -80,11 +80,13 @@ async function callThreeMarkets(taken: Set<string>): Promise<{ markets: string[]
 }
 
 /** Every endpoint, and what of its answer must survive the loss of Redis (settling changes statuses, not this). */
-function endpoints(calls: readonly string[]): Array<{ path: string; keep: (body: unknown) => unknown }> {
+function endpoints(calls: readonly string[], eventSlug: string): Array<{ path: string; keep: (body: unknown) => unknown }> {
   type Body = Record<string, unknown>;
   const ids = (list: unknown) => (Array.isArray(list) ? list.map((x) => (x as Body)['id'] ?? (x as Body)['slug'] ?? (x as Body)['handle']).sort() : list);
   return [
     { path: '/api/v1/markets', keep: (b) => ((b as Body)['events'] as unknown[]).length > 0 },
+    { path: `/api/v1/markets/${eventSlug}`, keep: (b) => ((b as Body)['event'] as Body)['slug'] },
+    { path: `/api/v1/markets/${eventSlug}/history?range=1d`, keep: (b) => Object.keys(b as Body).sort() },
     { path: '/api/v1/live', keep: () => true },
     { path: '/api/v1/calls', keep: (b) => ids((b as Body)['calls']) },
     { path: '/api/v1/leaderboard', keep: () => true },
@@ -127,7 +129,14 @@ const taken = new Set<string>();
 
 async function survives(label: string, loseRedis: () => Promise<void>): Promise<void> {
   const { markets, calls } = await callThreeMarkets(taken);
-  const list = endpoints(calls);
+  // An event none of the three markets belongs to, so it stays open whatever they resolve to.
+  // Input: the three market ids. Output: the busiest other open event's slug.
+  const [other]: Array<{ slug: string }> = await db.query(sql`
+    select e.slug from events e
+    where not e.closed and not exists (select 1 from markets m where m.event_id = e.id and m.id = any(${markets}::text[]))
+    order by e.volume_24h desc, e.id limit 1
+  `);
+  const list = endpoints(calls, other!.slug);
   // The data before: every endpoint answering, the new calls in the latest calls and in each
   // person's record (the write path's outbox has been relayed and the snapshots built).
   const before = await until('every endpoint answering with the new calls', async () => {
