@@ -1,6 +1,8 @@
 /**
- * `npm run rebuild`: truncate and recompute every projection (user_records, market_splits,
- * leaderboard_rows) from the source tables in one transaction, then request a full rebuild of every
+ * `npm run rebuild`: settle every resolved market whose settlement has not committed (each in its own
+ * transaction, exactly once, as the worker would), then truncate and recompute every projection
+ * (user_records, market_splits, leaderboard_rows) from the source tables in one transaction, then
+ * request a full rebuild of every
  * record snapshot and of every open event's snapshot (their platform_split). The snapshot work is
  * queued for the worker: if none is running, its start-up build does the same.
  * Against the stack's DATABASE_URL / REDIS_URL / REDIS_PREFIX.
@@ -10,6 +12,7 @@ import { createSnapshotTrigger, loadConfig } from '@pm/shared';
 import { createDb, migrate, sql } from '@pm/shared/db';
 import { createRecordsTrigger } from '@pm/shared/records';
 import { rebuildProjections } from '../services/worker/src/projections/index.js';
+import { marketsPendingSettlement, settleMarket } from '../services/worker/src/settlement/index.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -20,6 +23,16 @@ async function main(): Promise<void> {
   const snapshots = createSnapshotTrigger({ redis, prefix: config.REDIS_PREFIX });
   try {
     const started = performance.now();
+    let settled = 0;
+    for (const marketId of await marketsPendingSettlement(db, 100_000)) {
+      try {
+        await settleMarket(db, marketId, new Date());
+        settled++;
+      } catch (err) {
+        // A resolution the settlement refuses (no winner, not void) is reported, not a reason to stop.
+        process.stderr.write(`market ${marketId} not settled: ${err instanceof Error ? err.message : String(err)}\n`);
+      }
+    }
     const { ms } = await rebuildProjections(db, new Date());
     // Input: none. Output: the projection tables' row counts, for the summary.
     const [counts]: Array<{ user_records: number; leaderboard_rows: number; market_splits: number }> = await db.query(sql`
@@ -31,7 +44,7 @@ async function main(): Promise<void> {
     const events: Array<{ id: string }> = await db.query(sql`select id from events where closed = false`);
     await snapshots.markEventsDirty(events.map((e) => e.id));
     process.stdout.write(
-      `${JSON.stringify({ rebuilt: counts, ms: { ...ms, total: Math.round(performance.now() - started) }, snapshots: 'full record build and open events queued' }, null, 2)}\n`,
+      `${JSON.stringify({ settledMarkets: settled, rebuilt: counts, ms: { ...ms, total: Math.round(performance.now() - started) }, snapshots: 'full record build and open events queued' }, null, 2)}\n`,
     );
   } finally {
     await records.close();

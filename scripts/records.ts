@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { loadConfig } from '@pm/shared';
 import { createDb, migrate, sql, type Db } from '@pm/shared/db';
-import { createRecords, RecordRefused, type Records } from '@pm/shared/records';
+import { createRecords, RecordRefused, RecordsUnavailable, type Records } from '@pm/shared/records';
 
 const USAGE = `usage: npm run records -- <user|call|update|combo|follow|unfollow> [options]  (see scripts/records.ts)`;
 
@@ -118,6 +118,7 @@ async function main(): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof RecordRefused) process.stderr.write(`refused (${err.code}): ${err.message}\n`);
+    else if (err instanceof RecordsUnavailable) process.stderr.write(`not confirmed: ${err.message}\n`);
     else if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
       process.stderr.write(`${err.message}\n${USAGE}\n`);
     } else throw err;

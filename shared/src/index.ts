@@ -10,3 +10,4 @@ export * from './db/index.js';
 export * from './snapshot-trigger.js';
 export * from './metrics.js';
 export * from './ops.js';
+export * from './outbox.js';

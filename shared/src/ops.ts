@@ -155,7 +155,8 @@ export async function answerOps(
   const json = (status: number, value: unknown): OpsAnswer => ({ status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(value) });
   switch (path) {
     case '/healthz':
-      return json(200, { ok: true, service: opts.metrics.service, uptime_s: Math.round(process.uptime()) });
+      // The pid lets an operator (and the fault tests) signal this very process, whatever started it.
+      return json(200, { ok: true, service: opts.metrics.service, pid: process.pid, uptime_s: Math.round(process.uptime()) });
     case '/readyz': {
       const report = await checkReadiness(opts.readiness);
       return json(report.ok ? 200 : 503, report);

@@ -6,7 +6,7 @@
 export const queues = {
   /** Coalesced snapshot rebuilds; added with BullMQ deduplication so a burst makes one job. */
   snapshots: { jobs: ['build-snapshots', 'build-record-snapshots'] },
-  /** One MarketResolved job per market, id `settle-<marketId>`. */
+  /** One MarketResolved job per market, id `settle-<marketId>` (added by the worker's outbox relay and reconciler). */
   settlement: { jobs: ['settle-market'] },
   /** Projection refreshes for affected handles. */
   projections: { jobs: ['project-users', 'rebuild-all'] },
@@ -17,7 +17,8 @@ export type JobName<Q extends QueueName> = (typeof queues)[Q]['jobs'][number];
 
 export interface JobData {
   'build-snapshots': { reason: string };
-  'settle-market': { marketId: string; winningOutcomeIndex: number | null; voided: boolean; source: 'ws' | 'catalog' };
+  /** The market only: its resolution is read from Postgres, where it was recorded with the outbox row that made this job. */
+  'settle-market': { marketId: string };
   /** Users whose records to recompute and markets whose splits to recompute (ids as strings). */
   'project-users': { userIds: string[]; marketIds?: string[] };
   /** Record snapshots (calls, users, leaderboard, combos) to rebuild: the dirty set `<prefix>:dirty:records`, or everything with `full`. */

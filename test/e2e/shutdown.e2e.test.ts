@@ -10,6 +10,7 @@ import { createRecords } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { freePort } from '../support/stack.js';
 import { until as poll } from '../support/poll.js';
+import { logResolution } from '../../services/worker/src/settlement/test-fixture.js';
 
 /**
  * SIGTERM, as an orchestrator sends it: the process stops taking work, finishes what is in flight,
@@ -197,7 +198,7 @@ describe('SIGTERM', () => {
     const db = database.db;
     const market = 'sigterm-market';
     const handles = ['sig_ann', 'sig_ben', 'sig_cat', 'sig_dan'];
-    // A market as the ingestor leaves it, 20 calls at live chances, then its resolution (Yes won).
+    // A market as the ingestor leaves it and 20 calls at live chances; its resolution comes below.
     await db.query(sql`insert into events (id, slug, title, category) values ('ev-sigterm', 'sigterm', 'SIGTERM event', 'Sport') on conflict do nothing`);
     await db.query(sql`insert into markets (id, event_id, condition_id, position, question) values (${market}, 'ev-sigterm', 'cond-sigterm', 0, 'Will it stop cleanly?')`);
     for (const [i, name] of ['Yes', 'No'].entries()) {
@@ -217,8 +218,6 @@ describe('SIGTERM', () => {
     } finally {
       await records.close();
     }
-    await db.query(sql`insert into market_resolutions (market_id, winning_outcome_index, voided, source) values (${market}, 0, false, 'ws')`);
-    await db.query(sql`update markets set closed = true, resolved_outcome_index = 0, voided = false, resolved_at = now() where id = ${market}`);
     const calls: Array<{ outcome_index: number; chance_at_call: string }> = await db.query(sql`select outcome_index, chance_at_call from calls where market_id = ${market}`);
     const expectedProfit = round2(calls.reduce((sum, c) => sum + profitOn10(c.outcome_index === 0 ? 'won' : 'lost', Number(c.chance_at_call))!, 0));
     const expectedXp = calls.reduce((sum, c) => sum + (c.outcome_index === 0 ? xpIfRight(Number(c.chance_at_call)) : 0), 0);
@@ -235,7 +234,8 @@ describe('SIGTERM', () => {
       // signal lands mid-settlement, and the settlement then has to finish after it.
       await db.tx(async (tx) => {
         await tx.query(sql`select id from calls where market_id = ${market} order by id limit 1 for update`);
-        await queue.add('settle-market', { marketId: market, winningOutcomeIndex: 0, voided: false, source: 'ws' }, { jobId, attempts: 5 });
+        // The resolution (Yes won), recorded as the ingestor records it: the worker's relay makes the job.
+        await logResolution(db, market, 0);
         await until(
           'the settlement to wait on the held row',
           async () => {

@@ -1,3 +1,4 @@
+import { writeOutbox } from '@pm/shared';
 import { sql, type Db } from '@pm/shared/db';
 import type { CatalogRows, EventRow, MarketRow, OutcomeRow } from './catalog-map.js';
 
@@ -33,6 +34,8 @@ export async function writeCatalogPage(db: Db, rows: CatalogRows): Promise<PageW
       const eventId = marketEvent.get(r.market_id);
       if (eventId) changed.add(eventId);
     }
+    // The durable record that these events' snapshots are stale, committed with the rows themselves.
+    if (changed.size > 0) await writeOutbox(tx, 'events-changed', { eventIds: [...changed] });
     return { changedEventIds: changed, slugConflicts: rows.events.length - presentIds.size };
   });
 }

@@ -107,13 +107,8 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   const outcomes = new OutcomeDirectory();
   // Marks go to the trigger only after the chances they stand for are in Redis (dirty-events.ts).
   const dirty = createDirtyEvents({ trigger, logger, before: () => publisher.flush() });
-  const settlement = createSettlement({
-    db,
-    redis,
-    redisPrefix: config.REDIS_PREFIX,
-    logger,
-    onEventChanged: (eventId) => dirty.mark(eventId),
-  });
+  // A resolution's outbox row makes the relay mark its event stale (services/worker/src/outbox).
+  const settlement = createSettlement({ db, logger });
   const marketHealth = createFeedHealth({ redis, key: keys.feed, channel: 'market', clock, logger });
   const sportsHealth = createFeedHealth({ redis, key: keys.feed, channel: 'sports', clock, logger });
 
@@ -311,7 +306,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
         await dirty.close();
         await marketHealth.flush();
         await sportsHealth.flush();
-        await Promise.all([settlement.close(), ownTrigger ? trigger.close() : Promise.resolve()]);
+        if (ownTrigger) await trigger.close();
       })();
       return stopping;
     },

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Queue } from 'bullmq';
-import { queuePrefix, settleJobId } from '@pm/shared';
 import { sql } from '@pm/shared/db';
 import { createHarness, type Harness } from './testing/harness.js';
 import { gammaEvent, waitFor } from './testing/fake-exchange.js';
@@ -10,7 +8,6 @@ const tok = (n: number) => `2000000000000000000000000000000000000000000000000000
 
 let h: Harness;
 let ingestor: Ingestor;
-let queue: Queue;
 
 beforeAll(async () => {
   h = await createHarness('ingestor_settle');
@@ -24,23 +21,28 @@ beforeAll(async () => {
   ingestor = h.ingestor();
   await ingestor.start();
   await waitFor(() => h.fake.marketSockets.length > 0, 3000, 'market socket');
-  queue = new Queue('settlement', { connection: h.redis.redis, prefix: queuePrefix(h.redis.prefix) });
 });
 
 afterAll(async () => {
-  await queue?.close();
   await h?.cleanup();
 });
 
-const jobs = () => queue.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed', 'prioritized']);
+/**
+ * A resolution is recorded with its `market-resolved` outbox row in one statement; the worker's relay
+ * makes the settle job from it. So "exactly one job" is "exactly one outbox row per market", held
+ * by Postgres rather than by a set in the ingestor's memory.
+ */
+const owed = async (marketId?: string): Promise<Array<{ marketId: string; eventId: string }>> => {
+  const rows: Array<{ payload: { marketId: string; eventId: string } }> = await h.database.db.query(
+    sql`select payload from outbox where topic = 'market-resolved' order by id`,
+  );
+  return rows.map((r) => r.payload).filter((p) => marketId === undefined || p.marketId === marketId);
+};
 
-describe('settlement jobs', () => {
-  it('a ws resolution and the catalog confirming it make exactly one job', async () => {
-    await h.redis.redis.del(h.keys.dirtyEvents);
+describe('settlement owed through the outbox', () => {
+  it('a ws resolution and the catalog confirming it owe exactly one settlement', async () => {
     h.fake.broadcastMarket({ event_type: 'market_resolved', id: 'm1', market: '0xm1', assets_ids: [tok(1), tok(2)], winning_asset_id: tok(2), winning_outcome: 'No', timestamp: '100' });
-    const job = await waitFor(() => queue.getJob(settleJobId('m1')), 3000, 'settle job');
-    expect(job.name).toBe('settle-market');
-    expect(job.data).toEqual({ marketId: 'm1', winningOutcomeIndex: 1, voided: false, source: 'ws' });
+    await waitFor(async () => ((await owed('m1')).length > 0 ? true : undefined), 3000, 'market-resolved row');
 
     // The catalog now shows the same market closed with final prices; and the ws repeats itself.
     const ev = h.fake.events[0]!;
@@ -50,15 +52,12 @@ describe('settlement jobs', () => {
     h.fake.broadcastMarket({ event_type: 'market_resolved', id: 'm1', market: '0xm1', assets_ids: [tok(1), tok(2)], winning_asset_id: tok(2), winning_outcome: 'No', timestamp: '101' });
     await new Promise((r) => setTimeout(r, 200));
 
-    const all = await jobs();
-    expect(all.map((j) => j.id)).toEqual([settleJobId('m1')]);
+    expect(await owed()).toEqual([{ marketId: 'm1', eventId: 'e1' }]);
     const log = await h.database.db.query(sql`select market_id, winning_outcome_index, voided, source from market_resolutions`);
     expect(log).toEqual([{ market_id: 'm1', winning_outcome_index: 1, voided: false, source: 'ws' }]);
     const [m] = await h.database.db.query(sql`select closed, resolved_outcome_index, voided, resolved_at from markets where id = 'm1'`);
     expect(m).toMatchObject({ closed: true, resolved_outcome_index: 1, voided: false });
     expect(m.resolved_at).toBeInstanceOf(Date);
-    await ingestor.flush();
-    expect(await h.redis.redis.smembers(h.keys.dirtyEvents)).toContain('e1');
   });
 
   it('the catalog alone resolves a market (winner) and voids one resolved without a winner', async () => {
@@ -67,15 +66,17 @@ describe('settlement jobs', () => {
     Object.assign(markets[2]!, { closed: true, outcomePrices: '["0.5","0.5"]', umaResolutionStatus: 'resolved' });
     await ingestor.syncCatalog();
     await ingestor.syncCatalog();
-    const all = await jobs();
-    expect(all.map((j) => j.id).sort()).toEqual([settleJobId('m1'), settleJobId('m2'), settleJobId('m3')].sort());
-    expect((await queue.getJob(settleJobId('m2')))!.data).toEqual({ marketId: 'm2', winningOutcomeIndex: 0, voided: false, source: 'catalog' });
-    expect((await queue.getJob(settleJobId('m3')))!.data).toEqual({ marketId: 'm3', winningOutcomeIndex: null, voided: true, source: 'catalog' });
+    expect((await owed()).map((p) => p.marketId)).toEqual(['m1', 'm2', 'm3']);
+    const log = await h.database.db.query(sql`select market_id, winning_outcome_index, voided from market_resolutions where market_id in ('m2', 'm3') order by market_id`);
+    expect(log).toEqual([
+      { market_id: 'm2', winning_outcome_index: 0, voided: false },
+      { market_id: 'm3', winning_outcome_index: null, voided: true },
+    ]);
     const [m3] = await h.database.db.query(sql`select closed, resolved_outcome_index, voided from markets where id = 'm3'`);
     expect(m3).toEqual({ closed: true, resolved_outcome_index: null, voided: true });
   });
 
-  it('the catalog first, then the ws repeating it twice, still make exactly one job', async () => {
+  it('the catalog first, then the ws repeating it twice, and a new ingestor process, still owe exactly one settlement', async () => {
     h.fake.events.push(gammaEvent('e10', [{ id: 'm10', tokens: [tok(11), tok(12)] }]));
     await ingestor.syncCatalog();
     const markets = h.fake.events.find((e) => e.id === 'e10')!.markets as Array<Record<string, unknown>>;
@@ -85,17 +86,18 @@ describe('settlement jobs', () => {
     h.fake.broadcastMarket({ ...resolved, timestamp: '200' });
     h.fake.broadcastMarket([{ ...resolved, timestamp: '201' }]);
     await ingestor.syncCatalog();
+    // A restarted ingestor remembers nothing; the catalog still lists the market closed.
+    const second = h.ingestor();
+    await second.syncCatalog();
     await new Promise((r) => setTimeout(r, 200));
-    const mine = (await jobs()).filter((j) => j.id === settleJobId('m10'));
-    expect(mine).toHaveLength(1);
-    expect(mine[0]!.data).toEqual({ marketId: 'm10', winningOutcomeIndex: 0, voided: false, source: 'catalog' });
+    expect(await owed('m10')).toEqual([{ marketId: 'm10', eventId: 'e10' }]);
     const log = await h.database.db.query(sql`select winning_outcome_index, source from market_resolutions where market_id = 'm10'`);
     expect(log).toEqual([{ winning_outcome_index: 0, source: 'catalog' }]);
   });
 
-  it('a closed market awaiting resolution makes no job', async () => {
+  it('a closed market awaiting resolution owes no settlement', async () => {
     h.fake.events.push(gammaEvent('e9', [{ id: 'm9', tokens: [tok(9), tok(10)], closed: true, prices: ['0.97', '0.03'], uma: 'proposed' }]));
     await ingestor.syncCatalog();
-    expect(await queue.getJob(settleJobId('m9'))).toBeUndefined();
+    expect(await owed('m9')).toEqual([]);
   });
 });

@@ -1,50 +1,66 @@
-import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { queuePrefix, settleJobId, type JobData, type Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared';
 import { sql, type Db } from '@pm/shared/db';
+import { isConnectionLoss } from '@pm/shared/records';
 
 /**
  * MarketResolved, from either source (the ws `market_resolved` message, or the catalog showing a
  * closed market with final prices): log it in `market_resolutions`, mark the market resolved, and
- * put one `settle-market` job on the settlement queue. The job id is deterministic
- * (`settle-<marketId>`), so both sources and every repeat collapse into one job; the first source
- * to arrive decides the row (on conflict do nothing), and settlement itself is guarded downstream.
+ * write a `market-resolved` outbox row — all in ONE statement, so the resolution and the owed
+ * settlement commit together. The worker's relay turns the row into the `settle-market` job (id
+ * `settle-<marketId>`), and its reconciler settles any resolved market left with open calls, so
+ * nothing here remembers what it already asked for: Postgres does.
+ *
+ * The first source to arrive decides the row (on conflict do nothing); repeats (the catalog lists a
+ * closed market on every sync) change nothing and write no outbox row. That also makes the statement
+ * safe to retry: a Postgres blip (a restart, a dropped connection) is retried with a short backoff,
+ * because the ws message that brought the resolution will not come again.
  */
 
-export type SettleMarket = JobData['settle-market'];
+/** A resolution as a source reports it (the ws `market_resolved` message, or the catalog). */
+export interface SettleMarket {
+  marketId: string;
+  /** Null when voided. */
+  winningOutcomeIndex: number | null;
+  voided: boolean;
+  source: 'ws' | 'catalog';
+}
 
 export interface SettlementOptions {
   db: Db;
-  /** A connection BullMQ may use (maxRetriesPerRequest: null). Not closed by `close()`. */
-  redis: Redis;
-  redisPrefix: string;
   logger: Logger;
-  /** Called with the market's event id when the market row changed, so its snapshots rebuild. */
-  onEventChanged: (eventId: string) => void;
+  /** Delays before each retry after a lost connection. Default 0.5, 1, 2, 4, 8 s (about 15 s in all). */
+  retryDelaysMs?: readonly number[];
 }
 
 export interface Settlement {
-  /** Record a resolution and enqueue its settlement. Unknown markets are ignored (returns false). */
+  /** Record a resolution (and the settlement it owes). Unknown markets are ignored (returns false). */
   resolve(resolution: SettleMarket): Promise<boolean>;
-  close(): Promise<void>;
 }
 
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
 export function createSettlement(opts: SettlementOptions): Settlement {
-  const queue = new Queue<SettleMarket, unknown, 'settle-market'>('settlement', {
-    connection: opts.redis,
-    prefix: queuePrefix(opts.redisPrefix),
-  });
-  queue.on('error', (err) => opts.logger.warn({ err }, 'settlement queue error'));
-  /** Markets enqueued by this process: repeats from the catalog every sync need no round trip. */
-  const enqueued = new Set<string>();
+  const retryDelays = opts.retryDelaysMs ?? [500, 1000, 2000, 4000, 8000];
 
   async function resolve(r: SettleMarket): Promise<boolean> {
-    // Already recorded and enqueued by this process: the catalog repeats closed markets every sync.
-    if (enqueued.has(r.marketId)) return true;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await resolveOnce(r);
+      } catch (err) {
+        const delay = retryDelays[attempt];
+        if (!isConnectionLoss(err) || delay === undefined) throw err;
+        opts.logger.warn({ err: err instanceof Error ? err.message : String(err), marketId: r.marketId, attempt: attempt + 1 }, 'postgres unavailable while recording a resolution; retrying');
+        await sleep(delay);
+      }
+    }
+  }
+
+  async function resolveOnce(r: SettleMarket): Promise<boolean> {
     // Input: market id, winning outcome index (null when void), voided, source.
-    // Output: the market's event id (null for an unknown market) and whether the market row changed.
-    // The log row is first-source-wins; the market columns are set once (guarded by resolved_at).
-    const rows: Array<{ event_id: string | null; marked: boolean }> = await opts.db.query(sql`
+    // Output: whether the market is known and whether this call resolved it (a repeat does not).
+    // The log row is first-source-wins; the market columns are set once (guarded by resolved_at);
+    // the outbox row is written only by the statement that resolved the market.
+    const rows: Array<{ known: boolean; marked: boolean }> = await opts.db.query(sql`
       with known as (
         select id, event_id from markets where id = ${r.marketId}
       ), logged as (
@@ -57,30 +73,22 @@ export function createSettlement(opts: SettlementOptions): Settlement {
         set closed = true, resolved_outcome_index = ${r.winningOutcomeIndex}::integer,
             voided = ${r.voided}, resolved_at = now(), updated_at = now()
         where id = ${r.marketId} and resolved_at is null
+        returning id, event_id
+      ), announced as (
+        insert into outbox (topic, payload)
+        select 'market-resolved', jsonb_build_object('marketId', id, 'eventId', event_id) from marked
         returning id
       )
-      select (select event_id from known) as event_id, exists (select 1 from marked) as marked
+      select exists (select 1 from known) as known, exists (select 1 from announced) as marked
     `);
     const row = rows[0];
-    if (!row || row.event_id === null) {
+    if (!row?.known) {
       opts.logger.warn({ marketId: r.marketId, source: r.source }, 'resolution for an unknown market ignored');
       return false;
     }
-    if (row.marked) opts.onEventChanged(row.event_id);
-    await queue.add('settle-market', r, {
-      jobId: settleJobId(r.marketId),
-      attempts: 5,
-      backoff: { type: 'exponential', delay: 1000 },
-    });
-    enqueued.add(r.marketId);
-    opts.logger.info({ marketId: r.marketId, winner: r.winningOutcomeIndex, voided: r.voided, source: r.source }, 'market resolved');
+    if (row.marked) opts.logger.info({ marketId: r.marketId, winner: r.winningOutcomeIndex, voided: r.voided, source: r.source }, 'market resolved');
     return true;
   }
 
-  return {
-    resolve,
-    async close() {
-      await queue.close();
-    },
-  };
+  return { resolve };
 }

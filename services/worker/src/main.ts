@@ -18,7 +18,15 @@ async function main(): Promise<void> {
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const jobMetrics = createWorkerMetrics({ db, redis, redisPrefix: config.REDIS_PREFIX });
-  const worker = createWorker({ config, db, redis, logger, onQueueWorker: (w) => jobMetrics.observe(w) });
+  const worker = createWorker({
+    config,
+    db,
+    redis,
+    logger,
+    databaseUrl: config.DATABASE_URL,
+    onQueueWorker: (w) => jobMetrics.observe(w),
+    onRepair: (kind, n) => jobMetrics.metrics.metric.reconcilerRepairs.inc({ kind }, n),
+  });
   // Up before the first snapshot build, so /healthz answers while it runs and /readyz says why not yet.
   let started = false;
   const ops = await startOpsServer({

@@ -32,6 +32,27 @@ async function settledCounts(db: Db): Promise<Array<{ kind: string; status: stri
   `)) as Array<{ kind: string; status: string; n: number }>;
 }
 
+/**
+ * The change channel's health. Inputs: none. Outputs: one row — unsent outbox rows and the age of
+ * the oldest (outbox_unsent), resolved markets with open calls or legs whose settlement has not
+ * committed and the age of the oldest (markets_settlement_pending).
+ */
+async function changeChannelState(db: Db): Promise<Array<{ backlog: number; oldest_unsent_s: number; pending: number; oldest_pending_s: number }>> {
+  return (await db.query(sql`
+    with unsent as (
+      select count(*)::int as backlog, coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest_unsent_s
+      from outbox where sent_at is null
+    ), pending as (
+      select count(*)::int as pending, coalesce(extract(epoch from now() - min(m.resolved_at)), 0)::float8 as oldest_pending_s
+      from markets m
+      where m.resolved_at is not null and m.settled_at is null
+        and (exists (select 1 from calls c where c.market_id = m.id and c.status = 'open')
+             or exists (select 1 from combo_legs l where l.market_id = m.id and l.status = 'open'))
+    )
+    select * from unsent, pending
+  `)) as Array<{ backlog: number; oldest_unsent_s: number; pending: number; oldest_pending_s: number }>;
+}
+
 export function createWorkerMetrics(opts: { db: Db; redis: Redis; redisPrefix: string }): WorkerMetrics {
   const metrics = createServiceMetrics('worker');
   const m = metrics.metric;
@@ -53,6 +74,15 @@ export function createWorkerMetrics(opts: { db: Db; redis: Redis; redisPrefix: s
       for (const status of SETTLED) setTotal(counter, { status }, rows.find((r) => r.kind === kind && r.status === status)?.n ?? 0);
     }
   });
+
+  metrics.beforeScrape('change_channel', async () => {
+    const row = (await changeChannelState(opts.db))[0];
+    m.outboxBacklog.set(row?.backlog ?? 0);
+    m.outboxOldestUnsentAge.set(row?.oldest_unsent_s ?? 0);
+    m.settlementPendingMarkets.set(row?.pending ?? 0);
+    m.settlementOldestPendingAge.set(row?.oldest_pending_s ?? 0);
+  });
+  for (const kind of ['settle', 'projection', 'snapshot'] as const) m.reconcilerRepairs.inc({ kind }, 0);
 
   const finished = (queue: string, outcome: 'completed' | 'failed', job: Job | undefined) => {
     m.jobs.inc({ queue, outcome });

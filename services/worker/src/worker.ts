@@ -12,6 +12,8 @@ import { createRecordsTrigger, type RecordsTrigger } from '@pm/shared/records';
 import { createSettleMarketProcessor } from './settlement/processor.js';
 import { createProjectUsersProcessor, createRebuildAllProcessor } from './projections/processor.js';
 import { requestRebuildIfStale, scheduleWeekRollover } from './projections/schedule.js';
+import { createOutboxRelay, type OutboxRelay } from './outbox/relay.js';
+import { createReconciler, type Reconciler, type RepairKind } from './outbox/reconciler.js';
 
 /**
  * The worker service as a factory, so tests and the launcher run it in-process and main.ts only wires.
@@ -21,6 +23,10 @@ import { requestRebuildIfStale, scheduleWeekRollover } from './projections/sched
  * and a sweep every interval, the safety net, that requests a job when the dirty set still holds
  * ids (a trigger call dropped during a Redis blip), when the catalog version moved past the last
  * build's, or when the periodic full build is due.
+ *
+ * The change channel: the outbox relay turns outbox rows (written by every change in its own
+ * transaction) into jobs, and the reconciler re-derives from Postgres whatever Redis lost
+ * (services/worker/src/outbox). Both run in every worker process; several at once are safe.
  */
 
 export interface WorkerDeps {
@@ -36,6 +42,12 @@ export interface WorkerDeps {
   fullBuildEveryMs?: number;
   /** Told of each BullMQ Worker once started (the metrics attach to its events). */
   onQueueWorker?: (worker: Worker) => void;
+  /** DATABASE_URL, for the outbox relay's LISTEN connection; without it the relay polls only. */
+  databaseUrl?: string;
+  /** Period of the reconciler's passes. Default 15 s. */
+  reconcileEveryMs?: number;
+  /** Told of each repair the reconciler made (the metrics count them). */
+  onRepair?: (kind: RepairKind, n: number) => void;
 }
 
 export interface WorkerService {
@@ -73,6 +85,8 @@ export function createWorker(deps: WorkerDeps): WorkerService {
   let bullConnection: Redis | undefined;
   let recordsTrigger: RecordsTrigger | undefined;
   let queueWorkers: QueueWorkers | undefined;
+  let relay: OutboxRelay | undefined;
+  let reconciler: Reconciler | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping = false;
   // Price history snapshots (`history:<marketId>:<range>`): their own throttled loop.
@@ -139,7 +153,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
             'build-record-snapshots': createBuildRecordSnapshotsProcessor(records),
           },
           settlement: {
-            'settle-market': createSettleMarketProcessor({ db: deps.db, trigger: recordsTrigger, logger: logger.child({ part: 'settlement' }) }),
+            'settle-market': createSettleMarketProcessor({ db: deps.db, logger: logger.child({ part: 'settlement' }) }),
           },
           projections: {
             'project-users': createProjectUsersProcessor(projectionDeps),
@@ -168,10 +182,37 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       sweepTimer = setInterval(() => void sweep(sweeper), every);
       sweepTimer.unref();
       historyLoop = startHistoryLoop(history, { logger });
+      relay = createOutboxRelay({
+        db: deps.db,
+        ...(deps.databaseUrl === undefined ? {} : { databaseUrl: deps.databaseUrl }),
+        connection: bullConnection,
+        prefix: config.REDIS_PREFIX,
+        records: recordsTrigger,
+        snapshots: sweeper,
+        logger,
+      });
+      relay.start();
+      reconciler = createReconciler({
+        db: deps.db,
+        redis: deps.redis,
+        connection: bullConnection,
+        prefix: config.REDIS_PREFIX,
+        records: recordsTrigger,
+        rebuildMarketSnapshots: () => builder.build({ full: true, reason: 'reconcile' }),
+        rebuildRecordSnapshots: () => records.build({ full: true, reason: 'reconcile' }),
+        logger,
+        ...(deps.onRepair === undefined ? {} : { onRepair: deps.onRepair }),
+        ...(deps.reconcileEveryMs === undefined ? {} : { everyMs: deps.reconcileEveryMs }),
+      });
+      reconciler.start();
     },
     async stop() {
       clearInterval(sweepTimer);
       sweepTimer = undefined;
+      await relay?.stop();
+      relay = undefined;
+      await reconciler?.stop();
+      reconciler = undefined;
       await historyLoop?.stop();
       historyLoop = undefined;
       await queueWorkers?.close();

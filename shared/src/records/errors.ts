@@ -23,3 +23,31 @@ export class RecordRefused extends Error {
     super(message);
   }
 }
+
+/**
+ * Postgres went away during a write (a restart, a dropped connection, a server refusing connections).
+ * The write ran in one transaction, so it is whole or absent, never half; when the connection died
+ * during COMMIT the caller cannot know which, so it is not retried blindly (a second call would be
+ * recorded). The message says so; `cause` keeps the driver's error.
+ */
+export class RecordsUnavailable extends Error {
+  override name = 'RecordsUnavailable';
+  constructor(cause: unknown) {
+    super(
+      `postgres was unavailable during the write (${cause instanceof Error ? cause.message : String(cause)}); ` +
+        'it was written whole or not at all — check before writing it again',
+      { cause },
+    );
+  }
+}
+
+/** SQLSTATE classes and driver errors that mean "the server or the connection went away", not "this write is wrong". */
+export function isConnectionLoss(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const code = String((err as { code?: unknown }).code ?? '');
+  // 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
+  if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT') return true;
+  const message = err instanceof Error ? err.message : '';
+  return /Connection terminated|connection is closed|Client has encountered a connection error|terminating connection/i.test(message);
+}

@@ -3,7 +3,6 @@ import { queuePrefix, redisKeys } from '../index.js';
 import { sql } from '../db/connection.js';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '../testing/index.js';
 import { createRecords, RecordRefused, type Records, type RecordRefusedCode } from './index.js';
-import { projectionMarketsDirtyKey, projectionUsersDirtyKey, recordsDirtyKey } from './trigger.js';
 
 let tdb: TestDatabase;
 let tr: TestRedis;
@@ -57,7 +56,7 @@ beforeEach(async () => {
 /** Every row of every table the write path writes, to show a refusal changed nothing. */
 async function everything(): Promise<unknown> {
   const out: Record<string, unknown> = {};
-  for (const table of ['users', 'follows', 'calls', 'thesis_updates', 'combos', 'combo_legs'] as const) {
+  for (const table of ['users', 'follows', 'calls', 'thesis_updates', 'combos', 'combo_legs', 'outbox'] as const) {
     out[table] = await tdb.db.query(sql`select * from ${sql.ident(table)} order by 1, 2`);
   }
   return out;
@@ -124,17 +123,21 @@ describe('calls', () => {
     expect(((await tdb.db.query(sql`select chance_at_call from calls where id = ${made.id}`)) as Array<{ chance_at_call: string }>)[0]!.chance_at_call).toBe('0.535');
   });
 
-  it('requests projection and snapshot work for the caller, the copied caller and the market', async () => {
+  it('owes projection and snapshot work for the caller, the copied caller and the market in the same transaction', async () => {
     await records.createUser({ handle: 'copier', displayName: 'Copier' });
     const original = await call({ marketId: 'mD' });
-    await tr.redis.del(projectionUsersDirtyKey(tr.prefix), projectionMarketsDirtyKey(tr.prefix), recordsDirtyKey(tr.prefix));
     const copy = await call({ handle: 'copier', marketId: 'mD', copiedFrom: original.id });
     const ids: Array<{ id: number; handle: string }> = await tdb.db.query(sql`select id, handle from users where handle in ('Alice', 'copier')`);
-    expect((await tr.redis.smembers(projectionUsersDirtyKey(tr.prefix))).sort()).toEqual(ids.map((u) => String(u.id)).sort());
-    expect(await tr.redis.smembers(projectionMarketsDirtyKey(tr.prefix))).toEqual(['mD']);
-    expect(await tr.redis.smembers(recordsDirtyKey(tr.prefix))).toEqual(expect.arrayContaining([`call:${copy.id}`, 'market:mD']));
-    const jobs = await tr.redis.keys(`${queuePrefix(tr.prefix)}:projections:*`);
-    expect(jobs.length).toBeGreaterThan(0);
+    const copier = ids.find((u) => u.handle === 'copier')!.id;
+    const rows: Array<{ payload: { userIds: number[]; marketIds: string[]; dirty: string[] } }> = await tdb.db.query(sql`
+      select payload from outbox where topic = 'records-changed' and payload -> 'dirty' ? ${`call:${copy.id}`}
+    `);
+    expect(rows).toHaveLength(1);
+    expect([...rows[0]!.payload.userIds].sort()).toEqual(ids.map((u) => u.id).sort());
+    expect(rows[0]!.payload.marketIds).toEqual(['mD']);
+    expect(rows[0]!.payload.dirty).toEqual(expect.arrayContaining([`call:${copy.id}`, `user:${copier}`, 'market:mD']));
+    // Nothing is enqueued by the write path itself: the worker's relay does it from the row.
+    expect(await tr.redis.keys(`${queuePrefix(tr.prefix)}:projections:*`)).toEqual([]);
   });
 
   it('refuses an unknown user', () => refused('unknown_user', () => call({ handle: 'nobody' })));

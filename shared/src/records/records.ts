@@ -2,10 +2,11 @@ import type { Redis } from 'ioredis';
 import { sql, type Db } from '../db/connection.js';
 import { winsOn10 } from '../domain/money.js';
 import type { Logger } from '../logger.js';
-import { RecordRefused } from './errors.js';
+import { isConnectionLoss, RecordRefused, RecordsUnavailable } from './errors.js';
 import { newPublicId } from './ids.js';
 import { readLiveChance } from './live-chance.js';
-import { createRecordsTrigger, type RecordsDirtyMember, type RecordsTrigger } from './trigger.js';
+import { writeOutbox } from '../outbox.js';
+import type { RecordsDirtyMember } from './trigger.js';
 import {
   createUserSchema,
   parseHandle,
@@ -23,7 +24,12 @@ import {
  * read `for share`: the ingestor's resolution (an update of that row) and the settlement (which
  * locks it `for update`) wait for a call being recorded, so the call is either refused as closed
  * or settled with the rest — never left open on a settled market.
- * After a write commits, projection work and record snapshot rebuilds are requested.
+ * The follow-up work (projections, record snapshots) is announced by an outbox row written in the
+ * write's own transaction (DESIGN.md "Storage and the change channel"): the record and the fact that
+ * work is owed on it commit together, and the worker's relay turns the row into jobs. A Postgres
+ * failure mid-write (a restart, a lost connection) rolls the whole transaction back and reaches the
+ * caller as a RecordsUnavailable error; it is not retried here, since a commit whose answer was
+ * lost may have written, and a blind retry would record a second call.
  */
 
 export interface CreateUserInput {
@@ -59,13 +65,13 @@ export interface Records {
   recordCall(input: RecordCallInput): Promise<{ id: string; chanceAtCall: number; madeAt: Date }>;
   addThesisUpdate(callId: string, body: string): Promise<{ at: Date }>;
   recordCombo(input: RecordComboInput): Promise<{ id: string; chance: number; winsOn10: number }>;
-  /** Close the queues this opened (not the given db or redis). */
+  /** Nothing to close any more (kept so callers need not change); closes neither db nor redis. */
   close(): Promise<void>;
 }
 
 export interface RecordsDeps {
   db: Db;
-  /** The stack's Redis: live chances are read from it and jobs are added through it. */
+  /** The stack's Redis: live chances are read from it. */
   redis: Redis;
   prefix: string;
   /** Unix ms; decides the age of a price and the default time of a record. */
@@ -124,6 +130,23 @@ async function openOutcome(tx: Tx, marketId: string, outcomeIndex: number): Prom
   return { question: row.question, name: row.name, tokenId: row.token_id };
 }
 
+/**
+ * The pool, with a lost connection during a transaction turned into RecordsUnavailable (a clear
+ * message instead of the driver's). Refusals and bad input pass through unchanged.
+ */
+function guardedDb(db: Db): Pick<Db, 'tx'> {
+  return {
+    tx: (async (fn: Parameters<Db['tx']>[0]) => {
+      try {
+        return await db.tx(fn);
+      } catch (err) {
+        if (!(err instanceof RecordRefused) && isConnectionLoss(err)) throw new RecordsUnavailable(err);
+        throw err;
+      }
+    }) as Db['tx'],
+  };
+}
+
 function isUniqueViolation(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
 }
@@ -133,24 +156,12 @@ const ID_ATTEMPTS = 5;
 
 export function createRecords(deps: RecordsDeps): Records {
   const clock = deps.clock ?? (() => Date.now());
-  const { db, redis, prefix } = deps;
-  let trigger: RecordsTrigger | undefined;
-  const triggerOf = () => (trigger ??= createRecordsTrigger({ redis, prefix }));
+  const { redis, prefix } = deps;
+  const db = guardedDb(deps.db);
 
-  /**
-   * After a commit: request the follow-up work. The record is already written, so a Redis failure
-   * here does not undo it; it is logged, and `npm run rebuild` restores every projection.
-   */
-  async function afterWrite(change: { userIds?: number[]; marketIds?: string[]; dirty: RecordsDirtyMember[] }): Promise<void> {
-    try {
-      const t = triggerOf();
-      if ((change.userIds?.length ?? 0) > 0 || (change.marketIds?.length ?? 0) > 0) {
-        await t.projectionStale({ userIds: change.userIds ?? [], marketIds: change.marketIds ?? [] });
-      }
-      await t.snapshotsDirty(change.dirty);
-    } catch (err) {
-      deps.logger?.warn({ err, change }, 'records: follow-up work not queued; run `npm run rebuild` to restore projections');
-    }
+  /** Inside the write's transaction: the outbox row that owes the follow-up work. */
+  async function announce(tx: Tx, change: { userIds?: number[]; marketIds?: string[]; dirty: RecordsDirtyMember[] }): Promise<void> {
+    await writeOutbox(tx, 'records-changed', { userIds: change.userIds ?? [], marketIds: change.marketIds ?? [], dirty: change.dirty });
   }
 
   async function insertWithFreshId<T>(insert: (id: string) => Promise<T | undefined>): Promise<T> {
@@ -178,19 +189,20 @@ export function createRecords(deps: RecordsDeps): Records {
             values (${handle}, ${parsed.displayName}, ${parsed.avatar ?? null}, ${parsed.bio ?? ''}, ${interests}::text[], ${joinedAt})
             returning id, handle
           `);
-          return rows[0]!;
+          const created = rows[0]!;
+          await announce(tx, { userIds: [created.id], dirty: [`user:${created.id}`] });
+          return created;
         });
       } catch (err) {
         // Two creations of one handle at once: the unique index refuses the second insert.
         if (isUniqueViolation(err)) throw new RecordRefused('handle_taken', `handle @${handle} is taken`);
         throw err;
       }
-      await afterWrite({ userIds: [user.id], dirty: [`user:${user.id}`] });
       return user;
     },
 
     async follow(followerHandle, followeeHandle) {
-      const [follower, followee] = await db.tx(async (tx) => {
+      await db.tx(async (tx) => {
         const a = await findUser(tx, followerHandle);
         const b = await findUser(tx, followeeHandle);
         if (a.id === b.id) throw new RecordRefused('self_follow', `@${a.handle} cannot follow themselves`);
@@ -199,21 +211,19 @@ export function createRecords(deps: RecordsDeps): Records {
           insert into follows (follower_id, followee_id, created_at) values (${a.id}, ${b.id}, ${new Date(clock())})
           on conflict do nothing
         `);
-        return [a, b] as const;
+        await announce(tx, { userIds: [a.id, b.id], dirty: [] });
       });
-      await afterWrite({ userIds: [follower.id, followee.id], dirty: [] });
     },
 
     async unfollow(followerHandle, followeeHandle) {
-      const [follower, followee] = await db.tx(async (tx) => {
+      await db.tx(async (tx) => {
         const a = await findUser(tx, followerHandle);
         const b = await findUser(tx, followeeHandle);
         if (a.id === b.id) throw new RecordRefused('self_follow', `@${a.handle} cannot unfollow themselves`);
         // Input: follower and followee ids. Output: none; unfollowing twice changes nothing.
         await tx.query(sql`delete from follows where follower_id = ${a.id} and followee_id = ${b.id}`);
-        return [a, b] as const;
+        await announce(tx, { userIds: [a.id, b.id], dirty: [] });
       });
-      await afterWrite({ userIds: [follower.id, followee.id], dirty: [] });
     },
 
     async recordCall(input) {
@@ -241,24 +251,23 @@ export function createRecords(deps: RecordsDeps): Records {
           `);
           return rows[0]?.id;
         });
-        return { id, chanceAtCall: chance.value, madeAt, userId: user.id, copiedOwner };
+        const userIds = copiedOwner !== null && copiedOwner !== user.id ? [user.id, copiedOwner] : [user.id];
+        await announce(tx, { userIds, marketIds: [parsed.marketId], dirty: [`call:${id}`, `user:${user.id}`, `market:${parsed.marketId}`] });
+        return { id, chanceAtCall: chance.value, madeAt };
       });
-      const userIds = made.copiedOwner !== null && made.copiedOwner !== made.userId ? [made.userId, made.copiedOwner] : [made.userId];
-      await afterWrite({ userIds, marketIds: [parsed.marketId], dirty: [`call:${made.id}`, `user:${made.userId}`, `market:${parsed.marketId}`] });
       return { id: made.id, chanceAtCall: made.chanceAtCall, madeAt: made.madeAt };
     },
 
     async addThesisUpdate(callId, body) {
       const parsed = parseInput(thesisUpdateSchema, { callId, body }, 'addThesisUpdate');
       const at = new Date(clock());
-      const userId = await db.tx(async (tx) => {
+      await db.tx(async (tx) => {
         const calls: Array<{ user_id: number }> = await tx.query(sql`select user_id from calls where id = ${parsed.callId}`);
         if (!calls[0]) throw new RecordRefused('unknown_call', `no call with id ${parsed.callId}`);
         // Input: call id, body, time. Output: none.
         await tx.query(sql`insert into thesis_updates (call_id, body, at) values (${parsed.callId}, ${parsed.body}, ${at})`);
-        return calls[0].user_id;
+        await announce(tx, { dirty: [`call:${parsed.callId}`, `user:${calls[0].user_id}`] });
       });
-      await afterWrite({ dirty: [`call:${parsed.callId}`, `user:${userId}`] });
       return { at };
     },
 
@@ -303,14 +312,12 @@ export function createRecords(deps: RecordsDeps): Records {
           from unnest(${parsed.legs.map((l) => l.marketId)}::text[], ${parsed.legs.map((l) => l.outcomeIndex)}::int[],
                       ${chances.map((c) => c.text)}::text[]) with ordinality as leg(market_id, outcome_index, chance, i)
         `);
-        return { id, chance, wins, userId: user.id };
+        await announce(tx, { dirty: ['combos', `user:${user.id}`] });
+        return { id, chance, wins };
       });
-      await afterWrite({ dirty: ['combos', `user:${made.userId}`] });
       return { id: made.id, chance: made.chance, winsOn10: made.wins };
     },
 
-    async close() {
-      await trigger?.close();
-    },
+    async close() {},
   };
 }

@@ -28,6 +28,18 @@ export interface ProjectionProcessorDeps {
   now?: () => Date;
 }
 
+/** Every member of both sets, and the sets emptied, in one step. */
+async function takeSets(redis: Redis, a: string, b: string): Promise<[string[], string[]]> {
+  const results = await redis.multi().smembers(a).smembers(b).del(a, b).exec();
+  if (results === null) throw new Error('dirty projection sets: MULTI aborted');
+  for (const [err] of results) if (err) throw err;
+  const members = (i: number) => {
+    const v = results[i]?.[1];
+    return Array.isArray(v) ? v.filter((m): m is string => typeof m === 'string') : [];
+  };
+  return [members(0), members(1)];
+}
+
 /** Positive integer ids only: a malformed member of the dirty set is dropped, not a failed batch. */
 function userIdsOf(values: Array<string | number>): number[] {
   return values.map(Number).filter((n) => Number.isSafeInteger(n) && n > 0);
@@ -35,9 +47,9 @@ function userIdsOf(values: Array<string | number>): number[] {
 
 /**
  * `project-users`: one batch for everything that is stale. The job's own ids plus every id in the
- * dirty sets (ids of jobs deduplicated into this one — see shared/src/records/trigger.ts) are
- * projected in one transaction with one re-rank; only then are the ids read from the sets removed,
- * so a failed attempt leaves them for the retry. Then the record snapshots they feed are marked dirty.
+ * dirty sets (ids of jobs deduplicated into this one — see shared/src/records/trigger.ts), taken
+ * atomically, are projected in one transaction with one re-rank; a failed attempt puts the taken ids
+ * back for the retry. Then the record snapshots they feed are marked dirty.
  */
 export function createProjectUsersProcessor(deps: ProjectionProcessorDeps) {
   const now = deps.now ?? (() => new Date());
@@ -47,7 +59,10 @@ export function createProjectUsersProcessor(deps: ProjectionProcessorDeps) {
     const parsed = projectUsersSchema.safeParse(job.data);
     // Malformed data still leaves the dirty sets to work on: never a reason to drop the batch.
     const own = parsed.success ? parsed.data : { userIds: [], marketIds: [] };
-    const [dirtyUsers, dirtyMarkets] = await Promise.all([deps.redis.smembers(usersKey), deps.redis.smembers(marketsKey)]);
+    // Take the sets atomically (read and delete in one MULTI), as the record snapshot builder does:
+    // removing only the members read, after the work, would also remove a member added again
+    // meanwhile — whose job was deduplicated into a later one that then never saw it.
+    const [dirtyUsers, dirtyMarkets] = await takeSets(deps.redis, usersKey, marketsKey);
     const at = now();
     // profit_7d also changes with the clock alone, when a settled call turns 7 days old: those
     // people join the batch (the job scheduler in schedule.ts makes sure a batch runs when quiet).
@@ -56,10 +71,15 @@ export function createProjectUsersProcessor(deps: ProjectionProcessorDeps) {
     const ageing = checkEdge ? await usersLeavingWeek(deps.db, new Date(edge - WEEK_MS), new Date(at.getTime() - WEEK_MS)) : [];
     const userIds = [...new Set(userIdsOf([...own.userIds, ...dirtyUsers, ...ageing]))];
     const marketIds = [...new Set([...own.marketIds, ...dirtyMarkets])];
-    if (userIds.length > 0 || marketIds.length > 0) await projectChanges(deps.db, { userIds, marketIds }, at);
+    try {
+      if (userIds.length > 0 || marketIds.length > 0) await projectChanges(deps.db, { userIds, marketIds }, at);
+    } catch (err) {
+      // A failed attempt leaves the ids for the retry.
+      if (dirtyUsers.length > 0) await deps.redis.sadd(usersKey, ...dirtyUsers).catch(() => {});
+      if (dirtyMarkets.length > 0) await deps.redis.sadd(marketsKey, ...dirtyMarkets).catch(() => {});
+      throw err;
+    }
     if (checkEdge) await deps.redis.set(weekEdgeKey(deps.prefix), String(at.getTime()));
-    if (dirtyUsers.length > 0) await deps.redis.srem(usersKey, ...dirtyUsers);
-    if (dirtyMarkets.length > 0) await deps.redis.srem(marketsKey, ...dirtyMarkets);
     deps.logger.debug({ users: userIds.length, markets: marketIds.length }, 'projections updated');
     await deps.trigger.snapshotsDirty([
       ...userIds.map((id) => `user:${id}` as const),

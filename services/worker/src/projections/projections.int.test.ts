@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
-import { createLogger, queuePrefix } from '@pm/shared';
+import { createLogger, createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/shared';
 import { sql } from '@pm/shared/db';
 import { createRecords, createRecordsTrigger, type Records, type RecordsTrigger } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
@@ -8,6 +8,7 @@ import { startQueueWorkers, type QueueWorkers } from '../jobs.js';
 import { createSettleMarketProcessor } from '../settlement/processor.js';
 import { settleMarket } from '../settlement/settle-market.js';
 import { insertMarkets, logResolution, setChance } from '../settlement/test-fixture.js';
+import { createOutboxRelay, type OutboxRelay } from '../outbox/relay.js';
 import { createProjectUsersProcessor, createRebuildAllProcessor } from './processor.js';
 import { rebuildProjections } from './run.js';
 import { requestRebuildIfStale } from './schedule.js';
@@ -22,6 +23,9 @@ let tdb: TestDatabase;
 let tr: TestRedis;
 let records: Records;
 let trigger: RecordsTrigger;
+/** Turns the write path's outbox rows into the projection jobs, as the worker does. */
+let relay: OutboxRelay;
+let snapshotTrigger: SnapshotTrigger;
 let workers: QueueWorkers;
 const ids: Record<string, number> = {};
 /** Moves the projection worker's clock forward (the roll-over test, last in the file). */
@@ -35,7 +39,7 @@ beforeAll(async () => {
   const deps = { db: tdb.db, redis: tr.redis, prefix: tr.prefix, trigger, logger, now: () => new Date(Date.now() + clockOffsetMs) };
   workers = startQueueWorkers({
     registry: {
-      settlement: { 'settle-market': createSettleMarketProcessor({ db: tdb.db, trigger, logger }) },
+      settlement: { 'settle-market': createSettleMarketProcessor({ db: tdb.db, logger }) },
       projections: { 'project-users': createProjectUsersProcessor(deps), 'rebuild-all': createRebuildAllProcessor(deps) },
     },
     consume: [
@@ -46,10 +50,23 @@ beforeAll(async () => {
     prefix: tr.prefix,
     logger,
   });
+  snapshotTrigger = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix });
+  relay = createOutboxRelay({
+    db: tdb.db,
+    databaseUrl: tdb.url,
+    connection: tr.redis,
+    prefix: tr.prefix,
+    records: trigger,
+    snapshots: snapshotTrigger,
+    logger,
+  });
+  relay.start();
   for (const h of ['alice', 'bob', 'carol', 'dave', 'erin']) ids[h] = (await records.createUser({ handle: h, displayName: h.toUpperCase() })).id;
 });
 
 afterAll(async () => {
+  await relay?.stop();
+  await snapshotTrigger?.close();
   await workers?.close();
   await records?.close();
   await trigger?.close();
@@ -200,16 +217,19 @@ describe('rebuild', () => {
     // A settlement through the real queue, then a burst of calls: the coalesced jobs must drain.
     await logResolution(tdb.db, 'm7', 1);
     const settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
-    await settlement.add('settle-market', { marketId: 'm7', winningOutcomeIndex: 1, voided: false, source: 'ws' }, { jobId: 'settle-m7' });
+    await settlement.add('settle-market', { marketId: 'm7' }, { jobId: 'settle-m7' });
     await settlement.close();
     await eventually(() => recordOf('alice'), (r) => r?.settled === 8);
     for (let i = 0; i < 20; i++) await callAt(['bob', 'carol', 'dave', 'erin'][i % 4]!, 'm8', i % 2, '0.45');
     const incremental = await eventually(
       async () => {
-        const rows = await projectionRows();
-        const pending = (await tr.redis.scard(`${tr.prefix}:dirty:projection-users`)) + (await tr.redis.scard(`${tr.prefix}:dirty:projection-markets`));
+        // Read in pipeline order — the outbox (rows not yet relayed), then jobs, then the dirty sets —
+        // so work moving from one stage to the next while this looks is never missed.
+        const unsent: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from outbox where sent_at is null`);
         const jobs = await tr.redis.zcard(`${queuePrefix(tr.prefix)}:projections:delayed`) + (await tr.redis.llen(`${queuePrefix(tr.prefix)}:projections:wait`)) + (await tr.redis.llen(`${queuePrefix(tr.prefix)}:projections:active`));
-        return { rows, idle: pending === 0 && jobs === 0 };
+        const pending = (await tr.redis.scard(`${tr.prefix}:dirty:projection-users`)) + (await tr.redis.scard(`${tr.prefix}:dirty:projection-markets`));
+        // The rows are read after the work was seen idle, so they include everything done by then.
+        return { idle: pending === 0 && jobs === 0 && unsent[0]!.n === 0, rows: await projectionRows() };
       },
       (v) => v.idle && (v.rows.user_records as Array<{ calls: number; user_id: number }>).find((r) => r.user_id === ids.erin)?.calls === 7,
     );

@@ -1,2 +1,2 @@
-export { settleMarket, UnknownMarket, UnresolvedMarket, type SettledMarket, type Resolution } from './settle-market.js';
+export { marketsPendingSettlement, settleMarket, UnknownMarket, UnresolvedMarket, type SettledMarket, type Resolution } from './settle-market.js';
 export { createSettleMarketProcessor } from './processor.js';

@@ -7,15 +7,13 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createLogger, queuePrefix } from '@pm/shared';
 import { createDb } from '@pm/shared/db';
-import { createRecordsTrigger } from '@pm/shared/records';
 import { createSettleMarketProcessor } from './processor.js';
 
 const { databaseUrl, redisUrl, prefix } = JSON.parse(process.argv[2] ?? '{}') as { databaseUrl: string; redisUrl: string; prefix: string };
 const db = createDb(databaseUrl, { poolSize: 2 });
 const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
 const logger = createLogger('kill-child', { LOG_LEVEL: 'silent' });
-const trigger = createRecordsTrigger({ redis, prefix });
-const worker = new Worker('settlement', createSettleMarketProcessor({ db, trigger, logger }), {
+const worker = new Worker('settlement', createSettleMarketProcessor({ db, logger }), {
   connection: redis,
   prefix: queuePrefix(prefix),
   lockDuration: 1500,

@@ -1,5 +1,6 @@
 import { comboStatus, comboXp, type SettlementStatus } from '@pm/shared/domain';
 import { sql, type Db } from '@pm/shared/db';
+import { writeOutbox } from '@pm/shared';
 
 /**
  * SettleMarket: in ONE transaction, settle a resolved market's open calls, its open combo legs,
@@ -12,6 +13,9 @@ import { sql, type Db } from '@pm/shared/db';
  * - every transition is `where status = 'open'`, so the second run finds nothing to do;
  * - touched combos are locked `for update` in id order before their legs are read, so two markets
  *   settling legs of one combo at once cannot both miss the other's leg (nor deadlock).
+ * The same transaction sets `markets.settled_at` (the reconciler's "no longer pending") and, when it
+ * changed anything or settles the market for the first time, writes the `market-settled` outbox row
+ * that owes the projections and record snapshots: nothing is enqueued after the commit.
  */
 
 export interface Resolution {
@@ -27,6 +31,8 @@ export interface SettledMarket {
   legs: number;
   /** Combos whose status this run decided. */
   combos: Array<{ id: string; status: SettlementStatus; xp: number }>;
+  /** True when this run was the market's first settlement (`settled_at` was unset). */
+  first: boolean;
   /** Users whose records this market's settlement touches (by this run or an earlier one). */
   userIds: number[];
   callIds: string[];
@@ -41,13 +47,14 @@ export class UnresolvedMarket extends Error {
 
 type Tx = Parameters<Parameters<Db['tx']>[0]>[0];
 
-async function lockResolution(tx: Tx, marketId: string): Promise<Resolution> {
+async function lockResolution(tx: Tx, marketId: string): Promise<Resolution & { settled: boolean }> {
   // Input: market id. Output: the market's resolution (the log row first, else the market's own
-  // columns), with the market row locked for update until commit.
-  const rows: Array<{ logged: boolean; log_winner: number | null; log_voided: boolean | null; resolved: boolean; winner: number | null; voided: boolean }> =
+  // columns) and whether it was settled before, with the market row locked for update until commit.
+  const rows: Array<{ logged: boolean; log_winner: number | null; log_voided: boolean | null; resolved: boolean; winner: number | null; voided: boolean; settled: boolean }> =
     await tx.query(sql`
       select r.market_id is not null as logged, r.winning_outcome_index as log_winner, r.voided as log_voided,
-             m.resolved_at is not null as resolved, m.resolved_outcome_index as winner, m.voided
+             m.resolved_at is not null as resolved, m.resolved_outcome_index as winner, m.voided,
+             m.settled_at is not null as settled
       from markets m left join market_resolutions r on r.market_id = m.id
       where m.id = ${marketId}
       for update of m
@@ -63,13 +70,13 @@ async function lockResolution(tx: Tx, marketId: string): Promise<Resolution> {
   if (!resolution.voided && resolution.winningOutcomeIndex === null) {
     throw new UnresolvedMarket(`market ${marketId} is resolved without a winner and not voided`);
   }
-  return resolution;
+  return { ...resolution, settled: row.settled };
 }
 
 /** Settle one market. Safe to run any number of times, concurrently: only the first changes anything. */
 export async function settleMarket(db: Db, marketId: string, now: Date): Promise<SettledMarket> {
   return db.tx(async (tx) => {
-    const resolution = await lockResolution(tx, marketId);
+    const { settled: settledBefore, ...resolution } = await lockResolution(tx, marketId);
     const winner = resolution.voided ? null : resolution.winningOutcomeIndex;
 
     // Input: market id, winner (null = void), settle time. Output: one row per call settled now.
@@ -150,15 +157,39 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
       where l.market_id = ${marketId} and c.status <> 'open'
     `);
 
+    const userIds = affected.map((a) => a.user_id);
+    const callIds = calls.map((c) => c.id);
+    if (!settledBefore || calls.length > 0 || legs.length > 0) {
+      // Input: market id, settle time. Output: none; the market is no longer pending settlement.
+      await tx.query(sql`update markets set settled_at = ${now} where id = ${marketId}`);
+      await writeOutbox(tx, 'market-settled', { marketId, userIds, callIds, combos: decided.length > 0 || legs.length > 0 });
+    }
+
     const count = (s: 'won' | 'lost' | 'void') => calls.filter((c) => c.status === s).length;
     return {
       marketId,
       resolution,
+      first: !settledBefore,
       calls: { won: count('won'), lost: count('lost'), void: count('void') },
       legs: legs.length,
       combos: decided,
-      userIds: affected.map((a) => a.user_id),
-      callIds: calls.map((c) => c.id),
+      userIds,
+      callIds,
     };
   });
+}
+
+/**
+ * Resolved markets whose settlement has not committed, oldest resolution first: the reconciler's and
+ * `npm run rebuild`'s work list (the partial index markets_settlement_pending holds exactly these).
+ * Input: a page size. Output: market ids.
+ */
+export async function marketsPendingSettlement(db: Db, limit: number): Promise<string[]> {
+  const rows: Array<{ id: string }> = await db.query(sql`
+    select id from markets
+    where resolved_at is not null and settled_at is null
+    order by resolved_at
+    limit ${limit}
+  `);
+  return rows.map((r) => r.id);
 }

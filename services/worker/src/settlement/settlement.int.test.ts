@@ -6,7 +6,7 @@ import { Queue, Worker } from 'bullmq';
 import { createLogger, queuePrefix, type JobData } from '@pm/shared';
 import { sql } from '@pm/shared/db';
 import { profitOn10, round2, xpIfRight } from '@pm/shared/domain';
-import { createRecords, createRecordsTrigger, type Records, type RecordsTrigger } from '@pm/shared/records';
+import { createRecords, type Records } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createSettleMarketProcessor } from './processor.js';
 import { settleMarket } from './settle-market.js';
@@ -21,7 +21,6 @@ const logger = createLogger('settlement-test', { LOG_LEVEL: 'silent' });
 let tdb: TestDatabase;
 let tr: TestRedis;
 let records: Records;
-let trigger: RecordsTrigger;
 let queue: Queue<JobData['settle-market']>;
 const CHANCES = ['0.2', '0.35', '0.5', '0.65', '0.8'];
 
@@ -29,7 +28,6 @@ beforeAll(async () => {
   [tdb, tr] = await Promise.all([createTestDatabase('settlement'), createTestRedis('settlement')]);
   await insertMarkets(tdb.db, ['twice', 'race', 'killed', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'bad']);
   records = createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix });
-  trigger = createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix });
   queue = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
   for (const h of ['ann', 'ben', 'cat', 'dan']) await records.createUser({ handle: h, displayName: h });
 });
@@ -38,7 +36,6 @@ afterAll(async () => {
   for (const c of connections) c.disconnect();
   await queue?.close();
   await records?.close();
-  await trigger?.close();
   await tr?.cleanup();
   await tdb?.drop();
 });
@@ -82,7 +79,7 @@ const connections: Array<{ disconnect(): void }> = [];
 function startWorker() {
   const connection = tr.redis.duplicate({ maxRetriesPerRequest: null });
   connections.push(connection);
-  return new Worker('settlement', createSettleMarketProcessor({ db: tdb.db, trigger, logger }), {
+  return new Worker('settlement', createSettleMarketProcessor({ db: tdb.db, logger }), {
     connection,
     prefix: queuePrefix(tr.prefix),
     concurrency: 2,
@@ -98,7 +95,6 @@ async function until(ok: () => Promise<boolean>, timeoutMs = 15_000): Promise<vo
   }
 }
 
-const job = (marketId: string, winner: number | null) => ({ marketId, winningOutcomeIndex: winner, voided: winner === null, source: 'ws' as const });
 
 describe('exactly once', () => {
   it('the same resolution delivered twice, to two workers at once, settles each call once', async () => {
@@ -109,7 +105,7 @@ describe('exactly once', () => {
     try {
       // Two deliveries with distinct job ids (the deterministic id would merge them in the queue;
       // a redelivery after completion or a second source can still reach the processor twice).
-      await Promise.all([queue.add('settle-market', job('twice', 0), { jobId: 'twice-a' }), queue.add('settle-market', job('twice', 0), { jobId: 'twice-b' })]);
+      await Promise.all([queue.add('settle-market', { marketId: 'twice' }, { jobId: 'twice-a' }), queue.add('settle-market', { marketId: 'twice' }, { jobId: 'twice-b' })]);
       await until(async () => (await queue.getCompletedCount()) >= 2);
     } finally {
       await Promise.all([w1.close(), w2.close()]);
@@ -133,12 +129,13 @@ describe('exactly once', () => {
     const expected = await expectedTotals('killed', 0);
     // Hold one of the market's call rows, so the child's settlement transaction blocks half-way
     // (market locked, update under way) until it is killed.
+    let killedAt = 0;
     const blocker = await tdb.db.tx(async (tx) => {
       await tx.query(sql`select id from calls where market_id = 'killed' order by id limit 1 for update`);
       const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'kill-child.ts'), JSON.stringify({ databaseUrl: tdb.url, redisUrl: tr.url, prefix: tr.prefix })], {
         stdio: ['ignore', 'ignore', 'inherit'],
       });
-      await queue.add('settle-market', job('killed', 0), { jobId: 'settle-killed', attempts: 5, backoff: { type: 'exponential', delay: 200 } });
+      await queue.add('settle-market', { marketId: 'killed' }, { jobId: 'settle-killed', attempts: 5, backoff: { type: 'exponential', delay: 200 } });
       // The child's transaction waits on our row lock: it is mid-job. (Polled from another
       // connection: inside a transaction pg_stat_activity is one frozen snapshot.)
       await until(async () => {
@@ -148,6 +145,7 @@ describe('exactly once', () => {
         return rows[0]!.n > 0;
       }, 20_000);
       child.kill('SIGKILL');
+      killedAt = Date.now();
       await new Promise((r) => child.once('exit', r));
       return 'released';
     });
@@ -166,13 +164,15 @@ describe('exactly once', () => {
     } finally {
       await worker.close();
     }
-    expect(await totals('killed')).toEqual({ open: 0, settled: 20, profit: expected.profit, xp: expected.xp, times: 1 });
+    const after = await totals('killed');
+    console.log(`[fault] worker SIGKILL mid-settlement: calls settled ${after.settled} of 20 (settle times: ${after.times}); recovered ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+    expect(after).toEqual({ open: 0, settled: 20, profit: expected.profit, xp: expected.xp, times: 1 });
   }, 60_000);
 
   it('a job for a market without a recorded resolution fails without retrying and stays in the failed set', async () => {
     const worker = startWorker();
     try {
-      await queue.add('settle-market', job('bad', 0), { jobId: 'settle-bad', attempts: 5, backoff: { type: 'exponential', delay: 100 } });
+      await queue.add('settle-market', { marketId: 'bad' }, { jobId: 'settle-bad', attempts: 5, backoff: { type: 'exponential', delay: 100 } });
       await until(async () => (await queue.getJobState('settle-bad')) === 'failed');
       const failed = await queue.getJob('settle-bad');
       expect(failed?.attemptsMade).toBe(1);

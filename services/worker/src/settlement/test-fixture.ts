@@ -1,11 +1,12 @@
 import type { Redis } from 'ioredis';
-import { redisKeys } from '@pm/shared';
+import { redisKeys, writeOutbox } from '@pm/shared';
 import { sql, type Db } from '@pm/shared/db';
 
 /**
  * Markets for the settlement and projection integration tests, inserted with plain SQL as the
  * ingestor would leave them, with live chances in Redis; and resolutions logged as the ingestor
- * logs them (market_resolutions row + market columns) before it enqueues `settle-market`.
+ * logs them (market_resolutions row, market columns and the `market-resolved` outbox row, in one
+ * transaction).
  */
 export const tokenOf = (marketId: string, outcomeIndex: number) => `tok-${marketId}-${outcomeIndex}`;
 
@@ -32,15 +33,19 @@ export async function setChance(redis: Redis, prefix: string, marketId: string, 
   await redis.hset(keys.chanceAt, tokenOf(marketId, outcomeIndex), String(at));
 }
 
-/** Log a resolution the way the ingestor does (winner null = voided). */
+/** Log a resolution the way the ingestor does (winner null = voided), with the outbox row that owes its settlement. */
 export async function logResolution(db: Db, marketId: string, winner: number | null): Promise<void> {
   const voided = winner === null;
-  await db.query(sql`
-    insert into market_resolutions (market_id, winning_outcome_index, voided, source) values (${marketId}, ${winner}::integer, ${voided}, 'ws')
-    on conflict do nothing
-  `);
-  await db.query(sql`
-    update markets set closed = true, resolved_outcome_index = ${winner}::integer, voided = ${voided}, resolved_at = now()
-    where id = ${marketId} and resolved_at is null
-  `);
+  await db.tx(async (tx) => {
+    await tx.query(sql`
+      insert into market_resolutions (market_id, winning_outcome_index, voided, source) values (${marketId}, ${winner}::integer, ${voided}, 'ws')
+      on conflict do nothing
+    `);
+    const marked: Array<{ event_id: string }> = await tx.query(sql`
+      update markets set closed = true, resolved_outcome_index = ${winner}::integer, voided = ${voided}, resolved_at = now()
+      where id = ${marketId} and resolved_at is null
+      returning event_id
+    `);
+    if (marked[0]) await writeOutbox(tx, 'market-resolved', { marketId, eventId: marked[0].event_id });
+  });
 }

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createLogger, createSnapshotTrigger, queuePrefix, settleJobId, writeOutbox, type SnapshotTrigger } from '@pm/shared';
+import { sql } from '@pm/shared/db';
+import { createRecordsTrigger, projectionUsersDirtyKey, recordsDirtyKey, type RecordsTrigger } from '@pm/shared/records';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createOutboxRelay, type OutboxRelayDeps } from './relay.js';
+
+/**
+ * The relay: outbox rows become jobs exactly as the rows say, several relays at once each send a
+ * row once, a commit wakes a relay without waiting for its poll, and a Redis that does not answer
+ * leaves the rows unsent for the next pass.
+ */
+const logger = createLogger('outbox-test', { LOG_LEVEL: 'silent' });
+let tdb: TestDatabase;
+let tr: TestRedis;
+let records: RecordsTrigger;
+let snapshots: SnapshotTrigger;
+let settlement: Queue;
+
+beforeAll(async () => {
+  [tdb, tr] = await Promise.all([createTestDatabase('outbox_relay'), createTestRedis('outbox_relay')]);
+  records = createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix });
+  snapshots = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix });
+  settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+});
+
+afterAll(async () => {
+  await settlement?.close();
+  await records?.close();
+  await snapshots?.close();
+  await tr?.cleanup();
+  await tdb?.drop();
+});
+
+const relayDeps = (over: Partial<OutboxRelayDeps> = {}): OutboxRelayDeps => ({
+  db: tdb.db,
+  connection: tr.redis,
+  prefix: tr.prefix,
+  records,
+  snapshots,
+  logger,
+  ...over,
+});
+
+const unsent = async () => ((await tdb.db.query(sql`select count(*)::int as n from outbox where sent_at is null`)) as Array<{ n: number }>)[0]!.n;
+
+describe('the outbox relay', () => {
+  it('turns each topic into its jobs and marks the rows sent', async () => {
+    await tdb.db.tx(async (tx) => {
+      await writeOutbox(tx, 'market-resolved', { marketId: 'mk1', eventId: 'ev1' });
+      await writeOutbox(tx, 'records-changed', { userIds: [7], marketIds: ['mk2'], dirty: ['call:c1', 'user:7'] });
+      await writeOutbox(tx, 'market-settled', { marketId: 'mk3', userIds: [8], callIds: ['c2'], combos: true });
+      await writeOutbox(tx, 'events-changed', { eventIds: ['ev2'] });
+    });
+    const relay = createOutboxRelay(relayDeps());
+    try {
+      expect(await relay.drain()).toBe(4);
+    } finally {
+      await relay.stop();
+    }
+    expect(await unsent()).toBe(0);
+    expect((await settlement.getJob(settleJobId('mk1')))?.data).toEqual({ marketId: 'mk1' });
+    expect((await tr.redis.smembers(projectionUsersDirtyKey(tr.prefix))).sort()).toEqual(['7', '8']);
+    expect((await tr.redis.smembers(recordsDirtyKey(tr.prefix))).sort()).toEqual(['call:c1', 'call:c2', 'combos', 'market:mk3', 'user:7'].sort());
+    expect((await tr.redis.smembers(`${tr.prefix}:dirty:events`)).sort()).toEqual(['ev1', 'ev2']);
+  });
+
+  it('with three relays draining at once, every row is sent by exactly one of them', async () => {
+    const markets = Array.from({ length: 300 }, (_, i) => `race${i}`);
+    for (const m of markets) await writeOutbox(tdb.db, 'market-resolved', { marketId: m, eventId: 'ev-race' });
+    const relays = [0, 1, 2].map(() => createOutboxRelay(relayDeps({ batch: 20 })));
+    try {
+      const sent = await Promise.all(relays.map((r) => r.drain()));
+      console.log(`[outbox] three relays sent ${sent.join(' + ')} = ${sent.reduce((a, b) => a + b, 0)} of ${markets.length} rows`);
+      expect(sent.reduce((a, b) => a + b, 0)).toBe(markets.length);
+    } finally {
+      await Promise.all(relays.map((r) => r.stop()));
+    }
+    expect(await unsent()).toBe(0);
+    const jobs = await settlement.getJobs(['waiting', 'prioritized', 'delayed']);
+    const ids = jobs.map((j) => j.id).filter((id) => id?.startsWith('settle-race'));
+    expect(new Set(ids).size).toBe(markets.length);
+    expect(ids).toHaveLength(markets.length);
+  });
+
+  it('a commit wakes a listening relay without waiting for its poll', async () => {
+    const relay = createOutboxRelay(relayDeps({ databaseUrl: tdb.url, pollMs: 120_000 }));
+    relay.start();
+    try {
+      // The listener is up once it drained what was there (it drains after LISTEN succeeds).
+      await tdb.db.tx((tx) => writeOutbox(tx, 'market-resolved', { marketId: 'woken', eventId: 'ev-w' }));
+      const started = Date.now();
+      const deadline = started + 20_000;
+      while ((await settlement.getJob(settleJobId('woken'))) === undefined) {
+        if (Date.now() > deadline) throw new Error('the relay did not wake on the notification');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      console.log(`[outbox] a committed row became a job after ${Date.now() - started} ms (poll period 120 s)`);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('leaves the rows unsent while Redis does not answer, and sends them once it does', async () => {
+    await writeOutbox(tdb.db, 'market-resolved', { marketId: 'later', eventId: 'ev-l' });
+    // A connection to a port where nothing listens: every add fails or waits for a Redis that never comes.
+    const dead = new Redis('redis://127.0.0.1:1/0', { maxRetriesPerRequest: null, retryStrategy: () => 1000 });
+    dead.on('error', () => {});
+    const stuck = createOutboxRelay(relayDeps({ connection: dead, deliverTimeoutMs: 500 }));
+    try {
+      await expect(stuck.drain()).rejects.toThrow();
+    } finally {
+      await stuck.stop().catch(() => {});
+      dead.disconnect();
+    }
+    expect(await unsent()).toBe(1);
+    const relay = createOutboxRelay(relayDeps());
+    try {
+      expect(await relay.drain()).toBe(1);
+    } finally {
+      await relay.stop();
+    }
+    expect(await settlement.getJob(settleJobId('later'))).toBeDefined();
+  });
+});

@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue, Worker } from 'bullmq';
+import { createLogger, queuePrefix, settleJobId, writeOutbox } from '@pm/shared';
+import { sql } from '@pm/shared/db';
+import { createRecordsTrigger, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createWorkerMetrics } from '../ops.js';
+import { insertMarkets, logResolution, setChance } from '../settlement/test-fixture.js';
+import { createReconciler, type Reconciler } from './reconciler.js';
+
+/**
+ * The reconciler re-derives lost work from Postgres: a resolved market with open calls and no job
+ * gets one (a failed one is retried), people whose record is older than their last change are
+ * re-projected, missing snapshot families are rebuilt, a lost Redis makes one projection rebuild;
+ * and the worker's metrics show the backlog and the pending settlements.
+ */
+const logger = createLogger('reconciler-test', { LOG_LEVEL: 'silent' });
+let tdb: TestDatabase;
+let tr: TestRedis;
+let trigger: RecordsTrigger;
+let settlement: Queue;
+let projections: Queue;
+let reconciler: Reconciler;
+const rebuilt = { markets: 0, records: 0 };
+const repairs: Record<string, number> = {};
+
+beforeAll(async () => {
+  [tdb, tr] = await Promise.all([createTestDatabase('reconciler'), createTestRedis('reconciler')]);
+  trigger = createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix });
+  settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+  projections = new Queue('projections', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+  await insertMarkets(tdb.db, ['rc1', 'rc2']);
+  reconciler = createReconciler({
+    db: tdb.db,
+    redis: tr.redis,
+    connection: tr.redis,
+    prefix: tr.prefix,
+    records: trigger,
+    rebuildMarketSnapshots: async () => void rebuilt.markets++,
+    rebuildRecordSnapshots: async () => void rebuilt.records++,
+    logger,
+    onRepair: (kind, n) => (repairs[kind] = (repairs[kind] ?? 0) + n),
+  });
+});
+
+afterAll(async () => {
+  await reconciler?.stop();
+  await settlement?.close();
+  await projections?.close();
+  await trigger?.close();
+  await tr?.cleanup();
+  await tdb?.drop();
+});
+
+async function aCall(marketId: string): Promise<number> {
+  const users: Array<{ id: number }> = await tdb.db.query(sql`
+    insert into users (handle, display_name) values (${`u${marketId}`}, 'U') on conflict do nothing returning id
+  `);
+  await setChance(tr.redis, tr.prefix, marketId, 0, '0.5');
+  await tdb.db.query(sql`
+    insert into calls (id, user_id, market_id, outcome_index, chance_at_call) values (${`c-${marketId}`}, ${users[0]!.id}, ${marketId}, 0, 0.5)
+  `);
+  return users[0]!.id;
+}
+
+describe('the reconciler', () => {
+  it('on a new Redis: one projection rebuild, and the missing snapshot families rebuilt', async () => {
+    const first = await reconciler.pass();
+    expect(first).toMatchObject({ projection: 1, snapshot: 2 });
+    expect(rebuilt).toEqual({ markets: 1, records: 1 });
+    expect((await projections.getJobs(['waiting', 'delayed'])).map((j) => j.name)).toContain('rebuild-all');
+    // Redis still holds its epoch: the next pass rebuilds no projection.
+    expect((await reconciler.pass()).projection).toBe(0);
+  });
+
+  it('gives a resolved market with open calls and no job its settle job, and retries a failed one', async () => {
+    await aCall('rc1');
+    await logResolution(tdb.db, 'rc1', 0); // its outbox row is never relayed here: the job is "lost"
+    expect((await reconciler.pass()).settle).toBe(1);
+    expect((await settlement.getJob(settleJobId('rc1')))?.data).toEqual({ marketId: 'rc1' });
+    // A job present and waiting is left alone.
+    expect((await reconciler.pass()).settle).toBe(0);
+    // A job that failed for good (here after one attempt) is retried.
+    await (await settlement.getJob(settleJobId('rc1')))?.remove();
+    await settlement.add('settle-market', { marketId: 'rc1' }, { jobId: settleJobId('rc1'), attempts: 1 });
+    const connection = tr.redis.duplicate({ maxRetriesPerRequest: null });
+    const failing = new Worker(
+      'settlement',
+      async () => {
+        throw new Error('postgres away');
+      },
+      { connection, prefix: queuePrefix(tr.prefix) },
+    );
+    const deadline = Date.now() + 20_000;
+    while ((await settlement.getJobState(settleJobId('rc1'))) !== 'failed') {
+      if (Date.now() > deadline) throw new Error('the job did not fail');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await failing.close();
+    connection.disconnect();
+    expect((await reconciler.pass()).settle).toBe(1);
+    expect(await settlement.getJobState(settleJobId('rc1'))).toBe('waiting');
+  });
+
+  it('re-projects people whose record is older than their last change', async () => {
+    const userId = await aCall('rc2');
+    // The change was announced 20 s ago (its job is long gone), and the record predates it.
+    await writeOutbox(tdb.db, 'records-changed', { userIds: [userId], marketIds: ['rc2'], dirty: [] });
+    await tdb.db.query(sql`update outbox set created_at = now() - interval '20 seconds', sent_at = now() where payload -> 'userIds' @> ${JSON.stringify([userId])}::jsonb`);
+    await tdb.db.query(sql`insert into user_records (user_id, updated_at) values (${userId}, now() - interval '1 hour')`);
+    await tr.redis.del(projectionUsersDirtyKey(tr.prefix));
+    expect((await reconciler.pass()).projection).toBe(1);
+    expect(await tr.redis.smembers(projectionUsersDirtyKey(tr.prefix))).toEqual([String(userId)]);
+    // Once the record is newer than the change, nothing more is asked.
+    await tdb.db.query(sql`update user_records set updated_at = now() where user_id = ${userId}`);
+    expect((await reconciler.pass()).projection).toBe(0);
+  });
+
+  it('shows the outbox backlog, pending settlements and repairs in the worker metrics', async () => {
+    await writeOutbox(tdb.db, 'events-changed', { eventIds: ['ev-fixture'] });
+    const metrics = createWorkerMetrics({ db: tdb.db, redis: tr.redis, redisPrefix: tr.prefix });
+    try {
+      for (const [kind, n] of Object.entries(repairs)) metrics.metrics.metric.reconcilerRepairs.inc({ kind }, n);
+      const { body } = await metrics.metrics.scrape();
+      const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(body)?.[1]);
+      expect(value('outbox_backlog')).toBeGreaterThanOrEqual(2); // rc1's resolution and this row, never relayed
+      expect(value('outbox_oldest_unsent_age_seconds')).toBeGreaterThan(0);
+      expect(value('settlement_pending_markets')).toBe(1); // rc1 (rc2 is not resolved)
+      expect(value('settlement_oldest_pending_age_seconds')).toBeGreaterThan(0);
+      expect(body).toMatch(/^reconciler_repairs_total\{kind="settle",service="worker"\} 2$/m);
+    } finally {
+      await metrics.close();
+    }
+  });
+});

