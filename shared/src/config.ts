@@ -45,8 +45,8 @@ export const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Seconds between catalog syncs (PROTOCOL.md §3: paced, 30–60 s). */
   CATALOG_SYNC_SECONDS: z.coerce.number().min(1).default(30),
-  /** Ingestor: recycle a market socket that is open but has delivered no data for this long (PROTOCOL.md §1). */
-  MARKET_WATCHDOG_SECONDS: z.coerce.number().positive().default(30),
+  /** Ingestor: recycle a market socket with neither data nor PONG for this long (PROTOCOL.md §1: 120 s; real sockets are quiet for 40–60 s). */
+  MARKET_WATCHDOG_SECONDS: z.coerce.number().positive().default(120),
   /** Coalescing window of record-snapshot rebuilds, and the period of the market-snapshot safety sweep (price changes never wait for it). */
   SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
   /** Simulator: seed, and speed multiplier of its clock. */

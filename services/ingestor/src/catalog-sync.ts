@@ -51,8 +51,20 @@ export interface CatalogSyncOptions {
   refreshDebounceMs?: number;
 }
 
+export interface CatalogSyncStats {
+  /** Full syncs that finished / failed: the first, the periodic ones and those a `new_market` asked for. */
+  syncs: number;
+  failures: number;
+  last: SyncResult | null;
+  /** Events absent from the open list that the catalog answered for by id (and were written as answered). */
+  confirmedAbsent: number;
+  /** Events the catalog no longer knows at all (404 by id): closed here. */
+  vanished: number;
+}
+
 export interface CatalogSync {
   syncCatalog(): Promise<SyncResult>;
+  stats(): CatalogSyncStats;
   /** Re-read events by id or slug and upsert them (whatever their state). Returns changed event ids. */
   refreshEvents(refs: Array<{ id?: string | null; slug?: string | null }>): Promise<string[]>;
   /** Debounced refresh of the given events, or of the whole catalog when none is named (ws `new_market`). */
@@ -79,6 +91,20 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
   let stopped = false;
   const pendingRefs: Array<{ id?: string | null; slug?: string | null }> = [];
   let pendingFullSync = false;
+  const stats: CatalogSyncStats = { syncs: 0, failures: 0, last: null, confirmedAbsent: 0, vanished: 0 };
+
+  /** Every full sync goes through here, so `ingestor_catalog_syncs_total` counts them all. */
+  async function countedSync(): Promise<SyncResult> {
+    try {
+      const r = await runSync();
+      stats.syncs++;
+      stats.last = r;
+      return r;
+    } catch (err) {
+      stats.failures++;
+      throw err;
+    }
+  }
 
   /** Syncs and refreshes never overlap: they write the same rows. */
   function exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -190,14 +216,15 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
   function schedule(intervalMs: number) {
     if (stopped) return;
     timer = setTimeout(() => {
-      exclusive(runSync)
+      exclusive(countedSync)
         .catch((err: unknown) => logger.error({ err }, 'catalog sync failed; keeping the previous catalog'))
         .finally(() => schedule(intervalMs));
     }, intervalMs);
   }
 
   return {
-    syncCatalog: () => exclusive(runSync),
+    syncCatalog: () => exclusive(countedSync),
+    stats: () => ({ ...stats }),
     refreshEvents: (refs) => exclusive(() => runRefresh(refs)),
     requestRefresh(ref) {
       if (stopped) return;
@@ -209,7 +236,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
         const refs = pendingRefs.splice(0);
         const full = pendingFullSync;
         pendingFullSync = false;
-        const job = full ? exclusive(runSync) : exclusive(() => runRefresh(refs));
+        const job = full ? exclusive(countedSync) : exclusive(() => runRefresh(refs));
         job.catch((err: unknown) => logger.error({ err }, 'catalog refresh failed'));
       }, refreshDebounceMs);
     },
