@@ -140,6 +140,12 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     pageDelayMs: t.catalogPageDelayMs,
     refreshDebounceMs: t.catalogRefreshDebounceMs,
     onRows: (rows) => learnOutcomes(rows),
+    onVanished: (eventId) => {
+      const tokens = outcomes.closeEvent(eventId);
+      if (!feedStarted || tokens.length === 0) return;
+      marketFeed.unsubscribe(tokens);
+      for (const tokenId of tokens) handler.forget(tokenId);
+    },
     onChanged: async (ids) => {
       for (const id of ids) dirty.mark(id);
       await trigger.markCatalogChanged();
