@@ -132,10 +132,12 @@ describe('catalog sync', () => {
       { id: 'e3', closed: true },
     ]);
     // e1 resolved from the exchange's answer; e3 closed without a resolution (no winner was said).
-    const markets = await h.database.db.query(sql`select id, closed from markets where id in ('m1','m3') order by id`);
+    const markets = await h.database.db.query(
+      sql`select id, closed, resolved_outcome_index, resolved_at is not null as resolved from markets where id in ('m1','m3') order by id`,
+    );
     expect(markets).toEqual([
-      { id: 'm1', closed: true },
-      { id: 'm3', closed: true },
+      { id: 'm1', closed: true, resolved_outcome_index: 0, resolved: true },
+      { id: 'm3', closed: true, resolved_outcome_index: null, resolved: false },
     ]);
     const after = ingestor.stats().catalog;
     expect(after.confirmedAbsent - before.confirmedAbsent).toBe(1);

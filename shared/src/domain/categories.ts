@@ -164,8 +164,8 @@ function leagueFromSeries(seriesSlug: string | null | undefined): LeagueDefiniti
  *
  * Signals, most specific first:
  * 0. the league the exchange's sports list (`GET /sports`) gives the event (`exchangeLeague`, its
- *    `sport` key): a key our table knows wins; an unknown one (`mlp`) is kept as the event's league
- *    unless a tag names a league we know — a Sport (Football with a `soccer` tag) league never null;
+ *    `sport` key) — the exchange's own word: a key our table knows (`lal` → laliga); an unknown one
+ *    (`mlp`) is kept as it is, in Sport (Football with a `soccer` tag), never null;
  * 1. a tag naming a known league or coin (`epl`, `nfl`, `bitcoin`, …) — so `sports, football, nfl`
  *    is Sport/nfl and a `politics` + `bitcoin` event is Crypto/btc; when several do, the one whose
  *    category ranks first in the order below, then the first tag listed;
@@ -201,11 +201,9 @@ export function classifyEvent(input: {
     }
   }
 
-  const tagLeague = bestLeague(leagues);
-  if (tagLeague !== null) return { category: tagLeague.category, league: tagLeague.key };
   // A league the exchange lists and our table does not: kept under its own key.
   if (exchangeKey !== null) return { category: tagCategory === 'Football' ? 'Football' : 'Sport', league: exchangeKey };
-  const league = leagueFromSeries(input.seriesSlug);
+  const league = bestLeague(leagues) ?? leagueFromSeries(input.seriesSlug);
   if (league !== null) return { category: league.category, league: league.key };
   if (tagCategory !== null) return { category: tagCategory, league: null };
   return classifyTitle(input.title, input.hasGame === true);
