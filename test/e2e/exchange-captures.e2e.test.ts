@@ -1,11 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, redisKeys, sql } from '@pm/shared';
-import { startStack, type Stack } from '../support/stack.js';
-import { until } from '../support/poll.js';
+import { createDb, sql } from '@pm/shared';
+import { startStack, untilMarketConnected, type Stack } from '../support/stack.js';
 
 /**
  * The exchange's real message shapes (test/fixtures/exchange-captures, sources in its README)
@@ -149,16 +147,7 @@ beforeAll(async () => {
     },
     readyTimeoutMs: 90_000,
   });
-  const redis = new Redis(stack.redisUrl);
-  try {
-    const feedKey = redisKeys(stack.prefix).feed;
-    await until('the ingestor subscribed', async () => (await redis.hget(feedKey, 'market_connected')) === '1', {
-      timeoutMs: 30_000,
-      everyMs: 100,
-    });
-  } finally {
-    redis.disconnect();
-  }
+  await untilMarketConnected(stack);
 }, 120_000);
 
 afterAll(async () => {
