@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { getEvents, getJson, postJson, RecordingSocket, sleep, strings, type GammaEventT, type Message } from './helpers.js';
+import { control, getEvents, getJson, RecordingSocket, sleep, strings, type GammaEventT, type Message } from './helpers.js';
 
 /**
  * The real exchange's quirks the simulator reproduces (PROTOCOL.md §1, §3), so `npm start` and the
@@ -31,7 +31,7 @@ describe('simulator quirks', () => {
     const s = await subscribeAll(allTokens());
     try {
       await s.waitFor((r) => r.messages.some((m) => m.event_type !== 'book'), 5_000, 'data flowing');
-      const quiet = await postJson(`${sim.url}/_sim/quiet`, { ms: 1_500 });
+      const quiet = await control(sim).post('/_sim/quiet', { ms: 1_500 });
       expect(quiet.status).toBe(200);
       await sleep(100); // a tick in flight may still land
       const before = s.rec.messages.length;
@@ -97,14 +97,14 @@ describe('simulator quirks', () => {
 
   it('an event can vanish from the list queries while GET /events/:id still answers it', async () => {
     const event = open[0]!;
-    const vanished = await postJson(`${sim.url}/_sim/vanish`, { event_id: event.id });
+    const vanished = await control(sim).post('/_sim/vanish', { event_id: event.id });
     expect(vanished.status).toBe(200);
     expect(await getEvents(`${sim.url}/events?id=${event.id}`)).toEqual([]);
     expect(await getEvents(`${sim.url}/events?slug=${event.slug}`)).toEqual([]);
     const listed = await getEvents(`${sim.url}/events?active=true&closed=false&limit=500`);
     expect(listed.some((e) => e.id === event.id)).toBe(false);
     expect(((await getJson(`${sim.url}/events/${event.id}`)) as { id: string }).id).toBe(event.id);
-    expect((await postJson(`${sim.url}/_sim/vanish`, { event_id: 'nope' })).status).toBe(404);
+    expect((await control(sim).post('/_sim/vanish', { event_id: 'nope' })).status).toBe(404);
   });
 
   it("a match's startTime (kick-off) is not its listing's startDate", () => {

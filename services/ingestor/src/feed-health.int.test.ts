@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FEED_FRESH_MS, redisKeys } from '@pm/shared';
+import { freePort } from '@pm/shared/testing';
 import { createIngestor, type Ingestor } from './ingestor.js';
 import { createHarness, quietLogger, TEST_TUNING, type Harness } from './testing/harness.js';
 import { gammaEvent } from './testing/fake-exchange.js';
@@ -21,17 +21,6 @@ let port: number;
 let server: ChildProcess | null = null;
 let redis: Redis;
 let ingestor: Ingestor;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 async function startRedis(): Promise<void> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
