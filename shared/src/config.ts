@@ -45,14 +45,19 @@ export const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Seconds between catalog syncs (PROTOCOL.md §3: paced, 30–60 s). */
   CATALOG_SYNC_SECONDS: z.coerce.number().min(1).default(30),
-  /** Ingestor: recycle a market socket that is open but has delivered no data for this long (PROTOCOL.md §1). */
-  MARKET_WATCHDOG_SECONDS: z.coerce.number().positive().default(30),
+  /** Ingestor: recycle a market socket with neither data nor PONG for this long (PROTOCOL.md §1: 120 s; real sockets are quiet for 40–60 s). */
+  MARKET_WATCHDOG_SECONDS: z.coerce.number().positive().default(120),
+  /** Ingestor: seconds between the market socket's PINGs; two unanswered in a row recycle it (PROTOCOL.md §1: 10 s). */
+  MARKET_PING_SECONDS: z.coerce.number().positive().default(10),
   /** Coalescing window of record-snapshot rebuilds, and the period of the market-snapshot safety sweep (price changes never wait for it). */
   SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
   /** Simulator: seed, and speed multiplier of its clock. */
   SIM_SEED: z.coerce.number().int().default(42),
   SIM_SCENARIO: z.string().optional(),
   SIM_SPEED: z.coerce.number().positive().default(1),
+  /** Simulator: a quiet spell (books still, PONGs answered) of SIM_QUIET_SECONDS every SIM_QUIET_EVERY_SECONDS of wall clock; 0 = none. */
+  SIM_QUIET_EVERY_SECONDS: z.coerce.number().min(0).default(480),
+  SIM_QUIET_SECONDS: z.coerce.number().min(0).default(60),
   /** Simulator: start with the walk (or replayed feed) paused until `POST /_sim/resume` (tests that need every frame). */
   SIM_PAUSED: bool.default(false),
   /**

@@ -112,7 +112,7 @@ export const metricTable = {
     feedAge: {
       name: 'ingestor_feed_last_message_age_seconds',
       type: 'gauge',
-      help: 'Seconds since the last message on the channel (feed freshness; prices count as live under 30 s), by channel.',
+      help: 'Seconds since the last sign of life on the channel (market: a data frame or a PONG; feed freshness, prices count as live under 30 s), by channel.',
       labelNames: ['channel'],
     },
     chancesPublished: {
@@ -124,7 +124,7 @@ export const metricTable = {
     catalogSyncs: {
       name: 'ingestor_catalog_syncs_total',
       type: 'counter',
-      help: 'Catalog syncs, by outcome (ok, failed).',
+      help: 'Full catalog syncs (the first, the periodic ones and those new markets ask for), by outcome (ok, failed).',
       labelNames: ['outcome'],
     },
     catalogSyncDuration: {

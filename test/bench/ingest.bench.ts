@@ -186,7 +186,7 @@ async function throughput(frames: string[]): Promise<number> {
       viaWs.handler.handleFrame(text);
       if (++received === frames.length) finish();
     },
-    inactivityMs: 600_000,
+    silenceMs: 600_000,
   });
   feed.subscribe([tokenOf(0, 0)]);
   await all;

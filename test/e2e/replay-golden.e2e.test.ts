@@ -1,10 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { redisKeys } from '@pm/shared';
-import { startStack, type Stack } from '../support/stack.js';
+import { startStack, untilMarketConnected, type Stack } from '../support/stack.js';
 import { until as poll } from '../support/poll.js';
 
 /**
@@ -80,10 +78,8 @@ async function replayOnce(): Promise<Captured> {
     },
     readyTimeoutMs: 90_000,
   });
-  const redis = new Redis(stack.redisUrl);
   try {
-    const feedKey = redisKeys(stack.prefix).feed;
-    await waitFor('the ingestor subscribed', async () => (await redis.hget(feedKey, 'market_connected')) === '1', 30_000);
+    await untilMarketConnected(stack);
     const resumed = await stack.simControl('/_sim/resume', {});
     expect(resumed.status).toBe(200);
     await waitFor(
@@ -102,7 +98,6 @@ async function replayOnce(): Promise<Captured> {
     }
     throw new Error(`API output did not settle:\n${stack.logs().slice(-3000)}`);
   } finally {
-    redis.disconnect();
     await stack.stop();
   }
 }

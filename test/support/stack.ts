@@ -2,9 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dropDatabase } from '@pm/shared';
+import { dropDatabase, redisKeys } from '@pm/shared';
 import { deleteKeysWithPrefix, freePort, testServices, uniqueSuffix } from '@pm/shared/testing';
 import { Redis } from 'ioredis';
+import { until } from './poll.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -108,4 +109,19 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
   }
   await stack.stop();
   throw new Error(`stack not ready within ${opts.readyTimeoutMs ?? 60_000} ms:\n${output.slice(-4000)}`);
+}
+
+/** Wait until the ingestor's market socket is subscribed: the feed hash says connected. */
+export async function untilMarketConnected(stack: Stack, timeoutMs = 30_000): Promise<void> {
+  const redis = new Redis(stack.redisUrl);
+  try {
+    const feedKey = redisKeys(stack.prefix).feed;
+    await until('the ingestor subscribed', async () => (await redis.hget(feedKey, 'market_connected')) === '1', {
+      timeoutMs,
+      everyMs: 100,
+      context: () => stack.logs(),
+    });
+  } finally {
+    redis.disconnect();
+  }
 }

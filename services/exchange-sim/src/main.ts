@@ -12,6 +12,7 @@ const sim = await startSimulator({
   speed: config.SIM_SPEED,
   paused: config.SIM_PAUSED,
   controlToken: config.SIM_CONTROL_TOKEN ?? null,
+  quietSpells: { everyMs: config.SIM_QUIET_EVERY_SECONDS * 1000, forMs: config.SIM_QUIET_SECONDS * 1000 },
   ...(config.SIM_SCENARIO ? { scenario: config.SIM_SCENARIO } : {}),
   logger: log,
 });

@@ -272,4 +272,16 @@ export interface ExchangeSource {
   readonly tick: number;
   /** Replay only: start the recorded feed again from its beginning. */
   restart?(): void;
+  /**
+   * Events the list queries (`GET /events…`, `id=` and `slug=` included) no longer show, as the real
+   * catalog drops some events; `GET /events/:id` still answers them.
+   */
+  unlisted(): ReadonlySet<string>;
+  /** Drop an event from the list queries now; false when there is no such event. */
+  vanish(eventId: string): boolean;
+  /**
+   * A quiet spell: no market data for `ms` (synthetic: the books stop moving; replay: the feed
+   * waits), while sockets stay open and answer PONG. Returns when it ends (wall-clock ms).
+   */
+  quiet(ms: number): number;
 }

@@ -29,6 +29,8 @@ export interface SimulatorOptions {
    * `controlToken` of the running simulator (tests in the same process); null = the controls are off.
    */
   controlToken?: string | null;
+  /** Synthetic: quiet spells (books still, sockets answering PONG); default every 8 min for 60 s, `everyMs: 0` = none. */
+  quietSpells?: { everyMs: number; forMs: number };
   logger?: Logger;
 }
 
@@ -58,6 +60,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
         speed,
         paused: opts.paused ?? false,
         ...(opts.startTime === undefined ? {} : { startTime: opts.startTime }),
+        ...(opts.quietSpells === undefined ? {} : { quietSpells: opts.quietSpells }),
       });
   const market = new MarketChannel(source, log);
   const sports = new SportsChannel(source, log);

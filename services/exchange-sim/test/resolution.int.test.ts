@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { getEvents, RecordingSocket, sleep, strings } from './helpers.js';
+import { gammaEvent, getEvents, getJson, RecordingSocket, sleep, strings } from './helpers.js';
 
 describe('automatic resolutions in accelerated time', () => {
   let sim: RunningSimulator;
@@ -28,7 +28,15 @@ describe('automatic resolutions in accelerated time', () => {
     await sleep(200);
     expect(closedIds.size).toBeGreaterThanOrEqual(25);
     const announced = new Set(s.rec.messages.filter((m) => m.event_type === 'market_resolved').map((m) => String(m.id)));
-    for (const id of announced) expect(closedIds.has(id)).toBe(true);
+    // Some closed events vanish from the list queries (a quirk of the real catalog): by id they
+    // still answer, closed.
+    const eventOf = new Map(open.flatMap((e) => e.markets.map((m) => [m.id, e.id] as const)));
+    for (const id of announced) {
+      if (closedIds.has(id)) continue;
+      const byId = gammaEvent.parse(await getJson(`${sim.url}/events/${eventOf.get(id)}`));
+      expect(byId.markets.find((m) => m.id === id)?.closed).toBe(true);
+      closedIds.add(id);
+    }
     expect(announced.size).toBeGreaterThan(0);
     expect(announced.size).toBeLessThan(closedIds.size);
     const newMarkets = s.rec.messages.filter((m) => m.event_type === 'new_market');

@@ -8,6 +8,7 @@ import type { Clock } from './clock.js';
  * book within `delayMs` of the resubscribe is fetched from `GET ${clobUrl}/book?token_id=`, one
  * request at a time and `paceMs` apart (the exchange throttles). A book that arrived over the ws
  * while the request was in flight wins: the REST answer is then dropped, as it may be older.
+ * `refetch` queues one token at once on the same paced queue (its local book crossed).
  */
 
 export interface BookResyncOptions {
@@ -39,6 +40,8 @@ export interface BookResyncStats {
 export interface BookResync {
   /** The socket holding `tokens` resubscribed at clock time `since`: fill what the dump missed. */
   afterResubscribe(tokens: readonly string[], since: number): void;
+  /** Fetch one token's book now (queued behind others, paced): its local book went stale. */
+  refetch(tokenId: string): void;
   stats(): BookResyncStats;
   close(): Promise<void>;
 }
@@ -111,6 +114,11 @@ export function createBookResync(opts: BookResyncOptions): BookResync {
         kick();
       }, delayMs);
       timers.add(timer);
+    },
+    refetch(tokenId) {
+      if (closed || pending.has(tokenId)) return;
+      pending.set(tokenId, opts.clock.now() + 1);
+      kick();
     },
     stats: () => ({ ...stats }),
     async close() {

@@ -49,15 +49,16 @@ async function upsertEvents(tx: Tx, rows: EventRow[]): Promise<Array<{ id: strin
   return tx.query(sql`
     insert into events as e (
       id, slug, title, description, category, league, starts_at, closes_at,
-      volume, volume_24h, liquidity, active, closed, game_id, teams, tags
+      volume, volume_24h, liquidity, active, closed, game_id, teams, tags, neg_risk
     )
     select r.id, r.slug, r.title, r.description, r.category, r.league, r.starts_at, r.closes_at,
            r.volume, r.volume_24h, r.liquidity, r.active, r.closed, r.game_id,
-           coalesce(r.teams, '[]'::jsonb), coalesce(r.tags, '[]'::jsonb)
+           coalesce(r.teams, '[]'::jsonb), coalesce(r.tags, '[]'::jsonb), coalesce(r.neg_risk, false)
     from json_to_recordset(${JSON.stringify(rows)}::json) as r (
       id text, slug text, title text, description text, category text, league text,
       starts_at timestamptz, closes_at timestamptz, volume numeric, volume_24h numeric,
-      liquidity numeric, active boolean, closed boolean, game_id text, teams jsonb, tags jsonb
+      liquidity numeric, active boolean, closed boolean, game_id text, teams jsonb, tags jsonb,
+      neg_risk boolean
     )
     where not exists (select 1 from events o where o.slug = r.slug and o.id <> r.id)
     on conflict (id) do update set
@@ -65,14 +66,16 @@ async function upsertEvents(tx: Tx, rows: EventRow[]): Promise<Array<{ id: strin
       category = excluded.category, league = excluded.league, starts_at = excluded.starts_at,
       closes_at = excluded.closes_at, volume = excluded.volume, volume_24h = excluded.volume_24h,
       liquidity = excluded.liquidity, active = excluded.active, closed = excluded.closed,
-      game_id = excluded.game_id, teams = excluded.teams, tags = excluded.tags, updated_at = now()
+      game_id = excluded.game_id, teams = excluded.teams, tags = excluded.tags,
+      neg_risk = excluded.neg_risk, updated_at = now()
     where (e.slug, e.title, e.description, e.category, e.league, e.starts_at, e.closes_at,
-           e.volume, e.volume_24h, e.liquidity, e.active, e.closed, e.game_id, e.teams, e.tags)
+           e.volume, e.volume_24h, e.liquidity, e.active, e.closed, e.game_id, e.teams, e.tags,
+           e.neg_risk)
       is distinct from
           (excluded.slug, excluded.title, excluded.description, excluded.category, excluded.league,
            excluded.starts_at, excluded.closes_at, excluded.volume, excluded.volume_24h,
            excluded.liquidity, excluded.active, excluded.closed, excluded.game_id, excluded.teams,
-           excluded.tags)
+           excluded.tags, excluded.neg_risk)
     returning e.id
   `);
 }
@@ -85,14 +88,15 @@ async function upsertMarkets(tx: Tx, rows: MarketRow[]): Promise<Array<{ id: str
   return tx.query(sql`
     insert into markets as m (
       id, event_id, condition_id, position, question, slug, label, kind, line, closes_at,
-      active, closed, accepting_orders, volume, one_day_price_change
+      active, closed, accepting_orders, volume, one_day_price_change, neg_risk
     )
     select r.id, r.event_id, r.condition_id, r.position, r.question, r.slug, r.label, r.kind,
-           r.line, r.closes_at, r.active, r.closed, r.accepting_orders, r.volume, r.one_day_price_change
+           r.line, r.closes_at, r.active, r.closed, r.accepting_orders, r.volume, r.one_day_price_change,
+           coalesce(r.neg_risk, false)
     from json_to_recordset(${JSON.stringify(rows)}::json) as r (
       id text, event_id text, condition_id text, position integer, question text, slug text,
       label text, kind text, line numeric, closes_at timestamptz, active boolean, closed boolean,
-      accepting_orders boolean, volume numeric, one_day_price_change numeric
+      accepting_orders boolean, volume numeric, one_day_price_change numeric, neg_risk boolean
     )
     on conflict (id) do update set
       event_id = excluded.event_id, condition_id = excluded.condition_id,
@@ -101,14 +105,17 @@ async function upsertMarkets(tx: Tx, rows: MarketRow[]): Promise<Array<{ id: str
       closes_at = excluded.closes_at, active = excluded.active,
       closed = excluded.closed or m.resolved_at is not null,
       accepting_orders = excluded.accepting_orders, volume = excluded.volume,
-      one_day_price_change = excluded.one_day_price_change, updated_at = now()
+      one_day_price_change = excluded.one_day_price_change, neg_risk = excluded.neg_risk,
+      updated_at = now()
     where (m.event_id, m.condition_id, m.position, m.question, m.slug, m.label, m.kind, m.line,
-           m.closes_at, m.active, m.closed, m.accepting_orders, m.volume, m.one_day_price_change)
+           m.closes_at, m.active, m.closed, m.accepting_orders, m.volume, m.one_day_price_change,
+           m.neg_risk)
       is distinct from
           (excluded.event_id, excluded.condition_id, excluded.position, excluded.question,
            excluded.slug, excluded.label, excluded.kind, excluded.line, excluded.closes_at,
            excluded.active, excluded.closed or m.resolved_at is not null,
-           excluded.accepting_orders, excluded.volume, excluded.one_day_price_change)
+           excluded.accepting_orders, excluded.volume, excluded.one_day_price_change,
+           excluded.neg_risk)
     returning m.id, m.event_id
   `);
 }
@@ -128,6 +135,23 @@ async function upsertOutcomes(tx: Tx, rows: OutcomeRow[]): Promise<Array<{ marke
       is distinct from (excluded.name, excluded.token_id, excluded.catalog_price)
     returning o.market_id
   `);
+}
+
+/**
+ * Close an event the catalog no longer knows (404 by id), and its markets. No resolution is
+ * recorded: the exchange said nothing about a winner. Returns whether it was open.
+ */
+export async function closeVanishedEvent(db: Db, eventId: string): Promise<boolean> {
+  return db.tx(async (tx) => {
+    // Input: $1 event id. Output: the event's id when it was open (and is now closed).
+    const closed: Array<{ id: string }> = await tx.query(
+      sql`update events set closed = true, updated_at = now() where id = ${eventId} and closed = false returning id`,
+    );
+    if (closed.length === 0) return false;
+    // Input: $1 event id. Output: none; its open markets are closed too.
+    await tx.query(sql`update markets set closed = true, updated_at = now() where event_id = ${eventId} and closed = false`);
+    return true;
+  });
 }
 
 /** Ids of events the database holds as open (to find those that left the catalog's open list). */

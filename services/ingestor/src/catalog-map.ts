@@ -1,6 +1,6 @@
-import { classifyEvent } from '@pm/shared/domain';
+import { classifyEvent, displayChance } from '@pm/shared/domain';
 import type { Category } from '@pm/shared';
-import type { GammaEvent, GammaMarket, GammaTag } from '@pm/shared/exchange';
+import type { GammaEvent, GammaMarket, GammaSport, GammaTag } from '@pm/shared/exchange';
 
 /**
  * Maps parsed catalog events to the rows of `events`, `markets` and `outcomes` (pure; no I/O).
@@ -30,6 +30,8 @@ export interface EventRow {
   game_id: string | null;
   teams: TeamRow[];
   tags: GammaTag[];
+  /** The event's outcomes across its markets are mutually exclusive (the exchange's `negRisk`). */
+  neg_risk: boolean;
 }
 
 export interface MarketRow {
@@ -48,6 +50,7 @@ export interface MarketRow {
   accepting_orders: boolean;
   volume: number;
   one_day_price_change: number | null;
+  neg_risk: boolean;
 }
 
 export interface OutcomeRow {
@@ -104,18 +107,97 @@ export function catalogResolution(m: GammaMarket): { winningOutcomeIndex: number
   return null;
 }
 
-function priceOrNull(p: string | undefined): number | null {
-  if (p === undefined || p.trim() === '') return null;
+function priceOrNull(p: string | number | null | undefined): number | null {
+  if (p === undefined || p === null || (typeof p === 'string' && p.trim() === '')) return null;
   const n = Number(p);
   return Number.isFinite(n) && n >= 0 && n <= 1 ? n : null;
 }
 
-export function mapEvent(e: GammaEvent): CatalogRows {
+/**
+ * The chance a market's outcome shows before its first book (PROTOCOL.md §1): the exchange's rule
+ * applied to the catalog's `bestBid`/`bestAsk`/`lastTradePrice`, which are the first outcome's
+ * (the second of a binary market is its mirror: bid = 1 − ask, ask = 1 − bid); `outcomePrices` is
+ * the fallback, and the only source for markets of more than two outcomes.
+ */
+export function catalogChance(m: GammaMarket, outcomeIndex: number): number | null {
+  const listed = priceOrNull(m.outcomePrices?.[outcomeIndex]);
+  const bid = priceOrNull(m.bestBid);
+  const ask = priceOrNull(m.bestAsk);
+  const trade = priceOrNull(m.lastTradePrice);
+  // A closed market's final prices are its last word; its book fields may be stale.
+  if (m.closed === true || m.outcomes.length !== 2 || (bid === null && ask === null && trade === null)) return listed;
+  const mirror = (p: number | null) => (p === null ? null : 1 - p);
+  const first = outcomeIndex === 0;
+  return displayChance({
+    bestBid: first ? bid : mirror(ask),
+    bestAsk: first ? ask : mirror(bid),
+    lastTrade: first ? trade : mirror(trade),
+    catalogPrice: listed,
+  });
+}
+
+/**
+ * The exchange's sports list (`GET /sports`) as a lookup: a league by its series id, or by a tag id
+ * only one league carries (every sports event also carries generic tags such as `sports`/`games`,
+ * listed by many leagues, which say nothing).
+ */
+export interface SportsIndex {
+  bySeries: ReadonlyMap<string, string>;
+  byTag: ReadonlyMap<string, string>;
+}
+
+export const EMPTY_SPORTS: SportsIndex = { bySeries: new Map(), byTag: new Map() };
+
+export function indexSports(sports: readonly GammaSport[]): SportsIndex {
+  const bySeries = new Map<string, string>();
+  const tagLeagues = new Map<string, Set<string>>();
+  for (const s of sports) {
+    if (s.seriesId !== null && !bySeries.has(s.seriesId)) bySeries.set(s.seriesId, s.sport);
+    for (const t of s.tagIds) tagLeagues.set(t, (tagLeagues.get(t) ?? new Set()).add(s.sport));
+  }
+  const byTag = new Map<string, string>();
+  for (const [t, leagues] of tagLeagues) if (leagues.size === 1) byTag.set(t, [...leagues][0]!);
+  return { bySeries, byTag };
+}
+
+function exchangeLeagueOf(e: GammaEvent, sports: SportsIndex): string | null {
+  for (const id of e.seriesIds) {
+    const key = sports.bySeries.get(id);
+    if (key !== undefined) return key;
+  }
+  for (const t of e.tags) {
+    const key = sports.byTag.get(t.id.trim());
+    if (key !== undefined) return key;
+  }
+  return null;
+}
+
+/** When a match starts: the event's `startTime`, else its markets' earliest `gameStartTime`, else the listing's `startDate`. */
+function kickOff(e: GammaEvent): string | null {
+  if (e.startTime !== null) return e.startTime;
+  const starts = e.markets.flatMap((m) => (m.gameStartTime === null ? [] : [m.gameStartTime])).sort();
+  return starts[0] ?? e.startDate;
+}
+
+/** The first of the exchange's volume fields that is present (they vary by endpoint and age). */
+const firstNumber = (...values: Array<number | null | undefined>): number | null => values.find((v) => typeof v === 'number' && Number.isFinite(v)) ?? null;
+
+const marketVolume = (m: GammaMarket) => firstNumber(m.volumeNum, m.volume, m.volumeClob);
+const marketVolume24h = (m: GammaMarket) => firstNumber(m.volume24hr, m.volume24hrClob);
+
+/** An event's volume as the event states it, else the sum over its markets of whatever they state. */
+function eventVolume(own: number | null, markets: GammaMarket[], of: (m: GammaMarket) => number | null): number {
+  if (own !== null) return own;
+  return markets.reduce((sum, m) => sum + (of(m) ?? 0), 0);
+}
+
+export function mapEvent(e: GammaEvent, sports: SportsIndex = EMPTY_SPORTS): CatalogRows {
   const { category, league } = classifyEvent({
     tags: e.tags,
     title: e.title,
     seriesSlug: e.seriesSlug ?? undefined,
     hasGame: e.gameId !== null,
+    exchangeLeague: exchangeLeagueOf(e, sports),
   });
   const event: EventRow = {
     id: e.id,
@@ -124,10 +206,10 @@ export function mapEvent(e: GammaEvent): CatalogRows {
     description: e.description,
     category,
     league,
-    starts_at: e.startDate,
+    starts_at: kickOff(e),
     closes_at: e.endDate,
-    volume: e.volume ?? 0,
-    volume_24h: e.volume24hr ?? 0,
+    volume: eventVolume(e.volume, e.markets, marketVolume),
+    volume_24h: eventVolume(e.volume24hr, e.markets, marketVolume24h),
     liquidity: e.liquidity ?? 0,
     active: e.active ?? true,
     closed: e.closed ?? false,
@@ -138,6 +220,7 @@ export function mapEvent(e: GammaEvent): CatalogRows {
       home: t.ordering?.trim().toLowerCase() === 'home',
     })),
     tags: e.tags,
+    neg_risk: e.negRisk ?? e.markets.some((m) => m.negRisk === true),
   };
   const markets: MarketRow[] = [];
   const outcomes: OutcomeRow[] = [];
@@ -159,8 +242,9 @@ export function mapEvent(e: GammaEvent): CatalogRows {
       // An event closed as a whole closes its markets, even where a market row lags behind.
       closed: (m.closed ?? false) || event.closed,
       accepting_orders: m.acceptingOrders ?? true,
-      volume: m.volumeNum ?? m.volume ?? 0,
+      volume: marketVolume(m) ?? 0,
       one_day_price_change: m.oneDayPriceChange,
+      neg_risk: m.negRisk ?? event.neg_risk,
     });
     m.outcomes.forEach((name, i) => {
       outcomes.push({
@@ -168,7 +252,7 @@ export function mapEvent(e: GammaEvent): CatalogRows {
         outcome_index: i,
         name,
         token_id: m.clobTokenIds[i]!.trim(),
-        catalog_price: priceOrNull(m.outcomePrices?.[i]),
+        catalog_price: catalogChance(m, i),
       });
     });
     const resolution = catalogResolution(m);
@@ -182,7 +266,7 @@ export function mapEvent(e: GammaEvent): CatalogRows {
  * or the same token twice) keep the first, so one statement never touches a row twice (Postgres
  * refuses `on conflict do update` hitting one row twice).
  */
-export function mapEvents(events: GammaEvent[]): CatalogRows {
+export function mapEvents(events: GammaEvent[], sports: SportsIndex = EMPTY_SPORTS): CatalogRows {
   const out: CatalogRows = { events: [], markets: [], outcomes: [], resolutions: [] };
   const seenEvents = new Set<string>();
   const seenSlugs = new Set<string>();
@@ -192,7 +276,7 @@ export function mapEvents(events: GammaEvent[]): CatalogRows {
     if (seenEvents.has(e.id) || seenSlugs.has(e.slug)) continue;
     seenEvents.add(e.id);
     seenSlugs.add(e.slug);
-    const rows = mapEvent(e);
+    const rows = mapEvent(e, sports);
     out.events.push(...rows.events);
     for (const m of rows.markets) {
       if (seenMarkets.has(m.id)) continue;

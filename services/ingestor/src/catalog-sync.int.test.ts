@@ -99,23 +99,71 @@ describe('catalog sync', () => {
   });
 
   it('closes an event that left the open list only once the catalog confirms it closed', async () => {
-    // e1 vanishes from every answer: absence alone closes nothing.
-    const e1 = h.fake.events.findIndex((e) => e.id === 'e1');
-    const [removed] = h.fake.events.splice(e1, 1);
     // e2 is confirmed closed (the open list filters it out, `id=` still finds it).
     const e2 = h.fake.events.find((e) => e.id === 'e2')!;
     e2.closed = true;
     const r = await ingestor.syncCatalog();
-    expect(h.fake.requests).toContain('/events?id=e1');
     expect(h.fake.requests).toContain('/events?id=e2');
     expect(r.changedEventIds).toEqual(['e2']);
-    const rows = await h.database.db.query(sql`select id, closed from events where id in ('e1','e2') order by id`);
-    expect(rows).toEqual([
-      { id: 'e1', closed: false },
-      { id: 'e2', closed: true },
-    ]);
+    const rows = await h.database.db.query(sql`select id, closed from events where id = 'e2'`);
+    expect(rows).toEqual([{ id: 'e2', closed: true }]);
     const [m2] = await h.database.db.query(sql`select closed from markets where id = 'm2'`);
     expect(m2.closed).toBe(true);
-    h.fake.events.push(removed!);
+  });
+
+  it('an event missing from the catalog is asked for by id and resolved, or closed when the exchange no longer knows it', async () => {
+    // e1 vanished from every list query, `id=` included; `GET /events/e1` answers it resolved (Yes won).
+    const e1 = h.fake.events.find((e) => e.id === 'e1')!;
+    e1.closed = true;
+    Object.assign((e1.markets as Array<Record<string, unknown>>)[0]!, { closed: true, outcomePrices: '["1","0"]', umaResolutionStatus: 'resolved' });
+    h.fake.unlisted.add('e1');
+    // e3 is gone altogether: 404 by id.
+    const e3 = h.fake.events.findIndex((e) => e.id === 'e3');
+    const [gone] = h.fake.events.splice(e3, 1);
+    const before = ingestor.stats().catalog;
+    const r = await ingestor.syncCatalog();
+    expect(h.fake.requests).toContain('/events?id=e1');
+    expect(h.fake.requests).toContain('/events/e1');
+    expect(h.fake.requests).toContain('/events/e3');
+    expect(r.changedEventIds.sort()).toEqual(['e1', 'e3']);
+    const events = await h.database.db.query(sql`select id, closed from events where id in ('e1','e3') order by id`);
+    expect(events).toEqual([
+      { id: 'e1', closed: true },
+      { id: 'e3', closed: true },
+    ]);
+    // e1 resolved from the exchange's answer; e3 closed without a resolution (no winner was said).
+    const markets = await h.database.db.query(
+      sql`select id, closed, resolved_outcome_index, resolved_at is not null as resolved from markets where id in ('m1','m3') order by id`,
+    );
+    expect(markets).toEqual([
+      { id: 'm1', closed: true, resolved_outcome_index: 0, resolved: true },
+      { id: 'm3', closed: true, resolved_outcome_index: null, resolved: false },
+    ]);
+    const after = ingestor.stats().catalog;
+    expect(after.confirmedAbsent - before.confirmedAbsent).toBe(1);
+    expect(after.vanished - before.vanished).toBe(1);
+    // Closed here, never asked again.
+    h.fake.requests.length = 0;
+    await ingestor.syncCatalog();
+    expect(h.fake.requests.filter((q) => q.includes('e1') || q.includes('e3'))).toEqual([]);
+    h.fake.events.push(gone!);
+  });
+
+  it('counts every sync in the metrics, the periodic ones too', async () => {
+    const before = ingestor.stats().catalog.syncs;
+    ingestor.catalog.start(50);
+    try {
+      await waitUntil(() => ingestor.stats().catalog.syncs >= before + 2, 10_000);
+    } finally {
+      await ingestor.catalog.stop();
+    }
   });
 });
+
+async function waitUntil(check: () => boolean, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,7 +1,7 @@
 import type { Logger } from '@pm/shared';
 import type { Db } from '@pm/shared/db';
-import { mapEvents, type CatalogRows } from './catalog-map.js';
-import { openEventIds, writeCatalogPage } from './catalog-db.js';
+import { EMPTY_SPORTS, indexSports, mapEvents, type CatalogRows, type SportsIndex } from './catalog-map.js';
+import { closeVanishedEvent, openEventIds, writeCatalogPage } from './catalog-db.js';
 import { catalogGameRows, writeCatalogGames } from './catalog-games.js';
 import type { GammaClient } from './gamma-client.js';
 import type { GammaEvent } from '@pm/shared/exchange';
@@ -13,8 +13,12 @@ import type { SettleMarket } from './settlement.js';
  * empty page, pacing pages, and upsert each page in its own transaction. A page that still fails
  * after the client's retries fails the sync: it is logged and the catalog stays as it was (pages
  * already written are kept, nothing is closed). Events that left the open list are closed only
- * once the catalog confirms them closed (`GET /events?id=`), never on absence alone — a page
- * boundary shifting under a busy sync would otherwise close live events.
+ * once the catalog confirms them closed, never on absence alone — a page boundary shifting under a
+ * busy sync would otherwise close live events. Such an event is asked for by id: `GET /events?id=`,
+ * and when the list queries no longer show it at all, `GET /events/:id`; it is then written as the
+ * catalog answers (closed, with its resolutions). Only a 404 there (the exchange does not know the
+ * event any more) closes it here without a resolution, so it stops being asked for every sync.
+ * Leagues come from the exchange's sports list (`GET /sports`), read once per full sync.
  */
 
 export interface SyncResult {
@@ -39,6 +43,8 @@ export interface CatalogSyncOptions {
   onRows?: (rows: CatalogRows) => void;
   /** After a sync or refresh that changed rows. */
   onChanged?: (changedEventIds: string[]) => Promise<void>;
+  /** An event the catalog no longer knows was closed here: its tokens are no longer wanted. */
+  onVanished?: (eventId: string) => void;
   /** Events per page; default 100. */
   pageSize?: number;
   /** Least time between two catalog requests; default 50 ms. */
@@ -51,8 +57,20 @@ export interface CatalogSyncOptions {
   refreshDebounceMs?: number;
 }
 
+export interface CatalogSyncStats {
+  /** Full syncs that finished / failed: the first, the periodic ones and those a `new_market` asked for. */
+  syncs: number;
+  failures: number;
+  last: SyncResult | null;
+  /** Events absent from the open list that the catalog answered for by id (and were written as answered). */
+  confirmedAbsent: number;
+  /** Events the catalog no longer knows at all (404 by id): closed here. */
+  vanished: number;
+}
+
 export interface CatalogSync {
   syncCatalog(): Promise<SyncResult>;
+  stats(): CatalogSyncStats;
   /** Re-read events by id or slug and upsert them (whatever their state). Returns changed event ids. */
   refreshEvents(refs: Array<{ id?: string | null; slug?: string | null }>): Promise<string[]>;
   /** Debounced refresh of the given events, or of the whole catalog when none is named (ws `new_market`). */
@@ -79,6 +97,31 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
   let stopped = false;
   const pendingRefs: Array<{ id?: string | null; slug?: string | null }> = [];
   let pendingFullSync = false;
+  const stats: CatalogSyncStats = { syncs: 0, failures: 0, last: null, confirmedAbsent: 0, vanished: 0 };
+  /** The last sports list read; kept when a later read fails (leagues rarely change). */
+  let sports: SportsIndex = EMPTY_SPORTS;
+
+  async function readSports() {
+    try {
+      const list = await paced(() => gamma.sports());
+      if (list.length > 0) sports = indexSports(list);
+    } catch (err) {
+      logger.warn({ err }, 'reading the sports list failed; keeping the previous one');
+    }
+  }
+
+  /** Every full sync goes through here, so `ingestor_catalog_syncs_total` counts them all. */
+  async function countedSync(): Promise<SyncResult> {
+    try {
+      const r = await runSync();
+      stats.syncs++;
+      stats.last = r;
+      return r;
+    } catch (err) {
+      stats.failures++;
+      throw err;
+    }
+  }
 
   /** Syncs and refreshes never overlap: they write the same rows. */
   function exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -96,7 +139,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
   }
 
   async function writeEvents(events: GammaEvent[], changed: Set<string>): Promise<{ markets: number; skipped: number }> {
-    const rows = mapEvents(events);
+    const rows = mapEvents(events, sports);
     const written = await writeCatalogPage(db, rows);
     for (const id of written.changedEventIds) changed.add(id);
     try {
@@ -125,6 +168,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
     let events = 0;
     let markets = 0;
     let skipped = 0;
+    await readSports();
     for (let page = 0; page < maxPages; page++) {
       const offset = page * pageSize;
       const body = await paced(() => gamma.openEventsPage(offset, pageSize));
@@ -142,13 +186,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
     const absent = (await openEventIds(db)).filter((id) => !seen.has(id));
     for (const id of absent.slice(0, confirmLimit)) {
       try {
-        const body = await paced(() => gamma.events({ id }));
-        const match = body.events.filter((e) => e.id === id);
-        if (match.length === 0) {
-          logger.debug({ eventId: id }, 'event absent from the open list and not found; left as is');
-          continue;
-        }
-        await writeEvents(match, changed);
+        await confirmAbsent(id, changed);
       } catch (err) {
         logger.warn({ err, eventId: id }, 'confirming an absent event failed; left as is');
       }
@@ -165,6 +203,27 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
     if (changed.size > 0) await opts.onChanged?.(result.changedEventIds);
     logger.info({ ...result, changedEventIds: result.changedEventIds.length }, 'catalog synced');
     return result;
+  }
+
+  /** Ask the catalog about one event it no longer lists as open, and write what it answers. */
+  async function confirmAbsent(id: string, changed: Set<string>) {
+    const listed = (await paced(() => gamma.events({ id }))).events.filter((e) => e.id === id);
+    const answer = listed.length > 0 ? listed : ((await paced(() => gamma.eventById(id)))?.events.filter((e) => e.id === id) ?? null);
+    if (answer === null) {
+      if (await closeVanishedEvent(db, id)) {
+        stats.vanished++;
+        changed.add(id);
+        logger.warn({ eventId: id }, 'event unknown to the catalog (404 by id); closed without a resolution');
+        opts.onVanished?.(id);
+      }
+      return;
+    }
+    if (answer.length === 0) {
+      logger.debug({ eventId: id }, 'absent event answered unreadable by id; left as is');
+      return;
+    }
+    stats.confirmedAbsent++;
+    await writeEvents(answer, changed);
   }
 
   async function runRefresh(refs: Array<{ id?: string | null; slug?: string | null }>): Promise<string[]> {
@@ -190,14 +249,15 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
   function schedule(intervalMs: number) {
     if (stopped) return;
     timer = setTimeout(() => {
-      exclusive(runSync)
+      exclusive(countedSync)
         .catch((err: unknown) => logger.error({ err }, 'catalog sync failed; keeping the previous catalog'))
         .finally(() => schedule(intervalMs));
     }, intervalMs);
   }
 
   return {
-    syncCatalog: () => exclusive(runSync),
+    syncCatalog: () => exclusive(countedSync),
+    stats: () => ({ ...stats }),
     refreshEvents: (refs) => exclusive(() => runRefresh(refs)),
     requestRefresh(ref) {
       if (stopped) return;
@@ -209,7 +269,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
         const refs = pendingRefs.splice(0);
         const full = pendingFullSync;
         pendingFullSync = false;
-        const job = full ? exclusive(runSync) : exclusive(() => runRefresh(refs));
+        const job = full ? exclusive(countedSync) : exclusive(() => runRefresh(refs));
         job.catch((err: unknown) => logger.error({ err }, 'catalog refresh failed'));
       }, refreshDebounceMs);
     },

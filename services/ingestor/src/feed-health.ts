@@ -4,14 +4,22 @@ import type { Clock } from './clock.js';
 
 /**
  * Feed health in Redis (`keys.feed`), read by the API to say whether prices are `live`:
- * `<channel>_connected` "1"/"0" written when it flips, `<channel>_last_at` (Unix ms of the last
- * data frame) written at most once per second.
+ * `<channel>_connected` "1"/"0" and `<channel>_last_at` (Unix ms of the last sign of life: a data
+ * frame, or on the market channel also a PONG).
+ *
+ * The whole state is rewritten every `refreshMs` (1 s) from memory, not only when it changes: a
+ * write lost to a Redis outage, or a Redis that came back empty (the run line's has no
+ * persistence), is repaired within a second of Redis answering again, so `live` follows the feed's
+ * real state within seconds of a recovery (issue 9). One write is in flight at a time; writes are
+ * coalesced to the latest state, so an outage never piles up a queue of stale writes.
  */
 export interface FeedHealth {
   connected(up: boolean): void;
   data(): void;
-  /** Write the latest state now (shutdown). */
+  /** Write the latest state now and wait for it (shutdown, tests). */
   flush(): Promise<void>;
+  /** Stop the periodic rewrite (after a last flush). */
+  close(): Promise<void>;
 }
 
 export function createFeedHealth(opts: {
@@ -20,38 +28,80 @@ export function createFeedHealth(opts: {
   channel: 'market' | 'sports';
   clock: Clock;
   logger: Logger;
+  /** Rewrite the whole state this often; default 1 s. */
+  refreshMs?: number;
+  /** Least time between two writes caused by data alone; default 1 s. */
   lastAtEveryMs?: number;
 }): FeedHealth {
+  const refreshMs = opts.refreshMs ?? 1_000;
   const every = opts.lastAtEveryMs ?? 1_000;
   const connectedField = `${opts.channel}_connected`;
   const lastAtField = `${opts.channel}_last_at`;
-  let lastWrittenAt = 0;
+  /** Unknown until the feed says: nothing is written for it before. */
+  let up: boolean | null = null;
   let lastDataAt = 0;
-  let writes: Promise<unknown> = Promise.resolve();
+  /** The `last_at` value of the last write begun. */
+  let writtenDataAt = 0;
+  let inFlight: Promise<void> | null = null;
+  let again = false;
+  let failing = false;
 
-  function write(fields: Record<string, string>) {
-    writes = writes
-      .then(() => opts.redis.hset(opts.key, fields))
-      .catch((err: unknown) => opts.logger.warn({ err, channel: opts.channel }, 'writing feed health failed'));
+  function fields(): Record<string, string> {
+    const out: Record<string, string> = {};
+    if (up !== null) out[connectedField] = up ? '1' : '0';
+    if (lastDataAt > 0) out[lastAtField] = String(lastDataAt);
+    return out;
   }
 
+  /** Write the current state; while a write is in flight, one more follows it with the state then. */
+  function write(): Promise<void> {
+    if (inFlight) {
+      again = true;
+      return inFlight;
+    }
+    const state = fields();
+    if (Object.keys(state).length === 0) return Promise.resolve();
+    writtenDataAt = lastDataAt;
+    inFlight = opts.redis
+      .hset(opts.key, state)
+      .then(() => {
+        if (failing) opts.logger.info({ channel: opts.channel }, 'feed health written again');
+        failing = false;
+      })
+      .catch((err: unknown) => {
+        // Logged once per outage; the periodic rewrite repairs it.
+        if (!failing) opts.logger.warn({ err, channel: opts.channel }, 'writing feed health failed');
+        failing = true;
+      })
+      .finally(() => {
+        inFlight = null;
+        if (again) {
+          again = false;
+          void write();
+        }
+      });
+    return inFlight;
+  }
+
+  const timer = setInterval(() => void write(), refreshMs);
+  timer.unref();
+
   return {
-    connected(up) {
-      write({ [connectedField]: up ? '1' : '0' });
+    connected(next) {
+      up = next;
+      void write();
     },
     data() {
-      const now = opts.clock.now();
-      lastDataAt = now;
-      if (now - lastWrittenAt < every) return;
-      lastWrittenAt = now;
-      write({ [lastAtField]: String(now) });
+      lastDataAt = opts.clock.now();
+      if (lastDataAt - writtenDataAt >= every) void write();
     },
     async flush() {
-      if (lastDataAt > lastWrittenAt) {
-        lastWrittenAt = lastDataAt;
-        write({ [lastAtField]: String(lastDataAt) });
-      }
-      await writes;
+      await inFlight;
+      await write();
+    },
+    async close() {
+      clearInterval(timer);
+      await this.flush();
     },
   };
 }

@@ -1,9 +1,10 @@
 import type { Logger } from '@pm/shared';
-import { parseGammaEvents, type GammaEventsPage } from '@pm/shared/exchange';
+import { parseGammaEvents, parseGammaSports, type GammaEventsPage, type GammaSport } from '@pm/shared/exchange';
 
 /**
- * The catalog's REST endpoint (`GET /events`), with a timeout per request and retries with
- * exponential backoff. Bodies are parsed leniently (see shared/src/exchange/gamma.ts).
+ * The catalog's REST endpoints (`GET /events`, `/events/:id`, `/sports`), with a timeout per
+ * request and retries with exponential backoff. Bodies are parsed leniently (see
+ * shared/src/exchange/gamma.ts).
  */
 export interface GammaClientOptions {
   baseUrl: string;
@@ -21,6 +22,13 @@ export interface GammaClient {
   openEventsPage(offset: number, limit: number): Promise<GammaEventsPage>;
   /** Events by query, e.g. `{ id }` or `{ slug }`, whatever their state. */
   events(query: Record<string, string>): Promise<GammaEventsPage>;
+  /**
+   * One event by id (`GET /events/:id`), which answers for events the list queries no longer
+   * show. Null when the catalog answers 404: it does not know the event at all.
+   */
+  eventById(id: string): Promise<GammaEventsPage | null>;
+  /** The exchange's leagues (`GET /sports`). */
+  sports(): Promise<GammaSport[]>;
 }
 
 export class GammaHttpError extends Error {
@@ -41,7 +49,8 @@ export function createGammaClient(opts: GammaClientOptions): GammaClient {
   const retryDelayMs = opts.retryDelayMs ?? 500;
 
   async function getJson(path: string, query: Record<string, string>): Promise<unknown> {
-    const url = `${opts.baseUrl}${path}?${new URLSearchParams(query).toString()}`;
+    const search = new URLSearchParams(query).toString();
+    const url = `${opts.baseUrl}${path}${search ? `?${search}` : ''}`;
     let lastErr: unknown;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
@@ -73,6 +82,19 @@ export function createGammaClient(opts: GammaClientOptions): GammaClient {
 
   return {
     events,
+    async eventById(id) {
+      try {
+        return parseGammaEvents([await getJson(`/events/${encodeURIComponent(id)}`, {})]);
+      } catch (err) {
+        if (err instanceof GammaHttpError && err.status === 404) return null;
+        throw err;
+      }
+    },
+    async sports() {
+      const body = await getJson('/sports', {});
+      if (!Array.isArray(body)) throw new Error('catalog /sports did not answer an array');
+      return parseGammaSports(body);
+    },
     openEventsPage(offset, limit) {
       return events({
         active: 'true',

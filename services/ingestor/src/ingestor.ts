@@ -4,7 +4,7 @@ import type { Db } from '@pm/shared/db';
 import type { OrderBook } from '@pm/shared/domain';
 import { systemClock, type Clock } from './clock.js';
 import { createGammaClient } from './gamma-client.js';
-import { createCatalogSync, type CatalogSync, type SyncResult } from './catalog-sync.js';
+import { createCatalogSync, type CatalogSync, type CatalogSyncStats, type SyncResult } from './catalog-sync.js';
 import { loadOutcomes } from './catalog-db.js';
 import type { CatalogRows } from './catalog-map.js';
 import { OutcomeDirectory } from './outcome-directory.js';
@@ -27,10 +27,13 @@ import { createHistoryRecorder, type HistoryRecorderStats } from './history-reco
  */
 
 export interface IngestorTuning {
-  /** Market channel: assets per socket (200), PING interval (10 s), data-inactivity watchdog (30 s). */
+  /**
+   * Market channel: assets per socket (200), PING interval (10 s), recycle after this long with
+   * neither data nor PONG (120 s; two unanswered PINGs in a row recycle sooner).
+   */
   maxAssetsPerSocket?: number;
   pingIntervalMs?: number;
-  marketInactivityMs?: number;
+  marketSilenceMs?: number;
   /** Sports channel: recycle after this long without any frame (45 s). */
   sportsSilenceMs?: number;
   /** Reconnect backoff of both channels (500 ms doubling to 10 s, jittered). */
@@ -75,7 +78,7 @@ export interface IngestorOptions {
 export interface IngestorStats {
   market: MarketHandlerStats & { sockets: MarketFeedStats; resync: BookResyncStats };
   sports: { frames: number; updates: number; malformed: number; reconnects: number; games: number };
-  catalog: { syncs: number; failures: number; last: SyncResult | null; outcomes: number };
+  catalog: CatalogSyncStats & { outcomes: number };
   chances: { published: number; writes: number };
   history: HistoryRecorderStats;
 }
@@ -113,7 +116,6 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   const sportsHealth = createFeedHealth({ redis, key: keys.feed, channel: 'sports', clock, logger });
 
   let feedStarted = false;
-  const catalogStats = { syncs: 0, failures: 0, last: null as SyncResult | null };
 
   const gamma = createGammaClient({
     baseUrl: config.GAMMA_URL,
@@ -133,6 +135,12 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     pageDelayMs: t.catalogPageDelayMs,
     refreshDebounceMs: t.catalogRefreshDebounceMs,
     onRows: (rows) => learnOutcomes(rows),
+    onVanished: (eventId) => {
+      const tokens = outcomes.closeEvent(eventId);
+      if (!feedStarted || tokens.length === 0) return;
+      marketFeed.unsubscribe(tokens);
+      for (const tokenId of tokens) handler.forget(tokenId);
+    },
     onChanged: async (ids) => {
       for (const id of ids) dirty.mark(id);
       await trigger.markCatalogChanged();
@@ -173,6 +181,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
       settlement.resolve(r).catch((err: unknown) => logger.error({ err, marketId: r.marketId }, 'recording a ws resolution failed'));
     },
     requestRefresh: (ref) => catalog.requestRefresh(ref),
+    resyncBook: (tokenId) => resync.refetch(tokenId),
     clock,
     logger,
   });
@@ -181,14 +190,15 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     url: `${config.CLOB_WS_URL}/ws/market`,
     logger: logger.child({ feed: 'market' }),
     onFrame: (text) => handler.handleFrame(text),
-    onData: () => marketHealth.data(),
+    // Life, not only data: a quiet socket whose PONGs keep coming is a live feed (PROTOCOL.md §1).
+    onAlive: () => marketHealth.data(),
     onConnectionChange: (up) => marketHealth.connected(up),
     onSubscribed: (tokens, reconnect) => {
       if (reconnect) resync.afterResubscribe(tokens, clock.now());
     },
     maxAssetsPerSocket: t.maxAssetsPerSocket,
     pingIntervalMs: t.pingIntervalMs,
-    inactivityMs: t.marketInactivityMs,
+    silenceMs: t.marketSilenceMs,
     reconnectInitialMs: t.reconnectInitialMs,
     reconnectMaxMs: t.reconnectMaxMs,
   });
@@ -249,17 +259,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     }
   }
 
-  async function syncCatalog(): Promise<SyncResult> {
-    try {
-      const r = await catalog.syncCatalog();
-      catalogStats.syncs++;
-      catalogStats.last = r;
-      return r;
-    } catch (err) {
-      catalogStats.failures++;
-      throw err;
-    }
-  }
+  const syncCatalog = () => catalog.syncCatalog();
 
   async function flush() {
     await publisher.flush();
@@ -304,8 +304,8 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
         await history.close();
         await games.close();
         await dirty.close();
-        await marketHealth.flush();
-        await sportsHealth.flush();
+        await marketHealth.close();
+        await sportsHealth.close();
         if (ownTrigger) await trigger.close();
       })();
       return stopping;
@@ -316,7 +316,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
       return {
         market: { ...handler.stats(), sockets: marketFeed.stats(), resync: resync.stats() },
         sports: { ...s, games: games.stats().games },
-        catalog: { ...catalogStats, outcomes: outcomes.size },
+        catalog: { ...catalog.stats(), outcomes: outcomes.size },
         chances: publisher.stats(),
         history: history.stats(),
       };

@@ -19,7 +19,7 @@ async function main() {
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
 
-  const ingestor = createIngestor({ config, db, redis, logger, tuning: { marketInactivityMs: config.MARKET_WATCHDOG_SECONDS * 1000 } });
+  const ingestor = createIngestor({ config, db, redis, logger, tuning: { marketSilenceMs: config.MARKET_WATCHDOG_SECONDS * 1000, pingIntervalMs: config.MARKET_PING_SECONDS * 1000 } });
 
   // Up before the initial catalog sync, so /healthz answers while it runs and /readyz says why not yet.
   let started = false;

@@ -174,7 +174,7 @@ describe('market feed sockets', () => {
         url: `${h.fake.wsUrl}/ws/market`,
         logger: quietLogger,
         onFrame: () => {},
-        inactivityMs: 150,
+        silenceMs: 150,
         pingIntervalMs: 50,
         reconnectInitialMs: 10,
         reconnectMaxMs: 20,
@@ -195,7 +195,7 @@ describe('market feed sockets', () => {
 
   it('keeps a socket that delivers data', async () => {
     const start = h.fake.marketSockets.length;
-    const feed = createMarketFeed({ url: `${h.fake.wsUrl}/ws/market`, logger: quietLogger, onFrame: () => {}, inactivityMs: 200 });
+    const feed = createMarketFeed({ url: `${h.fake.wsUrl}/ws/market`, logger: quietLogger, onFrame: () => {}, silenceMs: 200 });
     feeds.push(feed);
     feed.subscribe(['k1']);
     const sock = await waitFor(() => h.fake.marketSockets[start], 2000, 'socket');
@@ -204,6 +204,38 @@ describe('market feed sockets', () => {
     clearInterval(ticker);
     expect(feed.stats().watchdogRecycles).toBe(0);
     expect(h.fake.marketSockets.length).toBe(start + 1);
+    await feed.close();
+  });
+
+  it('keeps a socket without data whose PONGs keep coming, and recycles it soon after they stop', async () => {
+    const start = h.fake.marketSockets.length;
+    const feed = createMarketFeed({
+      url: `${h.fake.wsUrl}/ws/market`,
+      logger: quietLogger,
+      onFrame: () => {},
+      // Silence 40 ping intervals long: only missing PONGs can recycle it within this test.
+      pingIntervalMs: 50,
+      silenceMs: 2_000,
+      reconnectInitialMs: 10,
+      reconnectMaxMs: 20,
+    });
+    feeds.push(feed);
+    feed.subscribe(['p1']);
+    await waitFor(() => h.fake.marketSockets[start], 2000, 'socket');
+    // 12 ping intervals of no data at all, PONGs answered: never recycled.
+    await waitFor(() => feed.stats().pongs >= 12 || undefined, 3000, 'a dozen PONGs');
+    expect(feed.stats().watchdogRecycles).toBe(0);
+    expect(feed.isLive('p1')).toBe(true);
+    h.fake.silent = true;
+    const stoppedAt = Date.now();
+    try {
+      await waitFor(() => feed.stats().watchdogRecycles >= 1 || undefined, 2000, 'recycled after PONGs stopped');
+      const tookMs = Date.now() - stoppedAt;
+      console.log(`PONGs stopped: recycled after ${tookMs} ms (ping every 50 ms, silence limit 2000 ms)`);
+      expect(tookMs).toBeLessThan(1_000);
+    } finally {
+      h.fake.silent = false;
+    }
     await feed.close();
   });
 });

@@ -7,7 +7,12 @@ import { backoffDelay } from './backoff.js';
  * most `maxAssetsPerSocket` (large sockets were reported to freeze silently). Each socket sends the
  * full subscribe on open (a `PING` before it gets the socket closed), later additions with
  * `operation: subscribe`, a text `PING` every 10 s, reconnects with backoff and jitter and resends
- * the full subscribe, and is recycled by a data-inactivity watchdog when it stays open but silent.
+ * the full subscribe, and is recycled by a watchdog when it stays open but dead.
+ *
+ * Liveness (PROTOCOL.md §1): real sockets have quiet spells of 40–60 s on quiet assets, so data
+ * alone cannot tell a healthy socket from a frozen one. A `PONG` answer counts as life: a socket is
+ * recycled when two PINGs in a row went unanswered (within ~3 ping intervals of the last PONG), or
+ * after `silenceMs` (120 s) with neither data nor PONG.
  * What the frames mean is the handler's business: this module only delivers their text.
  */
 
@@ -19,8 +24,10 @@ export interface MarketFeedOptions {
   onFrame: (text: string) => void;
   /** Called when the feed as a whole goes up (every shard open) or down. */
   onConnectionChange?: (connected: boolean) => void;
-  /** Called for every data frame (not heartbeats): feed freshness. */
+  /** Called for every data frame (not heartbeats). */
   onData?: () => void;
+  /** Called for every sign of life: a data frame or a PONG (feed freshness). */
+  onAlive?: () => void;
   /**
    * A socket sent its full subscribe for `tokens`; `reconnect` is false on its first open. The
    * books then come from the initial dump, which may lag or miss some (hence the REST resync).
@@ -28,8 +35,10 @@ export interface MarketFeedOptions {
   onSubscribed?: (tokens: string[], reconnect: boolean) => void;
   maxAssetsPerSocket?: number;
   pingIntervalMs?: number;
-  /** Recycle a socket open but without data for this long; default 30 s. */
-  inactivityMs?: number;
+  /** Recycle a socket with neither data nor PONG for this long; default 120 s. */
+  silenceMs?: number;
+  /** Recycle after this many PINGs in a row went unanswered; default 2. */
+  missedPongs?: number;
   reconnectInitialMs?: number;
   reconnectMaxMs?: number;
 }
@@ -38,7 +47,10 @@ export interface MarketFeedStats {
   sockets: number;
   open: number;
   reconnects: number;
+  /** Recycles for missing PONGs or total silence. */
   watchdogRecycles: number;
+  /** PONGs received. */
+  pongs: number;
   subscribed: number;
 }
 
@@ -46,20 +58,23 @@ export interface MarketFeed {
   subscribe(tokenIds: Iterable<string>): void;
   unsubscribe(tokenIds: Iterable<string>): void;
   isSubscribed(tokenId: string): boolean;
-  /** The token's socket is open and has delivered data within the inactivity window. */
+  /** The token's socket is open and showed life (data or PONG) within the last three ping intervals. */
   isLive(tokenId: string): boolean;
   connected(): boolean;
   stats(): MarketFeedStats;
   close(): Promise<void>;
 }
 
-/** Heartbeat answers carry no market data: they must not keep a frozen socket "alive". */
+/** Heartbeat frames carry no market data. A PONG is life nonetheless (the server answered us). */
 const HEARTBEAT_TEXT = new Set(['PONG', 'PING']);
 
 export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
   const maxPerSocket = opts.maxAssetsPerSocket ?? 200;
   const pingIntervalMs = opts.pingIntervalMs ?? 10_000;
-  const inactivityMs = opts.inactivityMs ?? 30_000;
+  const silenceMs = opts.silenceMs ?? 120_000;
+  const maxMissedPongs = opts.missedPongs ?? 2;
+  /** A healthy socket shows life at least once per ping interval (its PONG). */
+  const liveWindowMs = pingIntervalMs * 3;
   const reconnectInitialMs = opts.reconnectInitialMs ?? 500;
   const reconnectMaxMs = opts.reconnectMaxMs ?? 10_000;
   const log = opts.logger;
@@ -68,6 +83,7 @@ export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
   const shardOf = new Map<string, Shard>();
   let reconnects = 0;
   let watchdogRecycles = 0;
+  let pongs = 0;
   let closing = false;
   let lastConnected = false;
   let nextShardId = 0;
@@ -92,7 +108,12 @@ export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
     /** The full subscribe has been sent on the current socket. */
     subscribed = false;
     attempt = 0;
-    lastDataAt = 0;
+    /** Last data frame or PONG (Date.now()). */
+    lastLifeAt = 0;
+    /** A PING is out and no PONG came since. */
+    awaitingPong = false;
+    /** PINGs in a row that got no PONG before the next was due. */
+    missed = 0;
     /** Times this shard's sockets sent their full subscribe. */
     opens = 0;
     private ping: NodeJS.Timeout | undefined;
@@ -120,17 +141,21 @@ export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
         }
         this.send({ assets_ids: [...this.tokens], type: 'market', custom_feature_enabled: true, initial_dump: true });
         this.subscribed = true;
-        this.lastDataAt = Date.now();
+        this.lastLifeAt = Date.now();
+        this.awaitingPong = false;
+        this.missed = 0;
         this.ping = setInterval(() => {
-          if (ws.readyState === WebSocket.OPEN) ws.send('PING');
+          if (ws.readyState !== WebSocket.OPEN) return;
+          if (this.awaitingPong && ++this.missed >= maxMissedPongs) {
+            this.recycle(ws, 'market socket missed PONGs; recycling');
+            return;
+          }
+          this.awaitingPong = true;
+          ws.send('PING');
         }, pingIntervalMs);
         this.watchdog = setInterval(() => {
-          if (Date.now() - this.lastDataAt > inactivityMs) {
-            watchdogRecycles++;
-            log.warn({ shard: this.id, silentMs: Date.now() - this.lastDataAt }, 'market socket silent; recycling');
-            ws.terminate();
-          }
-        }, Math.max(20, Math.min(5_000, Math.floor(inactivityMs / 4))));
+          if (Date.now() - this.lastLifeAt > silenceMs) this.recycle(ws, 'market socket silent; recycling');
+        }, Math.max(20, Math.min(5_000, Math.floor(silenceMs / 4))));
         log.info({ shard: this.id, assets: this.tokens.size }, 'market socket subscribed');
         reportConnection();
         try {
@@ -142,11 +167,19 @@ export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
       ws.on('message', (data: WebSocket.RawData) => {
         if (this.ws !== ws) return;
         const text = rawToText(data);
-        if (!HEARTBEAT_TEXT.has(text.trim().toUpperCase())) {
-          this.lastDataAt = Date.now();
+        const heartbeat = text.trim().toUpperCase();
+        if (heartbeat === 'PONG') {
+          pongs++;
+          this.lastLifeAt = Date.now();
+          this.awaitingPong = false;
+          this.missed = 0;
+          opts.onAlive?.();
+        } else if (!HEARTBEAT_TEXT.has(heartbeat)) {
+          this.lastLifeAt = Date.now();
           // A socket that delivers data is healthy again: the next failure starts from a short delay.
           this.attempt = 0;
           opts.onData?.();
+          opts.onAlive?.();
         }
         try {
           opts.onFrame(text);
@@ -171,6 +204,12 @@ export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
           this.connect();
         }, delay);
       });
+    }
+
+    recycle(ws: WebSocket, why: string) {
+      watchdogRecycles++;
+      log.warn({ shard: this.id, quietMs: Date.now() - this.lastLifeAt, missedPongs: this.missed }, why);
+      ws.terminate();
     }
 
     send(msg: unknown) {
@@ -253,7 +292,7 @@ export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
     isSubscribed: (tokenId) => shardOf.has(tokenId),
     isLive(tokenId) {
       const s = shardOf.get(tokenId);
-      return s !== undefined && s.isOpen() && Date.now() - s.lastDataAt <= inactivityMs;
+      return s !== undefined && s.isOpen() && Date.now() - s.lastLifeAt <= liveWindowMs;
     },
     connected: computeConnected,
     stats() {
@@ -262,6 +301,7 @@ export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
         open: shards.filter((s) => s.isOpen()).length,
         reconnects,
         watchdogRecycles,
+        pongs,
         subscribed: shardOf.size,
       };
     },

@@ -2,6 +2,7 @@ import { OrderBook, displayChance } from '@pm/shared/domain';
 import type { Logger } from '@pm/shared';
 import {
   parseMarketFrame,
+  type BestBidAskMessage,
   type BookMessage,
   type LastTradeMessage,
   type MarketMessage,
@@ -20,6 +21,12 @@ import type { Clock } from './clock.js';
  * the last trade. After each change the token's displayed chance is recomputed and offered to the
  * publisher, which writes only when it moved; a moved chance marks the token's event dirty.
  * `new_market` asks for a catalog refresh, `market_resolved` becomes a settlement.
+ *
+ * Top of book is the exchange's word (PROTOCOL.md §1): the `best_bid`/`best_ask` of a
+ * `price_change` entry or a `best_bid_ask` message is the asset's top until the next one (or a
+ * fresh book); the local book supplies a side the exchange did not state. A local book that
+ * crosses where the exchange's top does not is stale: it is never shown, and the asset is
+ * re-fetched from REST `/book`.
  */
 
 export interface MarketHandlerOptions {
@@ -30,6 +37,8 @@ export interface MarketHandlerOptions {
   requestRefresh: (ref: { id?: string | null; slug?: string | null }) => void;
   clock: Clock;
   logger: Logger;
+  /** Fetch the token's book again over REST (its local book crossed). */
+  resyncBook?: (tokenId: string) => void;
 }
 
 export interface MarketHandlerStats {
@@ -45,6 +54,10 @@ export interface MarketHandlerStats {
   /** Deltas dropped: older than the book, invalid, or for a token without a book. */
   droppedDeltas: number;
   books: number;
+  /** Times a local book crossed while the exchange's top did not (each asked a REST resync). */
+  crossedBooks: number;
+  /** Books (ws or REST) older than the book already held, not applied. */
+  droppedBooks: number;
 }
 
 export interface MarketHandler {
@@ -64,7 +77,22 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
   const books = new Map<string, OrderBook>();
   const tickSizes = new Map<string, string>();
   const bookAt = new Map<string, number>();
-  const stats = { frames: 0, messages: {} as Record<string, number>, textFrames: 0, malformed: 0, unknown: 0, droppedDeltas: 0 };
+  /** The exchange's stated top per asset (null side: not stated); cleared by a fresh book. */
+  const tops = new Map<string, { bid: number | null; ask: number | null }>();
+  /** Exchange time (ms) of the newest book or delta applied per asset. */
+  const latestAt = new Map<string, number>();
+  /** Assets whose crossed book was sent for a resync and has not been replaced yet: one request each. */
+  const resyncing = new Set<string>();
+  const stats = {
+    frames: 0,
+    messages: {} as Record<string, number>,
+    textFrames: 0,
+    malformed: 0,
+    unknown: 0,
+    droppedDeltas: 0,
+    crossedBooks: 0,
+    droppedBooks: 0,
+  };
 
   /** The message's own time orders it per asset; a missing one (`""`) cannot be proven stale. */
   const ts = (t: number | null) => (t === null ? Number.NaN : t);
@@ -78,21 +106,62 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
     return b;
   }
 
+  const crossed = (bid: number | null, ask: number | null) => bid !== null && ask !== null && bid >= ask;
+
+  /** A stale local book: ask for it again (once until a book replaces it). */
+  function checkCrossed(tokenId: string) {
+    const book = books.get(tokenId);
+    if (!book || !crossed(book.bestBid(), book.bestAsk()) || resyncing.has(tokenId)) return;
+    // The exchange itself says crossed (transient, PROTOCOL.md §1): the local book is not the stale one.
+    const stated = tops.get(tokenId);
+    if (stated && crossed(stated.bid, stated.ask)) return;
+    resyncing.add(tokenId);
+    stats.crossedBooks++;
+    opts.logger.debug({ tokenId, bid: book.bestBid(), ask: book.bestAsk(), stated }, 'local book crossed; resyncing from REST');
+    opts.resyncBook?.(tokenId);
+  }
+
+  /** The top shown: each side as the exchange last stated it, else the local book's. */
+  function topOf(tokenId: string): { bid: number | null; ask: number | null } {
+    const book = books.get(tokenId);
+    const stated = tops.get(tokenId);
+    return { bid: stated?.bid ?? book?.bestBid() ?? null, ask: stated?.ask ?? book?.bestAsk() ?? null };
+  }
+
   function recompute(tokenId: string) {
     const book = books.get(tokenId);
     const ref = opts.outcomes.get(tokenId);
+    const top = topOf(tokenId);
+    checkCrossed(tokenId);
     const chance = displayChance({
-      bestBid: book?.bestBid() ?? null,
-      bestAsk: book?.bestAsk() ?? null,
+      bestBid: top.bid,
+      bestAsk: top.ask,
       lastTrade: book?.lastTrade ?? null,
       catalogPrice: ref?.catalogPrice ?? null,
     });
     if (opts.publisher.publish(tokenId, chance) && ref) opts.markDirty(ref.eventId);
   }
 
+  /** A stated top replaces the previous one; with neither side stated there is nothing to say. */
+  function stateTop(tokenId: string, bid: number | null, ask: number | null): boolean {
+    if (bid === null && ask === null) return false;
+    tops.set(tokenId, { bid, ask });
+    return true;
+  }
+
   function onBook(m: BookMessage) {
     const book = bookFor(m.assetId);
+    // A book older than what the held book already reflects (a lagging dump or REST answer after
+    // a reconnect) would roll it back: a resync applies fresh books only.
+    if (book.hasSnapshot && m.timestamp !== null && m.timestamp < (latestAt.get(m.assetId) ?? 0)) {
+      stats.droppedBooks++;
+      return;
+    }
+    if (m.timestamp !== null) latestAt.set(m.assetId, m.timestamp);
     book.applySnapshot(m.bids, m.asks, ts(m.timestamp));
+    // A whole book is the exchange's full state: its own top replaces any stated one.
+    tops.delete(m.assetId);
+    resyncing.delete(m.assetId);
     bookAt.set(m.assetId, opts.clock.now());
     if (m.lastTradePrice !== null) book.setLastTrade(m.lastTradePrice, ts(m.timestamp));
     if (m.tickSize !== null) tickSizes.set(m.assetId, m.tickSize);
@@ -108,10 +177,21 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
         stats.droppedDeltas++;
         continue;
       }
-      if (book.applyLevel(c.side, c.price, c.size, ts(m.timestamp))) touched.add(c.assetId);
-      else stats.droppedDeltas++;
+      if (book.applyLevel(c.side, c.price, c.size, ts(m.timestamp))) {
+        touched.add(c.assetId);
+        if (m.timestamp !== null && m.timestamp > (latestAt.get(c.assetId) ?? 0)) latestAt.set(c.assetId, m.timestamp);
+        // Entries apply in wire order: the last stated top of the message stands.
+        stateTop(c.assetId, c.bestBid, c.bestAsk);
+      } else stats.droppedDeltas++;
     }
     for (const t of touched) recompute(t);
+  }
+
+  function onBestBidAsk(m: BestBidAskMessage) {
+    const book = books.get(m.assetId);
+    // Older than the book held: the book already says more recent things.
+    if (book?.hasSnapshot && m.timestamp !== null && m.timestamp < book.snapshotAt) return;
+    if (stateTop(m.assetId, m.bestBid, m.bestAsk)) recompute(m.assetId);
   }
 
   function onLastTrade(m: LastTradeMessage) {
@@ -158,8 +238,7 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
         if (m.newTickSize !== null) tickSizes.set(m.assetId, m.newTickSize);
         return;
       case 'best_bid_ask':
-        // A hint computed by the exchange; the local book stays the only source of the chance.
-        return;
+        return onBestBidAsk(m);
       case 'new_market':
         return onNewMarket(m);
       case 'market_resolved':
@@ -189,6 +268,9 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
     recompute,
     forget(tokenId) {
       books.delete(tokenId);
+      tops.delete(tokenId);
+      resyncing.delete(tokenId);
+      latestAt.delete(tokenId);
       tickSizes.delete(tokenId);
       bookAt.delete(tokenId);
     },

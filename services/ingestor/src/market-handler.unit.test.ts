@@ -38,6 +38,7 @@ function setup() {
   const dirty: string[] = [];
   const resolved: SettleMarket[] = [];
   const refreshes: unknown[] = [];
+  const resyncs: string[] = [];
   const handler = createMarketHandler({
     outcomes,
     publisher,
@@ -46,8 +47,9 @@ function setup() {
     requestRefresh: (ref) => refreshes.push(ref),
     clock: { now: () => 0 },
     logger: pino({ level: 'silent' }),
+    resyncBook: (t) => resyncs.push(t),
   });
-  return { handler, publisher, dirty, resolved, refreshes };
+  return { handler, publisher, dirty, resolved, refreshes, resyncs };
 }
 
 const book = (asset: string, bid: string, ask: string, ts: number) => ({
@@ -108,11 +110,53 @@ describe('market handler', () => {
     expect(dirty).toEqual(['e1']);
   });
 
-  it('best_bid_ask is only a hint: the book stays as it was', () => {
+  it('best_bid_ask states the top of book: the chance follows it, a later book replaces it', () => {
     const { handler, publisher } = setup();
     handler.handleFrame(JSON.stringify(book(A, '0.40', '0.44', 1000)));
-    handler.handleFrame(JSON.stringify({ event_type: 'best_bid_ask', asset_id: A, best_bid: '0.9', best_ask: '0.95', timestamp: '2000' }));
+    handler.handleFrame(JSON.stringify({ event_type: 'best_bid_ask', asset_id: A, market: '0xm', best_bid: '0.46', best_ask: '0.48', spread: '0.02', timestamp: '2000' }));
+    expect(publisher.values.get(A)).toBe('0.47');
+    handler.handleFrame(JSON.stringify(book(A, '0.40', '0.44', 3000)));
     expect(publisher.values.get(A)).toBe('0.42');
+  });
+
+  const change = (asset: string, price: string, size: string, side: string, bestBid: string, bestAsk: string, ts: number) => ({
+    event_type: 'price_change',
+    market: '0xm',
+    timestamp: String(ts),
+    price_changes: [{ asset_id: asset, price, size, side, hash: 'h', best_bid: bestBid, best_ask: bestAsk }],
+  });
+
+  it('a crossed local book shows the exchange\'s top, never its midpoint, and asks a REST resync once', () => {
+    const { handler, publisher, resyncs } = setup();
+    handler.handleFrame(JSON.stringify(book(A, '0.40', '0.44', 1000)));
+    // A bid at 0.50 lands while the ask at 0.44 was taken on the exchange but its removal never
+    // reached us: locally 0.50/0.44 (crossed); the exchange says 0.50/0.52.
+    handler.handleFrame(JSON.stringify(change(A, '0.50', '10', 'BUY', '0.50', '0.52', 1001)));
+    expect(publisher.values.get(A)).toBe('0.51');
+    expect(resyncs).toEqual([A]);
+    handler.handleFrame(JSON.stringify(change(A, '0.49', '10', 'BUY', '0.50', '0.52', 1002)));
+    expect(resyncs).toEqual([A]);
+    expect(handler.stats().crossedBooks).toBe(1);
+    // The REST book arrives: its own top stands, and the next crossing may ask again.
+    handler.applyBook({ type: 'book', assetId: A, market: '0xm', bids: [{ price: '0.50', size: '10' }], asks: [{ price: '0.52', size: '5' }], timestamp: 1003, lastTradePrice: null, tickSize: null });
+    expect(publisher.values.get(A)).toBe('0.51');
+  });
+
+  it('a crossed book with no stated top shows the last trade, not the midpoint', () => {
+    const { handler, publisher, resyncs } = setup();
+    handler.handleFrame(JSON.stringify(book(A, '0.40', '0.44', 1000)));
+    handler.handleFrame(JSON.stringify({ event_type: 'price_change', asset_id: A, market: '0xm', timestamp: '1001', changes: [{ price: '0.50', side: 'BUY', size: '3' }] }));
+    expect(publisher.values.get(A)).toBe('0.5'); // the catalog price (no trade yet), not 0.47
+    expect(resyncs).toEqual([A]);
+  });
+
+  it('a book older than what the held book reflects is not applied (a resync applies fresh books only)', () => {
+    const { handler, publisher } = setup();
+    handler.handleFrame(JSON.stringify(book(A, '0.40', '0.44', 1000)));
+    handler.handleFrame(JSON.stringify(change(A, '0.42', '10', 'BUY', '0.42', '0.44', 1500)));
+    handler.handleFrame(JSON.stringify(book(A, '0.20', '0.24', 1200)));
+    expect(publisher.values.get(A)).toBe('0.43');
+    expect(handler.stats().droppedBooks).toBe(1);
   });
 
   it('uses the last trade when the spread is wider than 0.10', () => {

@@ -37,6 +37,17 @@ export class OutcomeDirectory {
     };
   }
 
+  /** Mark every open outcome of an event closed (the catalog dropped it); returns their tokens. */
+  closeEvent(eventId: string): string[] {
+    const tokens: string[] = [];
+    for (const o of this.byToken.values()) {
+      if (o.eventId !== eventId || o.closed) continue;
+      this.upsert({ ...o, closed: true });
+      tokens.push(o.tokenId);
+    }
+    return tokens;
+  }
+
   openTokens(): string[] {
     return [...this.byToken.values()].filter((o) => !o.closed).map((o) => o.tokenId);
   }

@@ -19,10 +19,10 @@ interface LeagueDefinition {
 const LEAGUES: readonly LeagueDefinition[] = [
   // Soccer → Football.
   { key: 'epl', category: 'Football', label: 'EPL', aliases: ['epl', 'premier-league', 'english-premier-league'] },
-  { key: 'laliga', category: 'Football', label: 'La Liga', aliases: ['laliga', 'la-liga'] },
-  { key: 'seriea', category: 'Football', label: 'Serie A', aliases: ['seriea', 'serie-a'] },
-  { key: 'bundesliga', category: 'Football', label: 'Bundesliga', aliases: ['bundesliga'] },
-  { key: 'ligue1', category: 'Football', label: 'Ligue 1', aliases: ['ligue1', 'ligue-1'] },
+  { key: 'laliga', category: 'Football', label: 'La Liga', aliases: ['laliga', 'la-liga', 'lal'] },
+  { key: 'seriea', category: 'Football', label: 'Serie A', aliases: ['seriea', 'serie-a', 'sea'] },
+  { key: 'bundesliga', category: 'Football', label: 'Bundesliga', aliases: ['bundesliga', 'bun'] },
+  { key: 'ligue1', category: 'Football', label: 'Ligue 1', aliases: ['ligue1', 'ligue-1', 'fl1'] },
   { key: 'ucl', category: 'Football', label: 'Champions League', aliases: ['ucl', 'champions-league', 'uefa-champions-league'] },
   { key: 'mls', category: 'Football', label: 'MLS', aliases: ['mls'] },
   // Other sports and esports → Sport.
@@ -30,7 +30,7 @@ const LEAGUES: readonly LeagueDefinition[] = [
   { key: 'nfl', category: 'Sport', label: 'NFL', aliases: ['nfl'] },
   { key: 'mlb', category: 'Sport', label: 'MLB', aliases: ['mlb'] },
   { key: 'nhl', category: 'Sport', label: 'NHL', aliases: ['nhl'] },
-  { key: 'ncaab', category: 'Sport', label: 'College Basketball', aliases: ['ncaab', 'ncaa-basketball', 'college-basketball'] },
+  { key: 'ncaab', category: 'Sport', label: 'College Basketball', aliases: ['ncaab', 'ncaa-basketball', 'college-basketball', 'cbb'] },
   { key: 'cfb', category: 'Sport', label: 'College Football', aliases: ['cfb', 'ncaaf', 'college-football'] },
   { key: 'ufc', category: 'Sport', label: 'UFC', aliases: ['ufc'] },
   { key: 'atp', category: 'Sport', label: 'ATP', aliases: ['atp'] },
@@ -39,7 +39,7 @@ const LEAGUES: readonly LeagueDefinition[] = [
   { key: 'cs2', category: 'Sport', label: 'Counter-Strike 2', aliases: ['cs2', 'counter-strike', 'counter-strike-2', 'csgo', 'cs-go'] },
   { key: 'lol', category: 'Sport', label: 'League of Legends', aliases: ['lol', 'league-of-legends'] },
   { key: 'dota2', category: 'Sport', label: 'Dota 2', aliases: ['dota2', 'dota-2', 'dota'] },
-  { key: 'valorant', category: 'Sport', label: 'Valorant', aliases: ['valorant'] },
+  { key: 'valorant', category: 'Sport', label: 'Valorant', aliases: ['valorant', 'val'] },
   // Coins → Crypto.
   { key: 'btc', category: 'Crypto', label: 'Bitcoin', aliases: ['btc', 'bitcoin'] },
   { key: 'eth', category: 'Crypto', label: 'Ethereum', aliases: ['eth', 'ethereum'] },
@@ -163,6 +163,9 @@ function leagueFromSeries(seriesSlug: string | null | undefined): LeagueDefiniti
  * Category and league (or coin) key of a catalog event.
  *
  * Signals, most specific first:
+ * 0. the league the exchange's sports list (`GET /sports`) gives the event (`exchangeLeague`, its
+ *    `sport` key) — the exchange's own word: a key our table knows (`lal` → laliga); an unknown one
+ *    (`mlp`) is kept as it is, in Sport (Football with a `soccer` tag), never null;
  * 1. a tag naming a known league or coin (`epl`, `nfl`, `bitcoin`, …) — so `sports, football, nfl`
  *    is Sport/nfl and a `politics` + `bitcoin` event is Crypto/btc; when several do, the one whose
  *    category ranks first in the order below, then the first tag listed;
@@ -180,7 +183,12 @@ export function classifyEvent(input: {
   title: string;
   seriesSlug?: string | null;
   hasGame?: boolean;
+  /** The `sport` key of the event's league in the exchange's sports list, when one matched. */
+  exchangeLeague?: string | null;
 }): { category: Category; league: string | null } {
+  const exchangeKey = normaliseTag(input.exchangeLeague);
+  const exchangeKnown = exchangeKey === null ? undefined : leagueByAlias.get(exchangeKey);
+  if (exchangeKnown !== undefined) return { category: exchangeKnown.category, league: exchangeKnown.key };
   const leagues: LeagueDefinition[] = [];
   let tagCategory: Category | null = null;
   for (const tag of input.tags ?? []) {
@@ -193,6 +201,8 @@ export function classifyEvent(input: {
     }
   }
 
+  // A league the exchange lists and our table does not: kept under its own key.
+  if (exchangeKey !== null) return { category: tagCategory === 'Football' ? 'Football' : 'Sport', league: exchangeKey };
   const league = bestLeague(leagues) ?? leagueFromSeries(input.seriesSlug);
   if (league !== null) return { category: league.category, league: league.key };
   if (tagCategory !== null) return { category: tagCategory, league: null };

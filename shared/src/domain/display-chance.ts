@@ -22,8 +22,10 @@ export interface DisplayChanceInput {
  * The chance shown for an outcome — the exchange's own display rule (PROTOCOL.md):
  * - both sides quoted, spread ≤ 0.10: the midpoint of best bid and best ask;
  * - spread wider than 0.10: the last trade; with no trade yet the catalog price, then the midpoint;
- * - one-sided or empty book: the catalog price, then the last trade.
- * A crossed book (ask below bid, which happens transiently) still shows its midpoint.
+ * - one-sided or empty book: the catalog price, then the last trade;
+ * - crossed (bid at or above ask): never its midpoint (PROTOCOL.md §1) — the last trade, then the
+ *   catalog price. The ingestor shows the exchange's own top instead where it has one; this is the
+ *   rule for a top nobody vouches for.
  *
  * The result is rounded to 4 decimals (so float noise like 0.5249999 never reaches a client or
  * makes a price look "moved") and clamped to [0, 1]. Null when nothing is known. Non-finite
@@ -36,7 +38,9 @@ export function displayChance(input: DisplayChanceInput): number | null {
   const catalog = known(input.catalogPrice);
 
   let chance: number | null;
-  if (bid !== null && ask !== null) {
+  if (bid !== null && ask !== null && bid >= ask) {
+    chance = trade ?? catalog;
+  } else if (bid !== null && ask !== null) {
     const midpoint = (bid + ask) / 2;
     chance = ask - bid > WIDE_SPREAD + SPREAD_EPSILON ? (trade ?? catalog ?? midpoint) : midpoint;
   } else {

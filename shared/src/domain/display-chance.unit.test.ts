@@ -54,7 +54,9 @@ describe('displayChance', () => {
     expect(displayChance({ ...none, lastTrade: -0.1 })).toBe(0);
   });
 
-  it('given a transiently crossed book, when displayed, then still the midpoint', () => {
-    expect(displayChance({ ...none, bestBid: 0.55, bestAsk: 0.52, lastTrade: 0.9 })).toBe(0.535);
+  it('given a crossed top (bid at or above ask), when displayed, then never its midpoint: the last trade, then the catalog', () => {
+    expect(displayChance({ ...none, bestBid: 0.55, bestAsk: 0.52, lastTrade: 0.9 })).toBe(0.9);
+    expect(displayChance({ ...none, bestBid: 0.55, bestAsk: 0.55, catalogPrice: 0.4 })).toBe(0.4);
+    expect(displayChance({ ...none, bestBid: 0.55, bestAsk: 0.52 })).toBeNull();
   });
 });

@@ -45,6 +45,9 @@ export const gammaMarketSchema = z
     acceptingOrders: looseBoolean,
     volume: looseNumber,
     volumeNum: looseNumber,
+    volumeClob: looseNumber,
+    volume24hr: looseNumber,
+    volume24hrClob: looseNumber,
     bestBid: looseNumber,
     bestAsk: looseNumber,
     lastTradePrice: looseNumber,
@@ -52,6 +55,9 @@ export const gammaMarketSchema = z
     sportsMarketType: looseText,
     line: looseNumber,
     umaResolutionStatus: looseText,
+    /** When the match starts (sports markets); the market's `startDate` is when it was listed. */
+    gameStartTime: looseTime,
+    negRisk: looseBoolean,
   })
   .transform((m, ctx) => {
     // A market is only usable with one token per outcome: the token ids are how the book feed
@@ -79,7 +85,7 @@ function parseMarkets(raw: unknown): { items: Array<GammaMarket & { position: nu
   return { items, skipped };
 }
 
-const gammaSeriesSchema = z.object({ slug: looseText });
+const gammaSeriesSchema = z.object({ id: looseText, slug: looseText });
 
 export const gammaEventSchema = z
   .object({
@@ -88,12 +94,15 @@ export const gammaEventSchema = z
     title: z.string(),
     description: looseText,
     startDate: looseTime,
+    /** Kick-off of a sports event (`startDate` is when the listing opened). */
+    startTime: looseTime,
     endDate: looseTime,
     active: looseBoolean,
     closed: looseBoolean,
     volume: looseNumber,
     volume24hr: looseNumber,
     liquidity: looseNumber,
+    negRisk: looseBoolean,
     tags: z.unknown().optional(),
     markets: z.unknown().optional(),
     gameId: looseText,
@@ -116,12 +125,14 @@ export const gammaEventSchema = z
       title: e.title,
       description: e.description ?? '',
       startDate: e.startDate,
+      startTime: e.startTime,
       endDate: e.endDate,
       active: e.active,
       closed: e.closed,
       volume: e.volume,
       volume24hr: e.volume24hr,
       liquidity: e.liquidity,
+      negRisk: e.negRisk,
       tags: parseEach(gammaTagSchema, e.tags).items,
       markets: markets.items,
       /** Markets of this event that could not be parsed and were left out. */
@@ -129,6 +140,7 @@ export const gammaEventSchema = z
       gameId: e.gameId === null || e.gameId.trim() === '' ? null : e.gameId.trim(),
       teams: parseEach(gammaTeamSchema, e.teams).items,
       seriesSlug: e.seriesSlug ?? series.find((s) => s.slug)?.slug ?? null,
+      seriesIds: series.flatMap((s) => (s.id ? [s.id.trim()] : [])),
       score: e.score,
       period: e.period,
       elapsed: e.elapsed,
@@ -157,4 +169,22 @@ export function parseGammaEvents(body: unknown): GammaEventsPage {
     skippedEvents: skipped,
     skippedMarkets: items.reduce((n, e) => n + e.marketsSkipped, 0),
   };
+}
+
+/**
+ * One league of `GET /sports`: its `sport` key (`epl`, `lal`, `mlp`…), the tag ids its events carry
+ * (a comma-separated string on the wire) and its series id.
+ */
+export const gammaSportSchema = z
+  .object({ sport: z.string().trim().min(1), tags: looseText, series: looseText })
+  .transform((s) => ({
+    sport: s.sport.toLowerCase(),
+    tagIds: (s.tags ?? '').split(',').map((t) => t.trim()).filter((t) => t !== ''),
+    seriesId: s.series?.trim() ? s.series.trim() : null,
+  }));
+export type GammaSport = z.output<typeof gammaSportSchema>;
+
+/** Parse a `GET /sports` body; unreadable entries are dropped (a league then falls back to tags). */
+export function parseGammaSports(body: unknown): GammaSport[] {
+  return parseEach(gammaSportSchema, body).items;
 }

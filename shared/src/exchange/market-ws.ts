@@ -60,10 +60,20 @@ function levelChangeOrNull(el: unknown): { price: string; size: string; side: Bo
   return level === null || side === null ? null : { ...level, side };
 }
 
+/** A top-of-book price the exchange states (`best_bid`/`best_ask`): `""`, absent or out of range is null. */
+function topPriceOrNull(v: unknown): number | null {
+  const t = decimalOrNull(v);
+  if (t === null) return null;
+  const n = Number(t);
+  return n >= 0 && n <= 1 ? n : null;
+}
+
 function currentChangeOrNull(el: unknown): LevelChange | null {
   const change = levelChangeOrNull(el);
-  const assetId = isRecord(el) ? idOrNull(el.asset_id) : null;
-  return change === null || assetId === null ? null : { assetId, ...change };
+  if (change === null || !isRecord(el)) return null;
+  const assetId = idOrNull(el.asset_id);
+  if (assetId === null) return null;
+  return { assetId, ...change, bestBid: topPriceOrNull(el.best_bid), bestAsk: topPriceOrNull(el.best_ask) };
 }
 
 /** Like `parseEach`: elements that fail are dropped and counted; a non-array is empty. */
@@ -95,6 +105,12 @@ export interface LevelChange {
   price: string;
   size: string;
   side: BookSide;
+  /**
+   * The exchange's own top of book for the asset after this change (PROTOCOL.md §1: authoritative).
+   * Null when the field is absent or `""` (and always in the older `changes[]` shape).
+   */
+  bestBid: number | null;
+  bestAsk: number | null;
 }
 
 export interface PriceChangeMessage {
@@ -211,7 +227,7 @@ const priceChangeSchema = z
         type: 'price_change',
         market: m.market,
         timestamp: m.timestamp,
-        changes: items.map((c) => ({ assetId, price: c.price, size: c.size, side: c.side })),
+        changes: items.map((c) => ({ assetId, price: c.price, size: c.size, side: c.side, bestBid: null, bestAsk: null })),
         skipped,
       };
     }

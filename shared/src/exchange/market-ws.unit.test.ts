@@ -44,8 +44,9 @@ describe('parseMarketFrame', () => {
       market: '0xm',
       timestamp: 1700000000200,
       changes: [
-        { assetId: A, price: '0.5', size: '10', side: 'BUY' },
-        { assetId: B, price: '0.5', size: '0', side: 'SELL' },
+        // The exchange's top of book is kept (authoritative); `""` is unknown, not 0.
+        { assetId: A, price: '0.5', size: '10', side: 'BUY', bestBid: 0.5, bestAsk: null },
+        { assetId: B, price: '0.5', size: '0', side: 'SELL', bestBid: null, bestAsk: null },
       ],
     });
   });
@@ -58,7 +59,7 @@ describe('parseMarketFrame', () => {
       timestamp: '1700000000300',
       changes: [{ price: '0.47', side: 'BUY', size: '5' }],
     });
-    expect(m).toEqual({ type: 'price_change', market: '0xm', timestamp: 1700000000300, changes: [{ assetId: A, price: '0.47', size: '5', side: 'BUY' }] });
+    expect(m).toEqual({ type: 'price_change', market: '0xm', timestamp: 1700000000300, changes: [{ assetId: A, price: '0.47', size: '5', side: 'BUY', bestBid: null, bestAsk: null }] });
   });
 
   it('dispatches every element of an array frame', () => {

@@ -8,7 +8,10 @@ export interface RedisKeys {
   chances: string;
   /** hash: token id → Unix ms when that chance was last set or re-confirmed by the feed. */
   chanceAt: string;
-  /** hash: feed health. Fields: market_connected ("1"/"0"), market_last_at (ms), sports_connected, sports_last_at. */
+  /**
+   * hash: feed health, rewritten every second by the ingestor. Fields: market_connected ("1"/"0"),
+   * market_last_at (ms of the last data frame or PONG), sports_connected, sports_last_at.
+   */
   feed: string;
   /** set: event ids whose snapshots are stale (SADD by the ingestor, SPOP by the snapshot builder). */
   dirtyEvents: string;

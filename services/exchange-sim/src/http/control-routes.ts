@@ -27,6 +27,7 @@ const resolveBody = z.object({
 });
 
 const silenceBody = z.object({ ms: z.number().int().min(0).max(3_600_000) });
+const vanishBody = z.object({ event_id: z.union([z.string().min(1), z.number()]).transform(String) });
 const stepBody = z.object({ ticks: z.number().int().min(1).max(100_000).default(1) });
 
 export interface ControlDeps {
@@ -103,6 +104,19 @@ export async function handleControlRoute(
       const parsed = silenceBody.safeParse(body);
       if (!parsed.success) return invalid(res, parsed.error);
       sendJson(res, 200, { silencedUntil: market.silence(parsed.data.ms) });
+      return true;
+    }
+    case '/_sim/quiet': {
+      const parsed = silenceBody.safeParse(body);
+      if (!parsed.success) return invalid(res, parsed.error);
+      sendJson(res, 200, { quietUntil: source.quiet(parsed.data.ms) });
+      return true;
+    }
+    case '/_sim/vanish': {
+      const parsed = vanishBody.safeParse(body);
+      if (!parsed.success) return invalid(res, parsed.error);
+      if (source.vanish(parsed.data.event_id)) sendJson(res, 200, { vanished: parsed.data.event_id });
+      else sendJson(res, 404, { error: 'no such event' });
       return true;
     }
     case '/_sim/pause':

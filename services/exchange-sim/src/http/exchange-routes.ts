@@ -25,7 +25,11 @@ export function handleExchangeRoute(source: ExchangeSource, method: string, url:
   if (path === '/events') {
     const parsed = parseEventsQuery(params);
     if (!parsed.ok) sendJson(res, 400, { error: parsed.error });
-    else sendJson(res, 200, queryEvents(source.events(), parsed.query));
+    else {
+      const hidden = source.unlisted();
+      const listed = hidden.size === 0 ? source.events() : source.events().filter((e) => !hidden.has(String(e.id)));
+      sendJson(res, 200, queryEvents(listed, parsed.query));
+    }
     return true;
   }
   const one = /^\/events\/(\d+)$/.exec(path);

@@ -36,6 +36,9 @@ export class ReplayExchange implements ExchangeSource {
   private startedAt = 0;
   private pausedAt: number | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private readonly hidden = new Set<string>();
+  private quietTimer: NodeJS.Timeout | null = null;
+  private quietUntil = 0;
 
   constructor(
     private readonly scenario: Scenario,
@@ -60,6 +63,8 @@ export class ReplayExchange implements ExchangeSource {
 
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    this.quietTimer = null;
     this.timer = null;
     this.outlets = null;
   }
@@ -150,6 +155,35 @@ export class ReplayExchange implements ExchangeSource {
     return this.scenario.catalog;
   }
 
+  unlisted(): ReadonlySet<string> {
+    return this.hidden;
+  }
+
+  vanish(eventId: string): boolean {
+    if (!this.scenario.catalog.some((e) => String(e.id) === eventId)) return false;
+    this.hidden.add(eventId);
+    return true;
+  }
+
+  /** The feed waits for `ms` (its timeline shifts by as much), unless it was paused already. */
+  quiet(ms: number): number {
+    this.quietUntil = Math.max(this.quietUntil, Date.now() + ms);
+    if (this.quietTimer === null && this.pausedAt === null) {
+      this.pause();
+      const wake = () => {
+        const left = this.quietUntil - Date.now();
+        if (left > 0) {
+          this.quietTimer = setTimeout(wake, left);
+          return;
+        }
+        this.quietTimer = null;
+        this.resume();
+      };
+      this.quietTimer = setTimeout(wake, ms);
+    }
+    return this.quietUntil;
+  }
+
   sports(): unknown[] {
     return this.scenario.sports;
   }
@@ -184,9 +218,12 @@ export class ReplayExchange implements ExchangeSource {
   }
 
   book(tokenId: string): BookMessage {
+    // Before the feed recorded a book for it: an empty one with no time (the exchange's `""`), not
+    // the wall clock, which would be newer than every recorded book to come and make a client that
+    // keeps only fresh books (PROTOCOL.md §1) refuse them.
     return this.books.get(tokenId) ?? {
       event_type: 'book', asset_id: tokenId, market: this.conditionOf(tokenId), bids: [], asks: [],
-      timestamp: String(Date.now()), hash: '',
+      timestamp: '', hash: '',
     };
   }
 

@@ -13,6 +13,14 @@ import type { Rng } from './prng.js';
 const SWEEP_DISTANCE = 60;
 const MIN_DEPTH = 3;
 const MAX_DEPTH = 10;
+/**
+ * One sweep in this many loses the removals of the levels it crosses on the wire (the quirk behind
+ * real crossed-book bursts): the sim's book is right, every entry's `best_bid`/`best_ask` and the
+ * `best_bid_ask` messages state the true top, `GET /book` serves the true book, but a client that
+ * only applies the deltas keeps the stale levels and its local book crosses.
+ */
+const LOSSY_SWEEP_EVERY = 3;
+const sweepsOf = new WeakMap<SimMarket, number>();
 
 function levelSize(rng: Rng): number {
   return Math.round(Math.exp(rng.range(Math.log(500), Math.log(800_000))));
@@ -99,8 +107,12 @@ export function moveMarket(m: SimMarket, ctx: MoveContext): MarketMessage[] {
 
   if (bb === null || ba === null || Math.abs((bb + ba) / 2 - m.fair * 1000) > SWEEP_DISTANCE) {
     const up = bb !== null && ba !== null ? m.fair * 1000 > (bb + ba) / 2 : true;
-    for (const p of [...book.bids.keys()]) if (p > tb) edit({ side: 'bid', price: p, size: 0 });
-    for (const p of [...book.asks.keys()]) if (p < ta) edit({ side: 'ask', price: p, size: 0 });
+    const sweeps = (sweepsOf.get(m) ?? 0) + 1;
+    sweepsOf.set(m, sweeps);
+    // A lossy sweep applies the removals to the sim's book but leaves them off the wire.
+    const remove = sweeps % LOSSY_SWEEP_EVERY === 0 ? (change: LevelChange) => void applyChanges(book, m.tokens, [change], timestamp) : edit;
+    for (const p of [...book.bids.keys()]) if (p > tb) remove({ side: 'bid', price: p, size: 0 });
+    for (const p of [...book.asks.keys()]) if (p < ta) remove({ side: 'ask', price: p, size: 0 });
     if (!book.bids.has(tb)) edit({ side: 'bid', price: tb, size: levelSize(rng) });
     if (!book.asks.has(ta)) edit({ side: 'ask', price: ta, size: levelSize(rng) });
     if (rng.chance(0.6)) trade(up);

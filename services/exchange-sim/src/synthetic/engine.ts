@@ -29,7 +29,16 @@ export interface SyntheticOptions {
   startTime?: number;
   /** Start with the random walk stopped (tests drive it with step/resume). */
   paused?: boolean;
+  /**
+   * Quiet spells as real sockets have them (PROTOCOL.md §1): every `everyMs` of wall-clock time the
+   * books stop moving for `forMs` (sockets stay open and answer PONG). Default every 8 min for 60 s;
+   * `everyMs: 0` turns them off.
+   */
+  quietSpells?: { everyMs: number; forMs: number };
 }
+
+/** One closed event in this many drops out of the catalog's list queries (PROTOCOL.md §3 quirk). */
+const VANISH_EVERY = 3;
 
 const clamp = (p: number) => Math.min(0.98, Math.max(0.02, p));
 
@@ -48,6 +57,11 @@ export class SyntheticExchange implements ExchangeSource {
   private timer: NodeJS.Timeout | null = null;
   private outlets: Outlets | null = null;
   private isPaused = false;
+  private readonly hidden = new Set<string>();
+  /** Wall-clock ms until which the books do not move. */
+  private quietUntil = 0;
+  private nextSpellAt = 0;
+  private closedCount = 0;
 
   constructor(private readonly opts: SyntheticOptions) {
     const root = new Rng(opts.seed);
@@ -58,6 +72,34 @@ export class SyntheticExchange implements ExchangeSource {
     this.outcomes = root.fork('outcomes');
     this.world.build();
     this.isPaused = opts.paused ?? false;
+    const spells = this.opts.quietSpells ?? { everyMs: 8 * 60_000, forMs: 60_000 };
+    this.nextSpellAt = spells.everyMs > 0 ? Date.now() + spells.everyMs : Number.POSITIVE_INFINITY;
+  }
+
+  unlisted(): ReadonlySet<string> {
+    return this.hidden;
+  }
+
+  vanish(eventId: string): boolean {
+    if (!this.world.events.some((e) => e.id === eventId)) return false;
+    this.hidden.add(eventId);
+    return true;
+  }
+
+  quiet(ms: number): number {
+    this.quietUntil = Math.max(this.quietUntil, Date.now() + ms);
+    return this.quietUntil;
+  }
+
+  /** In a quiet spell (a scheduled one starts here): no book moves this tick. */
+  private isQuiet(): boolean {
+    const wall = Date.now();
+    const spells = this.opts.quietSpells ?? { everyMs: 8 * 60_000, forMs: 60_000 };
+    if (wall >= this.nextSpellAt) {
+      this.quiet(spells.forMs);
+      this.nextSpellAt = wall + spells.everyMs;
+    }
+    return wall < this.quietUntil;
   }
 
   get tick(): number {
@@ -113,6 +155,10 @@ export class SyntheticExchange implements ExchangeSource {
       this.advanceEvent(event, now, stamp, out);
     }
 
+    if (this.isQuiet()) {
+      this.publish(out);
+      return;
+    }
     const open = this.openMarkets();
     const dynamic = open.filter((m) => m.role.kind !== 'generic');
     const count = 1 + (this.moves.chance(0.5) ? 1 : 0) + (this.moves.chance(0.2) ? 1 : 0);
@@ -184,6 +230,8 @@ export class SyntheticExchange implements ExchangeSource {
     if (event.closed || event.markets.some((m) => !m.closed)) return;
     event.closed = true;
     event.closedAt = now;
+    // Some closed events vanish from the list queries; `GET /events/:id` still answers them.
+    if (++this.closedCount % VANISH_EVERY === 0) this.hidden.add(event.id);
     if (event.game?.phase === 'ended') event.game.period = event.game.period || 'FT';
     // Keep the catalog full: the event's slot opens its next event, announced as new markets.
     const next = this.world.replacement(event);

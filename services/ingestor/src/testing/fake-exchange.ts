@@ -21,6 +21,10 @@ export interface FakeExchange {
   wsUrl: string;
   /** Every event the catalog knows (open and closed); `GET /events?closed=false` lists the open ones. */
   events: Array<Record<string, unknown>>;
+  /** Ids of events the list queries (`GET /events…`, `id=` included) no longer show; `GET /events/:id` still does. */
+  unlisted: Set<string>;
+  /** The body of `GET /sports` (404 when null). */
+  sports: unknown[] | null;
   /** Requests seen, as path + query. */
   requests: string[];
   /** Answer the next n `/events` requests with HTTP 500. */
@@ -49,6 +53,8 @@ export async function startFakeExchange(): Promise<FakeExchange> {
     httpUrl: '',
     wsUrl: '',
     events: [],
+    unlisted: new Set(),
+    sports: null,
     requests: [],
     failNext(n) {
       failures = n;
@@ -82,6 +88,17 @@ export async function startFakeExchange(): Promise<FakeExchange> {
       else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       return;
     }
+    if (url.pathname === '/sports' && fake.sports !== null) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(fake.sports));
+      return;
+    }
+    const byId = /^\/events\/([^/]+)$/.exec(url.pathname);
+    if (byId) {
+      const event = fake.events.find((e) => String(e.id) === decodeURIComponent(byId[1]!));
+      if (event) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(event));
+      else res.writeHead(404, { 'content-type': 'application/json' }).end('{"type":"not found error","error":"id not found"}');
+      return;
+    }
     if (url.pathname !== '/events') {
       res.writeHead(404).end();
       return;
@@ -91,7 +108,7 @@ export async function startFakeExchange(): Promise<FakeExchange> {
       res.writeHead(500, { 'content-type': 'text/plain' }).end('boom');
       return;
     }
-    let list = fake.events;
+    let list = fake.events.filter((e) => !fake.unlisted.has(String(e.id)));
     const id = url.searchParams.get('id');
     const slug = url.searchParams.get('slug');
     if (id !== null) list = list.filter((e) => String(e.id) === id);

@@ -28,7 +28,7 @@ export const TEST_TUNING: IngestorTuning = {
   gamesFlushMs: 20,
   reconnectInitialMs: 20,
   reconnectMaxMs: 100,
-  marketInactivityMs: 60_000,
+  marketSilenceMs: 60_000,
 };
 
 export async function createHarness(label: string): Promise<Harness> {
