@@ -5,7 +5,7 @@ import { CACHE_MAX_AGE_SECONDS, type EndpointOf, type EndpointPath, type ParamsO
 import { ApiError } from './errors.js';
 import type { Handler, HandlerContext } from './handler.js';
 import type { ReadyCache } from './ready-cache.js';
-import { readyResponse, serveReady } from './ready-response.js';
+import { readyResponse, serveReady, type ReadyResponse } from './ready-response.js';
 import { strongEtag } from './respond.js';
 
 /**
@@ -85,8 +85,21 @@ export function endpointRoute<P extends EndpointPath>(
   readyCache: ReadyCache,
 ): RequestHandler {
   const cacheControl = `public, max-age=${CACHE_MAX_AGE_SECONDS[endpoint.cache]}`;
+  // Requests for one target that miss together (a new version just swapped in, 64 clients waiting)
+  // share one build instead of each serialising the same body.
+  const building = new Map<string, Promise<ReadyResponse>>();
   return async (req: Request, res: Response) => {
     res.locals['route'] = endpoint.path;
+    const target = req.originalUrl;
+    let ready = building.get(target);
+    if (!ready) {
+      ready = build(req, target).finally(() => building.delete(target));
+      building.set(target, ready);
+    }
+    await serveReady(req, res, await ready);
+  };
+
+  async function build(req: Request, target: string): Promise<ReadyResponse> {
     const params = parseParams(endpoint, rawParams(endpoint, req));
     const versions: Array<readonly [SnapshotName, string | null]> = [];
     let live: boolean | undefined;
@@ -104,7 +117,7 @@ export function endpointRoute<P extends EndpointPath>(
     const { data } = await handler(params, noted);
     const body = Buffer.from(JSON.stringify({ ok: true, ...data }));
     const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body)), cacheControl, body);
-    readyCache.remember(req.originalUrl, { ready, versions, live });
-    await serveReady(req, res, ready);
-  };
+    readyCache.remember(target, { ready, versions, live });
+    return ready;
+  }
 }

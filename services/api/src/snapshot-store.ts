@@ -59,6 +59,8 @@ export interface SnapshotStoreOptions {
 interface Held {
   etag: string | null;
   data: unknown;
+  /** Kept to re-read the next version as soon as it is announced. */
+  schema: z.ZodType<unknown>;
 }
 
 const UNAVAILABLE = 'records are unavailable right now; please try again shortly';
@@ -114,10 +116,30 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       return;
     }
     const name = announced.name as SnapshotName;
-    if (inFlight.has(name)) announcedInFlight.add(name);
+    if (inFlight.has(name)) {
+      announcedInFlight.add(name);
+      return;
+    }
+    // A held snapshot is re-read at once, and the version held until then keeps being served (and
+    // its ready responses with it): a request never waits for the swap.
     const entry = held.get(name);
-    if (entry && entry.etag !== announced.etag) held.delete(name);
+    if (entry && entry.etag !== announced.etag) {
+      fetchOnce(name, entry.schema).catch((err: unknown) => {
+        held.delete(name);
+        logger.warn({ err, snapshot: name }, 'announced snapshot could not be read; dropped');
+      });
+    }
   });
+
+  /** One load per name at a time: concurrent readers (and an announcement) share it. */
+  function fetchOnce(name: SnapshotName, schema: z.ZodType<unknown>): Promise<Held> {
+    let flight = inFlight.get(name);
+    if (!flight) {
+      flight = load(name, schema).finally(() => inFlight.delete(name));
+      inFlight.set(name, flight);
+    }
+    return flight;
+  }
 
   /** Any Redis failure or slowness is the caller's 503, never a 500 and never a hang. */
   async function redisCall<T>(what: string, run: () => Promise<T>): Promise<T> {
@@ -147,10 +169,10 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
     }
   }
 
-  async function load<T>(name: SnapshotName, schema: z.ZodType<T>): Promise<Held> {
+  async function load(name: SnapshotName, schema: z.ZodType<unknown>): Promise<Held> {
     const startedEpoch = epoch;
     const [body, etag] = await redisCall('snapshot body', () => redis.hmget(keys.snapshot(name), 'body', 'etag'));
-    let entry: Held = { etag: null, data: null };
+    let entry: Held = { etag: null, data: null, schema };
     if (body != null && etag != null) {
       let json: unknown;
       try {
@@ -160,10 +182,12 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       }
       const parsed = schema.safeParse(json);
       if (!parsed.success) throw new Error(`snapshot ${name} (etag ${etag}) does not match its schema: ${parsed.error.message}`);
-      entry = { etag, data: parsed.data };
+      entry = { etag, data: parsed.data, schema };
     }
+    // Announced again while this read was on its way: what it read may already be old.
     const announcedMeanwhile = announcedInFlight.delete(name);
     if (trusted && epoch === startedEpoch && !announcedMeanwhile) hold(name, entry);
+    else held.delete(name);
     return entry;
   }
 
@@ -200,12 +224,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
         held.set(name, entry);
       } else {
         // Concurrent requests after a new version share one fetch and parse.
-        let flight = inFlight.get(name);
-        if (!flight) {
-          flight = load(name, schema).finally(() => inFlight.delete(name));
-          inFlight.set(name, flight);
-        }
-        entry = await flight;
+        entry = await fetchOnce(name, schema as z.ZodType<unknown>);
       }
       return entry.etag === null ? null : { data: entry.data as T, etag: entry.etag };
     },
@@ -235,6 +254,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
     subscribed: () => subscribed,
     async sync() {
       if (trusted) await subscriber.ping();
+      await Promise.allSettled([...inFlight.values()]);
       await refreshFeed();
     },
   };
