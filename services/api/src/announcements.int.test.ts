@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { marketEventResponseSchema } from '@pm/shared/api';
 import { redisKeys } from '@pm/shared';
-import { event, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { event, startApp, writeSnapshot, freePort, type RunningApp } from './testing/fixtures.js';
 
 /**
  * The held snapshots follow Redis through a restart (a fault: the API's subscription drops and
@@ -18,14 +17,6 @@ let seeder: Redis;
 let api: RunningApp;
 const prefix = 't_announce';
 const slug = 'restart-probe';
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port: p } = s.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return p;
-}
 
 async function startRedis(): Promise<void> {
   server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });

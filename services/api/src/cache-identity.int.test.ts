@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { SnapshotName } from '@pm/shared';
-import type { Combo, LeaderboardRow } from '@pm/shared/api';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
-import { apiRedis, event, listSnapshot, searchSnapshot, startApp, writeFeed, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { apiRedis, combo, event, leaderboardRow, listSnapshot, searchSnapshot, startApp, writeFeed, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 
 /**
  * Issue 9 item 3: every variant of every endpoint answers its own body, requested back to back and
@@ -21,33 +20,6 @@ let api: RunningApp;
 const arsenal = event('epl-ars-che', 'Arsenal vs Chelsea', 'Football', ['Will Arsenal win?', 'Will Chelsea win?']);
 const btc = event('btc-100k', 'Bitcoin above 100k?', 'Crypto', ['Bitcoin above 100k on Friday?']);
 const events = [arsenal, btc, event('fed-cut', 'Fed rate cut', 'Economy', ['Will the Fed cut in March?'])];
-const row = (rank: number): LeaderboardRow => ({
-  rank,
-  handle: `p${rank}`,
-  display_name: `p${rank}`,
-  avatar: null,
-  right_pct: 60,
-  settled: 5,
-  won: 3,
-  profit_on_10: 30 - rank,
-  profit_7d: 5,
-  xp: 100,
-  streak: 1,
-});
-const combo = (id: string): Combo => ({
-  id,
-  user: { handle: 'alice' },
-  chance: 0.16,
-  wins_on_10: 62.5,
-  status: 'open',
-  xp_awarded: 0,
-  legs: [
-    { market_id: 'm1', question: 'A?', outcome: 'Yes', outcome_index: 0, chance_at_call: 0.4, status: 'open' },
-    { market_id: 'm2', question: 'B?', outcome: 'Yes', outcome_index: 0, chance_at_call: 0.4, status: 'open' },
-  ],
-  made_at: '2026-11-20T12:00:00.000Z',
-  url: `http://localhost:3000/combo/${id}`,
-});
 const call = (id: string) => ({
   id,
   user: { handle: 'alice', avatar: null },
@@ -81,7 +53,7 @@ const count = (n: number) => (b: Record<string, unknown>) => expect(b['count']).
 beforeAll(async () => {
   testRedis = await createTestRedis('api_identity');
   redis = await apiRedis(testRedis.url);
-  const rows = Array.from({ length: 5 }, (_, i) => row(i + 1));
+  const rows = Array.from({ length: 5 }, (_, i) => leaderboardRow(i + 1, `p${i + 1}`));
   await seed('markets:trending', listSnapshot(events));
   await seed('markets:category:Crypto', listSnapshot([btc]));
   await seed('markets:category:Economy', listSnapshot([btc])); // same content as Crypto: same ETag
@@ -97,7 +69,7 @@ beforeAll(async () => {
   await seed('user:alice', { user: { handle: 'alice' } });
   for (const status of ['all', 'open', 'won']) await seed(`user-calls:alice:${status}`, { handle: 'alice', calls: [call('c1')] });
   for (const sort of ['profit', 'right', 'xp', 'week']) await seed(`leaderboard:${sort}`, { rows });
-  await seed('combos:open', { combos: [combo('k1'), combo('k2')] });
+  await seed('combos:open', { combos: [combo('k1', 'open'), combo('k2', 'open')] });
   for (const status of ['won', 'lost', 'void']) await seed(`combos:${status}`, { combos: [] });
   await writeFeed(testRedis.redis, testRedis.prefix, true, Date.now());
   api = await startApp({ redis, env: { REDIS_PREFIX: testRedis.prefix, RATE_LIMIT_PER_MINUTE: '100000' } });
@@ -179,7 +151,7 @@ describe('cache identity', () => {
   });
 
   it('tells variants apart after a new version of a shared snapshot', async () => {
-    await seed('combos:lost', { combos: [combo('lost-1')] });
+    await seed('combos:lost', { combos: [combo('lost-1', 'lost')] });
     const lost = JSON.parse((await fetchVariant('/api/v1/combos?status=lost')).text) as { status: string; count: number };
     const voided = JSON.parse((await fetchVariant('/api/v1/combos?status=void')).text) as { status: string; count: number };
     expect(lost).toMatchObject({ status: 'lost', count: 1 });

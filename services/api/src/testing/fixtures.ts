@@ -1,10 +1,11 @@
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { Redis } from 'ioredis';
 import { parseConfig, queueSnapshotWrites, redisKeys, type Config, type EventSnapshot, type Logger, type MarketListSnapshot, type MarketSearchSnapshot, type SnapshotName } from '@pm/shared';
-import { CATEGORY_DISPLAY_ORDER, type Category, type Event, type EventCard, type LeagueEntry, type Market } from '@pm/shared/api';
+import { CATEGORY_DISPLAY_ORDER, type Category, type Combo, type Event, type EventCard, type LeagueEntry, type LeaderboardRow, type Market } from '@pm/shared/api';
 import { oddsFor } from '@pm/shared/domain';
 import { createApiServer, type ApiServer } from '../server.js';
 
@@ -57,6 +58,37 @@ export function card(e: Event): EventCard {
   };
 }
 
+/** A leaderboard row in the worker's format. */
+export const leaderboardRow = (rank: number, handle: string): LeaderboardRow => ({
+  rank,
+  handle,
+  display_name: handle,
+  avatar: null,
+  right_pct: 60,
+  settled: 5,
+  won: 3,
+  profit_on_10: 30 - rank,
+  profit_7d: 5,
+  xp: 100,
+  streak: 1,
+});
+/** A two-leg combo in the worker's format. */
+export const combo = (id: string, status: Combo['status']): Combo => ({
+  id,
+  user: { handle: 'Alice' },
+  chance: 0.16,
+  wins_on_10: 62.5,
+  status,
+  xp_awarded: status === 'won' ? 200 : 0,
+  legs: [
+    { market_id: 'm1', question: 'Will Arsenal win?', outcome: 'Yes', outcome_index: 0, chance_at_call: 0.4, status: status === 'won' ? 'won' : 'open' },
+    { market_id: 'm3', question: 'Over 2.5 goals?', outcome: 'Over', outcome_index: 0, chance_at_call: 0.4, status: status === 'won' ? 'won' : 'open' },
+  ],
+  made_at: '2026-11-20T12:00:00.000Z',
+  url: `${WEB}/combo/${id}`,
+});
+
+
 export const LEAGUES: LeagueEntry[] = [
   { group: 'Football', label: 'Premier League', league: 'epl' },
   { group: 'Crypto', label: 'Bitcoin', league: 'btc' },
@@ -104,6 +136,15 @@ export async function writeSnapshot(
 export async function writeFeed(redis: Redis, prefix: string, connected: boolean, lastAt: number): Promise<void> {
   await redis.hset(redisKeys(prefix).feed, { market_connected: connected ? '1' : '0', market_last_at: String(lastAt) });
   await syncApps(prefix);
+}
+
+/** A port nothing listens on now. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /** A Redis client configured as main.ts does (fail fast), connected before it is returned. */
