@@ -11,8 +11,6 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export { freePort } from '@pm/shared/testing';
 
 export interface Stack {
-  /** The run line's process id (its services are its descendants). */
-  pid: number;
   apiUrl: string;
   simUrl: string;
   databaseUrl: string;
@@ -70,7 +68,6 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
 
   const apiUrl = `http://127.0.0.1:${port}`;
   const stack: Stack = {
-    pid: child.pid ?? -1,
     apiUrl,
     simUrl: `http://127.0.0.1:${simPort}`,
     databaseUrl: db.toString(),

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { marketEventResponseSchema } from '@pm/shared/api';
 import { redisKeys } from '@pm/shared';
-import { event, startApp, writeSnapshot, freePort, type RunningApp } from './testing/fixtures.js';
+import { freePort } from '@pm/shared/testing';
+import { event, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 
 /**
  * The held snapshots follow Redis through a restart (a fault: the API's subscription drops and

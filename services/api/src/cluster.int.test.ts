@@ -2,8 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from './testing/fixtures.js';
-import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, freePort, type TestRedis } from '@pm/shared/testing';
 
 /**
  * Issue 18 item 3: API_PROCESSES=2 runs two processes on one port (node:cluster), and /metrics on

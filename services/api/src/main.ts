@@ -52,7 +52,7 @@ async function runServer(cfg: Config): Promise<void> {
   if (inCluster) serveMetricsToPrimary(api.metrics);
   const ops =
     !inCluster && metricsPort !== undefined
-      ? await startOpsServer({ host: cfg.API_METRICS_HOST, port: metricsPort, metrics: api.metrics, readiness: apiReadiness(redis, cfg.REDIS_PREFIX), logger })
+      ? await startOpsServer({ host: cfg.OPS_HOST, port: metricsPort, metrics: api.metrics, readiness: apiReadiness(redis, cfg.REDIS_PREFIX), logger })
       : undefined;
   const { server } = api;
   server.listen(cfg.PORT, cfg.HOST, () => {
@@ -101,7 +101,7 @@ function runPrimary(cfg: Config): void {
     setTimeout(fork, 1_000).unref();
   });
   const opsServer = startOpsServer({
-    host: cfg.API_METRICS_HOST,
+    host: cfg.OPS_HOST,
     port: metricsPort ?? 9464,
     metrics: clusterMetrics(own),
     readiness: apiReadiness(redis, cfg.REDIS_PREFIX),

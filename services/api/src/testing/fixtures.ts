@@ -1,4 +1,3 @@
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { Server } from 'node:http';
@@ -136,15 +135,6 @@ export async function writeSnapshot(
 export async function writeFeed(redis: Redis, prefix: string, connected: boolean, lastAt: number): Promise<void> {
   await redis.hset(redisKeys(prefix).feed, { market_connected: connected ? '1' : '0', market_last_at: String(lastAt) });
   await syncApps(prefix);
-}
-
-/** A port nothing listens on now. */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** A Redis client configured as main.ts does (fail fast), connected before it is returned. */
