@@ -66,6 +66,14 @@ export const configSchema = z.object({
    */
   SIM_CONTROL_TOKEN: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16, 'must be at least 16 characters').optional()),
   PRETTY_LOGS: bool.default(false),
+  /** API processes sharing PORT (node:cluster). Default: 1, or one per core when NODE_ENV=production. */
+  API_PROCESSES: z.coerce.number().int().min(1).max(256).optional(),
+  /**
+   * Port of the API's /metrics (aggregated over its processes), /healthz and /readyz, on OPS_HOST
+   * like the other ops ports. Unset: /metrics is served on the public port — only with one process outside
+   * production; otherwise it defaults to 9464.
+   */
+  API_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -8,6 +8,7 @@ export * from './snapshots.js';
 export * from './api/resources.js';
 export * from './db/index.js';
 export * from './snapshot-trigger.js';
+export * from './snapshot-announce.js';
 export * from './metrics.js';
 export * from './ops.js';
 export * from './outbox.js';

@@ -1,82 +1,137 @@
 /**
- * npm run bench:api — drives /api/v1/markets and /api/v1/markets/{slug} on a running stack and, in
- * the same run, a bare node:http server returning the same bytes; prints requests/s, p50 and p99
- * latency for each, and the ratio to the bare server.
- *   BENCH_API_URL=http://host:port  use a stack that is already running (give it RATE_LIMIT_PER_MINUTE
- *                                   high enough, or most answers are 429s — the bench reports them)
- *   otherwise                       starts its own stack through the run line, rate limit raised
- *   BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32)
+ * npm run bench:api (issue 18 item 6) — the real stack against baselines serving the same bytes:
+ * a bare node:http server, Fastify and bare Express (bare-server.ts), all driven by wrk (autocannon
+ * in its own process where wrk is missing), BENCH_CONNECTIONS (64) connections, each hot path. The
+ * API runs with everything on: rate limit (a limit high enough for one client, set by config), CORS,
+ * metrics, ETag. Once with one API process, then with one per core. Prints per path
+ *   bench:api <path> api=<req/s> raw=<req/s> ratio=<r> p99=<ms> fastify=<r> express=<r>
+ * (fastify and express as ratios to raw) and the API's peak RSS (the sum over its processes).
+ *   BENCH_SECONDS (default 8), BENCH_CONNECTIONS (default 64), BENCH_PROCESSES (default "1,<cores>")
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon, { type Result } from 'autocannon';
-import { freePort, startStack, type Stack } from '../support/stack.js';
+import { until } from '../support/poll.js';
+import { freePort, startStack } from '../support/stack.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const processCounts = (process.env.BENCH_PROCESSES ?? `1,${availableParallelism()}`).split(',').map(Number);
+const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
 
-async function startBare(routes: Record<string, Buffer>): Promise<{ url: string; stop(): void }> {
+interface Load {
+  rps: number;
+  p99ms: number;
+  non2xx: number;
+}
+
+/** One load run in its own process: wrk, else autocannon's CLI. */
+function load(url: string, duration: number): Load {
+  if (hasWrk) {
+    const out = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', url], { encoding: 'utf8' });
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+    const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
+    const p99ms = p99 ? Number(p99[1]) * (p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1) : NaN;
+    const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+    return { rps, p99ms, non2xx };
+  }
+  const out = execFileSync('npx', ['autocannon', '-j', '-c', String(connections), '-d', String(duration), url], { encoding: 'utf8' });
+  const r = JSON.parse(out) as { requests: { average: number }; latency: { p99: number }; non2xx: number };
+  return { rps: r.requests.average, p99ms: r.latency.p99, non2xx: r.non2xx };
+}
+
+async function startBaseline(kind: 'raw' | 'fastify' | 'express', routes: Record<string, Buffer>) {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'bare-server.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
-  child.stdin.end(JSON.stringify({ port, routes: Object.fromEntries(Object.entries(routes).map(([p, b]) => [p, b.toString('base64')])) }));
+  child.stdin.end(JSON.stringify({ kind, port, routes: Object.fromEntries(Object.entries(routes).map(([p, b]) => [p, b.toString('base64')])) }));
   await new Promise<void>((resolve, reject) => {
     child.stdout.once('data', () => resolve());
-    child.once('exit', (code) => reject(new Error(`bare server exited ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${kind} baseline exited ${code}`)));
   });
   return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() };
 }
 
-function row(name: string, r: Result) {
-  return {
-    target: name,
-    'req/s': Math.round(r.requests.average),
-    'p50 ms': r.latency.p50,
-    'p99 ms': r.latency.p99,
-    non2xx: r.non2xx,
-    errors: r.errors + r.timeouts,
-  };
+/** Resident memory (KB) of every API process under the run line `rootPid`. */
+function apiRssKb(rootPid: number): number {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,rss=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), rss: Number(m[3]), args: m[4] ?? '' }));
+  const mine = new Set([rootPid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const r of rows) {
+      if (mine.has(r.pid) || !mine.has(r.ppid)) continue;
+      mine.add(r.pid);
+      grew = true;
+    }
+  }
+  return rows.filter((r) => mine.has(r.pid) && r.args.includes('services/api/src/main.ts')).reduce((sum, r) => sum + r.rss, 0);
+}
+
+async function benchStack(apiProcesses: number): Promise<void> {
+  const metricsPort = await freePort();
+  process.stdout.write(`\nstarting the stack with API_PROCESSES=${apiProcesses}…\n`);
+  const stack = await startStack({
+    env: { RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', API_PROCESSES: String(apiProcesses), API_METRICS_PORT: String(metricsPort) },
+    readyTimeoutMs: 120_000,
+  });
+  const baselines: Array<Awaited<ReturnType<typeof startBaseline>>> = [];
+  let peakKb = 0;
+  const sampler = setInterval(() => (peakKb = Math.max(peakKb, apiRssKb(stack.pid))), 500);
+  try {
+    // The first build may be empty; every hot path must answer 200 before it is measured.
+    const slug = await until(
+      'the first events and the leaderboard',
+      async () => {
+        const list = (await (await fetch(`${stack.apiUrl}/api/v1/markets`)).json()) as { events?: Array<{ slug: string }> };
+        const leaderboard = await fetch(`${stack.apiUrl}/api/v1/leaderboard`);
+        return leaderboard.status === 200 ? list.events?.[0]?.slug : undefined;
+      },
+      { timeoutMs: 120_000, everyMs: 500, context: () => stack.logs() },
+    );
+    const paths = ['/api/v1/markets', `/api/v1/markets/${slug}`, '/api/v1/leaderboard', '/api/v1/odds?chance=0.25'];
+    const bodies: Record<string, Buffer> = {};
+    for (const p of paths) {
+      const res = await fetch(`${stack.apiUrl}${p}`, { headers: { 'accept-encoding': 'identity' } });
+      if (res.status !== 200) throw new Error(`${p} answered ${res.status}`);
+      bodies[p] = Buffer.from(await res.arrayBuffer());
+    }
+    const [raw, fastify, express] = await Promise.all([startBaseline('raw', bodies), startBaseline('fastify', bodies), startBaseline('express', bodies)]);
+    baselines.push(raw, fastify, express);
+    for (const p of paths) {
+      const measure = (base: string) => {
+        load(`${base}${p}`, 2); // warm
+        return load(`${base}${p}`, seconds);
+      };
+      const api = measure(stack.apiUrl);
+      const r = measure(raw.url);
+      const f = measure(fastify.url);
+      const e = measure(express.url);
+      const ratio = (x: Load) => (x.rps / r.rps).toFixed(2);
+      process.stdout.write(
+        `bench:api ${p.replace(slug, '{slug}')} api=${Math.round(api.rps)} raw=${Math.round(r.rps)} ratio=${ratio(api)} p99=${api.p99ms.toFixed(1)} fastify=${ratio(f)} express=${ratio(e)}` +
+          ` processes=${apiProcesses} bytes=${bodies[p]!.length}${api.non2xx ? ` non2xx=${api.non2xx}` : ''}\n`,
+      );
+    }
+    peakKb = Math.max(peakKb, apiRssKb(stack.pid));
+    const state = (await (await stack.simControl('/_sim/state')).json()) as { openEvents?: number };
+    process.stdout.write(`bench:api rss_peak_mb=${(peakKb / 1024).toFixed(1)} processes=${apiProcesses} open_events=${state.openEvents ?? '?'}\n`);
+  } finally {
+    clearInterval(sampler);
+    for (const b of baselines) b.stop();
+    await stack.stop();
+  }
 }
 
 async function main() {
-  let stack: Stack | undefined;
-  let apiUrl = process.env.BENCH_API_URL;
-  if (!apiUrl) {
-    process.stdout.write('starting the stack through the run line…\n');
-    stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'warn' } });
-    apiUrl = stack.apiUrl;
-    await new Promise((r) => setTimeout(r, 3000)); // let the first snapshots settle
-  }
-  try {
-    const list = (await (await fetch(`${apiUrl}/api/v1/markets`)).json()) as { events: Array<{ slug: string }> };
-    const slug = list.events[0]?.slug;
-    if (!slug) throw new Error('the API returned no events');
-    const paths = ['/api/v1/markets', `/api/v1/markets/${slug}`];
-    const bodies: Record<string, Buffer> = {};
-    for (const p of paths) bodies[p] = Buffer.from(await (await fetch(`${apiUrl}${p}`)).arrayBuffer());
-    const bare = await startBare(bodies);
-    const rows = [];
-    try {
-      for (const p of paths) {
-        // Warm both, then measure the API and the baseline back to back under the same load.
-        await autocannon({ url: `${apiUrl}${p}`, connections, duration: 2 });
-        const api = await autocannon({ url: `${apiUrl}${p}`, connections, duration: seconds });
-        await autocannon({ url: `${bare.url}${p}`, connections, duration: 2 });
-        const base = await autocannon({ url: `${bare.url}${p}`, connections, duration: seconds });
-        rows.push(
-          { ...row(`api ${p}`, api), bytes: bodies[p]!.length, 'vs bare': `${(api.requests.average / base.requests.average).toFixed(2)}x` },
-          { ...row(`bare ${p}`, base), bytes: bodies[p]!.length, 'vs bare': '1.00x' },
-        );
-      }
-    } finally {
-      bare.stop();
-    }
-    process.stdout.write(`\nbench:api — ${connections} connections, ${seconds} s per target, node ${process.version}\n`);
-    console.table(rows);
-  } finally {
-    await stack?.stop();
-  }
+  process.stdout.write(
+    `bench:api — ${hasWrk ? 'wrk -t1' : 'autocannon'}, ${connections} connections, ${seconds} s per target, node ${process.version}; rate limit, CORS, metrics and ETag on\n`,
+  );
+  for (const n of processCounts) await benchStack(n);
 }
 
 main().then(

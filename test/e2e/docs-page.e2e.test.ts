@@ -74,9 +74,19 @@ describe('API reference at /api/v1/docs', () => {
     });
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(err.message));
+    // The page is served with a Content-Security-Policy: anything it blocks is a failure here.
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content[ -]Security[ -]Policy/i.test(message.text())) violations.push(message.text());
+    });
+    await page.addInitScript({
+      content: "document.addEventListener('securitypolicyviolation', (e) => console.error('Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI));",
+    });
 
     const res = await page.goto(`${base}/api/v1/docs`, { waitUntil: 'networkidle' });
     expect(res?.status()).toBe(200);
+    expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+    expect(res?.headers()['x-content-type-options']).toBe('nosniff');
     await page.waitForSelector('.opblock-summary-path', { timeout: 20_000 });
 
     const listed = await page.$$eval('.opblock-summary-path', (els) => els.map((e) => e.getAttribute('data-path') ?? e.textContent ?? ''));
@@ -96,6 +106,7 @@ describe('API reference at /api/v1/docs', () => {
 
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
+    expect(violations).toEqual([]);
     await page.close();
   });
 

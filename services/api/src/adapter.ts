@@ -1,22 +1,30 @@
+import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
+import type { SnapshotName } from '@pm/shared';
 import { CACHE_MAX_AGE_SECONDS, type EndpointOf, type EndpointPath, type ParamsOf } from '@pm/shared/api';
 import { ApiError } from './errors.js';
 import type { Handler, HandlerContext } from './handler.js';
-import { sendCachedJson, strongEtag } from './respond.js';
+import type { ReadyCache } from './ready-cache.js';
+import { readyResponse, serveReady, type ReadyResponse } from './ready-response.js';
+import { strongEtag } from './respond.js';
 
 /**
  * The one adapter between Express and every handler: parameter validation (400 naming the parameter
- * and its rule), the handler call, Cache-Control, a strong ETag with 304 on If-None-Match, and
- * serialisation. A handler never touches `req` or `res`.
+ * and its rule), the handler call, the response's cache identity, Cache-Control, ETag with 304 on
+ * If-None-Match, serialisation and encodings. A handler never touches `req` or `res`.
+ *
+ * Cache identity (DESIGN.md "The read path") is computed here and nowhere else: the endpoint, its
+ * canonical parameters (validated, defaults applied), every snapshot the handler read with the
+ * version it read, and `live` when the handler asked for it. A body is a function of exactly those,
+ * so two requests whose bodies differ cannot share an ETag. The same inputs decide when the ready
+ * response made here stops being served from memory (ready-cache.ts).
  */
 
 /**
  * Bump when the API changes how it shapes a body from the same snapshot (a field added or renamed
  * here), so ETags handed out by the previous version stop matching.
  */
-const RESPONSE_REVISION = '1';
-/** Serialised bodies kept per endpoint (oldest dropped first); a few versions of each list and item. */
-const MAX_CACHED_BODIES = 256;
+const RESPONSE_REVISION = '2';
 
 /** Raw inputs of one request: path parameters and the query parameters the endpoint knows. */
 function rawParams(endpoint: { pathParams: readonly string[]; params: { shape: object } }, req: Request): Record<string, string> {
@@ -48,32 +56,68 @@ export function parseParams<P extends EndpointPath>(endpoint: EndpointOf<P>, raw
   throw new ApiError('bad_request', message.startsWith(`${name} `) ? message : `${name}: ${message}`);
 }
 
-export function endpointRoute<P extends EndpointPath>(endpoint: EndpointOf<P>, handler: Handler<P>, ctx: HandlerContext): RequestHandler {
-  const maxAgeSeconds = CACHE_MAX_AGE_SECONDS[endpoint.cache];
-  // A versioned response's bytes depend only on its version, so they are serialised once per
-  // version and reused: under load most requests then cost two Redis round trips and a write
-  // (bench:api showed JSON.stringify of the 30 KB market list dominating the API's CPU).
-  const bodies = new Map<string, Buffer>();
+/** Validated parameters in one spelling: keys sorted, absent ones left out. */
+function canonicalParams(params: object): string {
+  const entries = Object.entries(params as Record<string, unknown>).filter(([, v]) => v !== undefined);
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify(entries);
+}
+
+/** The identity of a response, as listed above; `body` only when no snapshot was read (a computed answer is its own version). */
+export function cacheIdentity(
+  path: string,
+  params: object,
+  versions: ReadonlyArray<readonly [SnapshotName, string | null]>,
+  live: boolean | undefined,
+  body: Buffer,
+): string {
+  const parts = [RESPONSE_REVISION, path, canonicalParams(params)];
+  for (const [name, etag] of versions) parts.push(`${name}@${etag ?? 'absent'}`);
+  if (live !== undefined) parts.push(`live=${live}`);
+  if (versions.length === 0) parts.push(createHash('sha1').update(body).digest('base64url'));
+  return parts.join('\n');
+}
+
+export function endpointRoute<P extends EndpointPath>(
+  endpoint: EndpointOf<P>,
+  handler: Handler<P>,
+  ctx: HandlerContext,
+  readyCache: ReadyCache,
+): RequestHandler {
+  const cacheControl = `public, max-age=${CACHE_MAX_AGE_SECONDS[endpoint.cache]}`;
+  // Requests for one target that miss together (a new version just swapped in, 64 clients waiting)
+  // share one build instead of each serialising the same body.
+  const building = new Map<string, Promise<ReadyResponse>>();
   return async (req: Request, res: Response) => {
     res.locals['route'] = endpoint.path;
-    const params = parseParams(endpoint, rawParams(endpoint, req));
-    const { data, version } = await handler(params, ctx);
-    if (version === undefined) {
-      // Small computed answers (/odds): the ETag is a hash of the body itself.
-      const text = JSON.stringify({ ok: true, ...data });
-      sendCachedJson(req, res, { etag: strongEtag(`${RESPONSE_REVISION}\n${text}`), maxAgeSeconds, serialise: () => text });
-      return;
+    const target = req.originalUrl;
+    let ready = building.get(target);
+    if (!ready) {
+      ready = build(req, target).finally(() => building.delete(target));
+      building.set(target, ready);
     }
-    const etag = strongEtag(`${RESPONSE_REVISION}\n${endpoint.path}\n${version}`);
-    const serialise = () => {
-      let body = bodies.get(etag);
-      if (body === undefined) {
-        body = Buffer.from(JSON.stringify({ ok: true, ...data }));
-        bodies.set(etag, body);
-        if (bodies.size > MAX_CACHED_BODIES) bodies.delete(bodies.keys().next().value as string);
-      }
-      return body;
-    };
-    sendCachedJson(req, res, { etag, maxAgeSeconds, serialise });
+    await serveReady(req, res, await ready);
   };
+
+  async function build(req: Request, target: string): Promise<ReadyResponse> {
+    const params = parseParams(endpoint, rawParams(endpoint, req));
+    const versions: Array<readonly [SnapshotName, string | null]> = [];
+    let live: boolean | undefined;
+    const noted: HandlerContext = {
+      ...ctx,
+      snapshots: {
+        async read(name, schema) {
+          const snapshot = await ctx.snapshots.read(name, schema);
+          versions.push([name, snapshot?.etag ?? null]);
+          return snapshot;
+        },
+      },
+      live: () => (live = ctx.live()),
+    };
+    const { data } = await handler(params, noted);
+    const body = Buffer.from(JSON.stringify({ ok: true, ...data }));
+    const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body)), cacheControl, body);
+    readyCache.remember(target, { ready, versions, live });
+    return ready;
+  }
 }

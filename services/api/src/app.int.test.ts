@@ -1,3 +1,6 @@
+import http from 'node:http';
+import net from 'node:net';
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
@@ -316,9 +319,11 @@ describe('caching', () => {
   });
 
   it('answers HEAD with the GET headers and no body', async () => {
-    const getRes = await get('/api/v1/markets?limit=2');
+    // Uncompressed, so that the length can be compared with the body as read.
+    const identity = { 'accept-encoding': 'identity' };
+    const getRes = await get('/api/v1/markets?limit=2', { headers: identity });
     const getBody = await getRes.text();
-    const head = await get('/api/v1/markets?limit=2', { method: 'HEAD' });
+    const head = await get('/api/v1/markets?limit=2', { method: 'HEAD', headers: identity });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe('');
     for (const h of ['etag', 'cache-control', 'content-type', 'content-length', 'x-ratelimit-limit']) {
@@ -422,5 +427,74 @@ describe('GET /api/v1/openapi.json', () => {
     expect(ok.content['application/json']!.schema.$ref).toBe('#/components/schemas/OddsResponse');
     for (const status of ['304', '400', '429', '500']) expect(doc.paths['/api/v1/odds']!.get.responses[status], status).toBeDefined();
     expect(doc.paths['/api/v1/markets/{eventSlug}']!.get.responses['404']).toBeDefined();
+  });
+});
+
+/** Sends raw bytes and returns the raw answer (for requests fetch() cannot make). */
+async function raw(request: string): Promise<{ status: number; headers: string; body: string }> {
+  const { port } = new URL(api.base);
+  const socket = net.connect(Number(port), '127.0.0.1');
+  let data = '';
+  socket.on('data', (d: Buffer) => (data += d.toString('latin1')));
+  await new Promise<void>((resolve, reject) => {
+    socket.on('error', reject);
+    socket.on('close', () => resolve());
+    socket.write(request);
+  });
+  const [head = '', body = ''] = data.split('\r\n\r\n');
+  return { status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body };
+}
+
+describe('edges (issue 9 item 5)', () => {
+  it.each([
+    ['an oversized header', `GET /api/v1/markets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+    ['an unknown method', 'BREW /api/v1/markets HTTP/1.1\r\nHost: x\r\n\r\n', 405, 'method_not_allowed'],
+    ['a bad request line', 'GET /api/v1/markets HTTP/9\r\n\r\n', 400, 'bad_request'],
+    ['a header that is not a header', 'GET /api/v1/markets HTTP/1.1\r\nHost x\r\n\r\n', 400, 'bad_request'],
+  ])('answers %s with the JSON error body and a matching status', async (_what, request, status, code) => {
+    const res = await raw(request);
+    expect(res.status).toBe(status);
+    expect(res.headers).toContain('content-type: application/json');
+    expect(res.headers).toContain('x-content-type-options: nosniff');
+    expect(errorBodySchema.parse(JSON.parse(res.body)).error.code).toBe(code);
+  });
+
+  it.each(['/api/v1/markets?q=%E0%A4%A', '/api/v1/markets/%E0%A4%A', '/api/v1/markets?q=100%'])('answers bad percent-encoding %s with 400', async (path) => {
+    await expectError(await get(path), 400, 'bad_request');
+  });
+
+  it('sends X-Content-Type-Options: nosniff on every kind of response', async () => {
+    for (const path of ['/api/v1/markets', '/api/v1/markets?limit=0', '/api/v1/nope', '/api/v1/docs', '/healthz', '/metrics', '/api/v1/openapi.json']) {
+      expect((await get(path)).headers.get('x-content-type-options'), path).toBe('nosniff');
+    }
+    const etag = (await get('/api/v1/markets')).headers.get('etag')!;
+    expect((await get('/api/v1/markets', { headers: { 'if-none-match': etag } })).headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it('compresses when asked (br, else gzip), with Vary, to the same content', async () => {
+    const plain = await get('/api/v1/markets', { headers: { 'accept-encoding': 'identity' } });
+    const text = await plain.text();
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    expect(plain.headers.get('vary')).toBe('Accept-Encoding');
+    for (const [accept, coding, decode] of [
+      ['gzip, deflate, br', 'br', zlib.brotliDecompressSync],
+      ['gzip', 'gzip', zlib.gunzipSync],
+    ] as const) {
+      const { port } = new URL(api.base);
+      const res = await new Promise<http.IncomingMessage>((resolve) =>
+        http.get({ host: '127.0.0.1', port, path: '/api/v1/markets', headers: { 'accept-encoding': accept } }, resolve),
+      );
+      const chunks: Buffer[] = [];
+      for await (const chunk of res) chunks.push(chunk as Buffer);
+      const body = Buffer.concat(chunks);
+      expect(res.headers['content-encoding']).toBe(coding);
+      expect(res.headers['vary']).toBe('Accept-Encoding');
+      expect(Number(res.headers['content-length'])).toBe(body.length);
+      expect(body.length).toBeLessThan(Buffer.byteLength(text));
+      expect(decode(body).toString()).toBe(text);
+      expect(res.headers['etag']).not.toBe(plain.headers.get('etag'));
+      // Any coding's ETag of the current version revalidates.
+      expect((await get('/api/v1/markets', { headers: { 'if-none-match': res.headers['etag']!, 'accept-encoding': 'identity' } })).status).toBe(304);
+    }
   });
 });

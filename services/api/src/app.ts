@@ -1,127 +1,95 @@
-import { randomUUID } from 'node:crypto';
-import cors from 'cors';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Redis } from 'ioredis';
-import { createServiceMetrics, type Config, type Logger, type ServiceMetrics } from '@pm/shared';
+import type { Config, Logger } from '@pm/shared';
 import { buildOpenApiDocument, endpoints, type EndpointPath } from '@pm/shared/api';
 import { endpointRoute } from './adapter.js';
 import { docsPage, DOCS_PATH } from './docs-page.js';
 import { ApiError, INTERNAL_MESSAGE } from './errors.js';
 import type { HandlerContext } from './handler.js';
-import { apiReadiness, collectSnapshotAges, opsRoutes, requestMetrics } from './metrics.js';
-import { createRateLimiter } from './rate-limit.js';
-import { sendCachedJson, sendError, strongEtag } from './respond.js';
+import type { RequestObserver } from './metrics.js';
+import { clientKey, countedAlready, type RateLimiter } from './rate-limit.js';
+import type { ReadyCache } from './ready-cache.js';
+import { readyResponse, serveReady } from './ready-response.js';
+import { ALLOWED_METHODS, answerPreflight, sendError, sendRateLimited, setBaseHeaders, setRateLimitHeaders, strongEtag } from './respond.js';
 import { handlers } from './routes/index.js';
-import { createSnapshotStore } from './snapshot-store.js';
 
-export interface AppDependencies {
+export interface AppParts {
   config: Config;
-  redis: Redis;
   logger: Logger;
-  /** Unix ms; injectable for tests. */
-  clock?: () => number;
-  /** The API's Prometheus registry (served on /metrics); one is made when not given. */
-  metrics?: ServiceMetrics<'api'>;
+  /** Handler context shared by every request (snapshots, live, clock). */
+  ctx: HandlerContext;
+  limiter: RateLimiter;
+  readyCache: ReadyCache;
+  observer: RequestObserver;
+  /** /healthz, /readyz and (when it is on the public port) /metrics. */
+  ops: express.RequestHandler;
 }
 
-const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
-/** A client's x-request-id is echoed only when it is a short, plain token (it lands in our logs). */
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 const OPENAPI_PATH = '/api/v1/openapi.json';
+const NOT_FOUND = `no such endpoint; see /api/v1/docs (or ${OPENAPI_PATH})`;
 
 /**
- * The read API. Order of the middleware matters:
- * request id + access log → CORS (answers preflights) → rate limit (every other request, 429 here)
- * → write verbs refused (405) → endpoints → 404 → error handler.
+ * The Express app: the one place that defines routes, parameters, errors and docs (DESIGN.md "The
+ * read path"). A request whose ready response is held never reaches it (front.ts). Order matters:
+ * ops → base headers + request log → preflight → rate limit (every other request, 429 here)
+ * → malformed percent-encoding (400) → write verbs refused (405) → endpoints → 404 → error handler.
  */
-export function createApp(deps: AppDependencies): express.Application {
-  const { config, redis, logger } = deps;
-  const clock = deps.clock ?? Date.now;
-  const ctx: HandlerContext = {
-    snapshots: createSnapshotStore({ redis, prefix: config.REDIS_PREFIX, clock, logger }),
-    clock,
-    config,
-    logger,
-  };
+export function createApp(parts: AppParts): express.Application {
+  const { config, logger, ctx, limiter, readyCache, observer } = parts;
 
   const app = express();
   app.disable('x-powered-by');
-  // Our ETags come from snapshot versions (respond.ts), not from hashing every body.
+  // Our ETags come from snapshot versions (adapter.ts), not from hashing every body.
   app.set('etag', false);
   app.set('query parser', 'simple');
   // A hop count: 0 trusts no X-Forwarded-For, so the header cannot dodge the rate limit.
   app.set('trust proxy', config.TRUST_PROXY);
 
-  // Ops paths first: never rate limited or access-logged (see metrics.ts); then every request is timed.
-  const metrics = deps.metrics ?? createServiceMetrics('api');
-  collectSnapshotAges(metrics, redis, config.REDIS_PREFIX, clock);
-  app.use(opsRoutes({ metrics, readiness: apiReadiness(redis, config.REDIS_PREFIX), logger }));
-  app.use(requestMetrics(metrics));
+  // Ops paths first: never rate limited or access-logged.
+  app.use(parts.ops);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const given = req.get('x-request-id');
-    const requestId = given && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = setBaseHeaders(req, res);
     res.locals['requestId'] = requestId;
-    res.setHeader('x-request-id', requestId);
-    const started = process.hrtime.bigint();
-    res.once('close', () => {
-      logger.info(
-        {
-          req_id: requestId,
-          method: req.method,
-          route: (res.locals['route'] as string | undefined) ?? null,
-          status: res.statusCode,
-          ms: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
-          ...(res.writableFinished ? {} : { aborted: true }),
-        },
-        'request',
-      );
-    });
+    observer.observe(req, res, requestId, () => res.locals['route'] as string | undefined);
+    if (req.method === 'OPTIONS') return answerPreflight(res);
     next();
   });
 
-  app.use((req, res, next) => {
-    if (req.method === 'OPTIONS') res.setHeader('Allow', ALLOWED_METHODS);
-    next();
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const counted = countedAlready.get(req);
+    (counted ? Promise.resolve(counted) : limiter.hit(clientKey(req, config.TRUST_PROXY))).then((decision) => {
+      if (decision === undefined) return next();
+      if (decision.limited) return sendRateLimited(res, decision, Date.now());
+      setRateLimitHeaders(res, decision);
+      next();
+    }, next);
   });
-  app.use(
-    cors({
-      origin: '*',
-      methods: ALLOWED_METHODS.split(', '),
-      allowedHeaders: ['If-None-Match', 'X-Request-Id'],
-      exposedHeaders: ['ETag', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'Retry-After', 'x-request-id'],
-      maxAge: 86_400,
-      optionsSuccessStatus: 204,
-    }),
-  );
-
-  app.use(createRateLimiter({ redis, prefix: config.REDIS_PREFIX, limit: config.RATE_LIMIT_PER_MINUTE, logger }));
 
   app.use((req, res, next) => {
-    if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
+    if (!wellEncoded(req.originalUrl)) return sendError(res, 'bad_request', 'the request target is not valid percent-encoding');
+    if (req.method === 'GET' || req.method === 'HEAD') return next();
     res.setHeader('Allow', ALLOWED_METHODS);
     sendError(res, 'method_not_allowed', `${req.method} is not allowed: this API is read-only (${ALLOWED_METHODS})`);
   });
 
   const register = <P extends EndpointPath>(path: P) => {
     const endpoint = endpoints[path];
-    app.get(endpoint.expressPath, endpointRoute(endpoint, handlers[path], ctx));
+    app.get(endpoint.expressPath, endpointRoute(endpoint, handlers[path], ctx, readyCache));
   };
   for (const path of Object.keys(endpoints) as EndpointPath[]) register(path);
 
-  // Static for the life of the process: built once, served with its own ETag.
-  const openapiBody = JSON.stringify(buildOpenApiDocument());
-  const openapiEtag = strongEtag(openapiBody);
-  app.get(OPENAPI_PATH, (req, res) => {
+  // Static for the life of the process: built once, a ready response of its own (no snapshot behind it).
+  const openapiBody = Buffer.from(JSON.stringify(buildOpenApiDocument()));
+  const openapi = readyResponse(OPENAPI_PATH, strongEtag(openapiBody.toString()), 'public, max-age=300', openapiBody);
+  app.get(OPENAPI_PATH, async (req, res) => {
     res.locals['route'] = OPENAPI_PATH;
-    sendCachedJson(req, res, { etag: openapiEtag, maxAgeSeconds: 300, serialise: () => openapiBody });
+    readyCache.remember(req.originalUrl, { ready: openapi, versions: [], live: undefined });
+    await serveReady(req, res, openapi);
   });
   // The human-readable reference, rendered from the document above.
   app.use(DOCS_PATH, docsPage());
 
-  app.use((_req, res) => {
-    sendError(res, 'not_found', `no such endpoint; see /api/v1/docs (or ${OPENAPI_PATH})`);
-  });
+  app.use((_req, res) => sendError(res, 'not_found', NOT_FOUND));
 
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
@@ -132,7 +100,7 @@ export function createApp(deps: AppDependencies): express.Application {
     }
     const status = httpStatusOf(err);
     if (status === 404) {
-      sendError(res, 'not_found', `no such endpoint; see /api/v1/docs (or ${OPENAPI_PATH})`);
+      sendError(res, 'not_found', NOT_FOUND);
     } else if (status !== undefined && status >= 400 && status < 500) {
       // Express's own 4xx errors, e.g. a path parameter that is not valid percent-encoding.
       sendError(res, 'bad_request', err instanceof URIError ? 'the request path is not valid percent-encoding' : 'the request is malformed');
@@ -143,6 +111,20 @@ export function createApp(deps: AppDependencies): express.Application {
   });
 
   return app;
+}
+
+/**
+ * Whether every %-escape of the target is well formed and decodes to UTF-8. Node and Express pass a
+ * bad one through (`?q=%E0%A4` would be searched for as typed); SPEC.md makes it a bad parameter.
+ */
+function wellEncoded(target: string): boolean {
+  if (!target.includes('%')) return true;
+  try {
+    decodeURIComponent(target.replace(/\+/g, ' '));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function httpStatusOf(err: unknown): number | undefined {

@@ -7,7 +7,9 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   bad_request: 400,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   rate_limited: 429,
+  headers_too_large: 431,
   unavailable: 503,
   internal: 500,
 };

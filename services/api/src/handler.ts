@@ -1,10 +1,17 @@
-import type { Config, Logger } from '@pm/shared';
+import type { Config, Logger, SnapshotName } from '@pm/shared';
 import type { EndpointPath, ParamsOf, ResponseOf } from '@pm/shared/api';
-import type { SnapshotStore } from './snapshot-store.js';
+import type { z } from 'zod';
+import type { HeldSnapshot } from './snapshot-store.js';
 
-/** What every handler may use. Handlers never see Express. */
+/**
+ * What every handler may use. Handlers never see Express, and never build a version or an ETag:
+ * the adapter notes every snapshot a handler reads (and whether it asked for `live`) and derives the
+ * response's cache identity from those and the parameters (adapter.ts).
+ */
 export interface HandlerContext {
-  snapshots: SnapshotStore;
+  snapshots: { read<T>(name: SnapshotName, schema: z.ZodType<T>): Promise<HeldSnapshot<T> | null> };
+  /** Whether prices count as live now (DESIGN.md: feed connected, last message under 30 s old). */
+  live(): boolean;
   /** Unix ms. */
   clock: () => number;
   config: Config;
@@ -14,12 +21,6 @@ export interface HandlerContext {
 export interface HandlerResult<P extends EndpointPath> {
   /** The success body without `ok` (the adapter adds `ok: true`). */
   data: Omit<ResponseOf<P>, 'ok'>;
-  /**
-   * A string that changes exactly when `data` changes: the snapshot etag plus the request-time parts
-   * (`live`, limit, search …). The ETag is derived from it, so a matching If-None-Match costs no
-   * serialisation. Omitted for computed answers: the adapter then hashes the serialised body.
-   */
-  version?: string;
 }
 
 /** A handler receives validated parameters and returns data; errors are thrown as ApiError. */

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
+import { redisKeys } from '@pm/shared';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import { apiRedis, event, listSnapshot, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 
@@ -96,12 +97,19 @@ describe('/metrics', () => {
     expect(series(text, 'http_request_duration_seconds_count', { route: 'unmatched', status: '429' })).toBeUndefined();
   });
 
-  it('exports the age of the trending snapshot', async () => {
-    await redis.hset(`${testRedis.prefix}:snap:markets:trending`, 'built_at', String(now - 42_000));
+  it('exports the age of every snapshot family, from its newest write', async () => {
+    const p = testRedis.prefix;
+    await writeSnapshot(testRedis.redis, p, 'event:age-probe', { event: event('age-probe', 'Age probe', 'Tech', ['Q?']) }, '"age-1"');
+    await writeSnapshot(testRedis.redis, p, 'leaderboard:week', { rows: [] }, '"week-1"');
+    await redis.hset(redisKeys(p).snapshotBuiltAt, 'markets:trending', String(now - 42_000));
     const text = await scrape();
     expect(series(text, 'snapshot_age_seconds', { snapshot: 'markets:trending' })).toBe(42);
+    for (const family of ['event', 'leaderboard']) {
+      expect(series(text, 'snapshot_age_seconds', { snapshot: family }), family).toBeGreaterThanOrEqual(0);
+    }
     // Never built: no series rather than a made-up age.
     expect(series(text, 'snapshot_age_seconds', { snapshot: 'markets:search' })).toBeUndefined();
+    expect(series(text, 'snapshot_age_seconds', { snapshot: 'combos' })).toBeUndefined();
   });
 
   it('passes promtool check metrics', async (ctx) => {

@@ -1,6 +1,7 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
-import { answerOps, redisCheck, redisKeys, type Logger, type ReadinessCheck, type ServiceMetrics, type SnapshotName } from '@pm/shared';
+import { answerOps, redisCheck, redisKeys, SNAPSHOT_FAMILIES, type Logger, type ReadinessCheck, type ServiceMetrics, type SnapshotName } from '@pm/shared';
 import { endpointList } from '@pm/shared/api';
 
 /**
@@ -13,9 +14,6 @@ import { endpointList } from '@pm/shared/api';
 
 /** Paths served besides the endpoint table, named as their own route template. */
 const EXTRA_ROUTES = ['/api/v1/openapi.json', '/api/v1/docs'];
-
-/** Snapshots whose age is exported: the two every build writes (trending list, search index). */
-const AGED_SNAPSHOTS: readonly SnapshotName[] = ['markets:trending', 'markets:search'];
 
 /** The snapshot the market list needs before the API can answer anything useful. */
 const READY_SNAPSHOT: SnapshotName = 'markets:trending';
@@ -32,22 +30,51 @@ function templateMatcher(): (path: string) => string {
 }
 
 /**
- * Observes every request's duration by route template, method and status; a 429 also counts as rate
- * limited. The route is the endpoint table's path (also for requests refused before reaching the
- * endpoint, e.g. a 429 or 405), else `unmatched`, so the label set stays bounded whatever is asked.
+ * Observes a request once it is done, whichever path answered it (front.ts or Express): its duration
+ * by route template, method and status (a 429 also counts as rate limited), and the access-log line.
+ * The route is the endpoint table's path (also for requests refused before reaching the endpoint,
+ * e.g. a 429 or 405), else `unmatched`, so the label set stays bounded whatever is asked.
  */
-export function requestMetrics(metrics: ServiceMetrics<'api'>): RequestHandler {
+export interface RequestObserver {
+  observe(req: IncomingMessage, res: ServerResponse, requestId: string, route: () => string | undefined): void;
+  /** The route template of a path (for requests no handler named). */
+  routeOf(path: string): string;
+}
+
+export function requestObserver(metrics: ServiceMetrics<'api'>, logger: Logger): RequestObserver {
   const routeOf = templateMatcher();
   const { httpRequestDuration, httpRateLimited } = metrics.metric;
-  return (req: Request, res: Response, next: NextFunction) => {
-    const end = httpRequestDuration.startTimer();
-    res.once('finish', () => {
-      const route = (res.locals['route'] as string | undefined) ?? routeOf(req.path);
-      end({ route, method: KNOWN_METHODS.has(req.method) ? req.method : 'other', status: String(res.statusCode) });
-      if (res.statusCode === 429) httpRateLimited.inc();
-    });
-    next();
+  return {
+    routeOf,
+    observe(req, res, requestId, route) {
+      const started = process.hrtime.bigint();
+      res.once('close', () => {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        const template = route() ?? routeOf(pathOf(req.url ?? '/'));
+        const method = req.method ?? 'GET';
+        if (res.writableFinished) {
+          httpRequestDuration.observe({ route: template, method: KNOWN_METHODS.has(method) ? method : 'other', status: String(res.statusCode) }, seconds);
+          if (res.statusCode === 429) httpRateLimited.inc();
+        }
+        logger.info(
+          {
+            req_id: requestId,
+            method,
+            route: route() ?? null,
+            status: res.statusCode,
+            ms: Math.round(seconds * 1e5) / 100,
+            ...(res.writableFinished ? {} : { aborted: true }),
+          },
+          'request',
+        );
+      });
+    },
   };
+}
+
+function pathOf(target: string): string {
+  const q = target.indexOf('?');
+  return q === -1 ? target : target.slice(0, q);
 }
 
 /** Readiness of the API: Redis answers and the worker has written the trending list. */
@@ -64,32 +91,39 @@ export function apiReadiness(redis: Redis, prefix: string): Record<string, Readi
   };
 }
 
-/** Registers the scrape-time collector of `snapshot_age_seconds`. */
+/**
+ * Registers the scrape-time collector of `snapshot_age_seconds`: per snapshot family, the seconds
+ * since the newest write of any snapshot of it (the writer keeps those times in one hash, so a scrape
+ * costs one HGETALL whatever the number of events or users).
+ */
 export function collectSnapshotAges(metrics: ServiceMetrics<'api'>, redis: Redis, prefix: string, clock: () => number): void {
   const keys = redisKeys(prefix);
   const { snapshotAge } = metrics.metric;
   metrics.beforeScrape('snapshot_age', async () => {
-    const pipeline = redis.pipeline();
-    for (const name of AGED_SNAPSHOTS) pipeline.hget(keys.snapshot(name), 'built_at');
-    const results = (await pipeline.exec()) ?? [];
-    AGED_SNAPSHOTS.forEach((name, i) => {
-      const [err, value] = results[i] ?? [new Error('no reply'), null];
-      if (err) throw err;
-      const builtAt = Number(value);
-      if (value == null || !Number.isFinite(builtAt)) snapshotAge.remove({ snapshot: name });
-      else snapshotAge.set({ snapshot: name }, Math.max(0, (clock() - builtAt) / 1000));
-    });
+    const builtAt = await redis.hgetall(keys.snapshotBuiltAt);
+    for (const family of SNAPSHOT_FAMILIES) {
+      const at = Number(builtAt[family]);
+      if (builtAt[family] === undefined || !Number.isFinite(at)) snapshotAge.remove({ snapshot: family });
+      else snapshotAge.set({ snapshot: family }, Math.max(0, (clock() - at) / 1000));
+    }
   });
 }
 
 /** Answers /metrics, /healthz and /readyz; any other path goes on down the chain. */
-export function opsRoutes(opts: { metrics: ServiceMetrics<'api'>; readiness: Record<string, ReadinessCheck>; logger: Logger }): RequestHandler {
+export function opsRoutes(opts: {
+  metrics: ServiceMetrics<'api'>;
+  readiness: Record<string, ReadinessCheck>;
+  logger: Logger;
+  /** Which of them this port serves (/metrics moves to its own port in production, README). */
+  paths: readonly string[];
+}): RequestHandler {
   return (req, res, next) => {
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || !['/metrics', '/healthz', '/readyz'].includes(req.path)) return next();
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !opts.paths.includes(req.path)) return next();
     answerOps(req.path, opts).then((answer) => {
       if (!answer) return next();
       res.status(answer.status).setHeader('content-type', answer.contentType);
       res.setHeader('cache-control', 'no-store');
+      res.setHeader('x-content-type-options', 'nosniff');
       res.end(req.method === 'HEAD' ? undefined : answer.body);
     }, next);
   };

@@ -1,23 +1,22 @@
-import { createHash } from 'node:crypto';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { rateLimit, type AugmentedRequest, type RateLimitInfo } from 'express-rate-limit';
-import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import { isIPv6, type Socket } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import type { Redis } from 'ioredis';
 import { redisKeys, type Logger } from '@pm/shared';
-import { sendError } from './respond.js';
+import type { RateLimitState } from './respond.js';
 
 /**
- * 120 requests per minute per client IP (config.RATE_LIMIT_PER_MINUTE), counted in Redis so every
- * API replica shares the counters (DESIGN.md). Headers on every counted response:
- * `x-ratelimit-limit`, `x-ratelimit-remaining`, `x-ratelimit-reset` (Unix seconds when the window
- * resets). express-rate-limit's legacy headers carry the same values, but we write them ourselves so
- * the names, and their presence on the 429, do not depend on the library's header modes.
+ * 120 requests per minute per client (config.RATE_LIMIT_PER_MINUTE), counted in Redis so every API
+ * process and replica shares the counters (DESIGN.md), in ONE round trip per request: a Lua script
+ * counts and reads the window in one step (ioredis sends EVALSHA and falls back to EVAL after a
+ * SCRIPT FLUSH or on a fresh Redis), and auto-pipelining batches the scripts of concurrent requests.
+ *
+ * Fixed windows of `windowMs` starting at a client's first request, exact across processes because
+ * the count is Redis' own INCR. Headers on every counted response (respond.ts): `x-ratelimit-limit`,
+ * `x-ratelimit-remaining`, `x-ratelimit-reset` (Unix seconds when the window resets).
  *
  * CORS preflights (OPTIONS) are not counted: a browser sends them on its own, and counting them would
- * halve a web page's budget. They are cheap (answered without Redis) and carry no rate-limit headers.
- *
- * The client is `req.ip`, which honours X-Forwarded-For only for `trust proxy` hops (TRUST_PROXY),
- * so a client cannot dodge the limit by sending the header.
+ * halve a web page's budget. A counter that cannot be reached within `timeoutMs` lets the request
+ * through uncounted (no headers): the data read then answers 503 on its own if Redis is away.
  */
 
 export interface RateLimiterOptions {
@@ -26,103 +25,100 @@ export interface RateLimiterOptions {
   limit: number;
   logger: Logger;
   windowMs?: number;
-  /** A counter round trip slower than this lets the request through uncounted. */
   timeoutMs?: number;
+  /** Unix ms; injectable for tests. */
+  clock?: () => number;
 }
 
-const RATE_LIMIT_PROPERTY = 'rateLimit';
-
-function rateLimitInfo(req: Request): RateLimitInfo | undefined {
-  return (req as AugmentedRequest)[RATE_LIMIT_PROPERTY];
+export interface RateLimitDecision extends RateLimitState {
+  /** Over the limit: answer 429. */
+  limited: boolean;
 }
 
-function setRateLimitHeaders(res: Response, info: RateLimitInfo, windowMs: number): void {
-  const resetMs = info.resetTime?.getTime() ?? Date.now() + windowMs;
-  res.setHeader('x-ratelimit-limit', String(info.limit));
-  res.setHeader('x-ratelimit-remaining', String(info.remaining));
-  res.setHeader('x-ratelimit-reset', String(Math.ceil(resetMs / 1000)));
+/** Requests the front handler counted before handing them to Express (front.ts), with their decision. */
+export const countedAlready = new WeakMap<IncomingMessage, RateLimitDecision>();
+
+export interface RateLimiter {
+  /** Counts one request of `client`; undefined when Redis could not count it. */
+  hit(client: string): Promise<RateLimitDecision | undefined>;
+}
+
+/** KEYS[1] the client's counter, ARGV[1] the window in ms → {count in this window, ms until it resets}. */
+const HIT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}
+`;
+
+interface WithHitScript {
+  pmRateLimitHit(key: string, windowMs: number): Promise<[number, number]>;
+}
+
+export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
+  const { redis, limit, logger } = options;
+  const windowMs = options.windowMs ?? 60_000;
+  const timeoutMs = options.timeoutMs ?? 500;
+  const clock = options.clock ?? Date.now;
+  const keyPrefix = redisKeys(options.prefix).rateLimitPrefix;
+  if (!('pmRateLimitHit' in redis)) redis.defineCommand('pmRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+  const scripted = redis as unknown as WithHitScript;
+  let lastWarnAt = 0;
+
+  return {
+    async hit(client) {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const [count, ttl] = await Promise.race([
+          scripted.pmRateLimitHit(keyPrefix + client, windowMs),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`rate-limit counter timed out after ${timeoutMs} ms`)), timeoutMs);
+          }),
+        ]);
+        return { limit, remaining: Math.max(0, limit - count), resetMs: clock() + ttl, limited: count > limit };
+      } catch (err) {
+        // Once a second at most: with Redis away every request lands here.
+        if (clock() - lastWarnAt > 1_000) {
+          lastWarnAt = clock();
+          logger.warn({ err }, 'rate limiter could not count; request let through uncounted');
+        }
+        return undefined;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
 }
 
 /**
- * `sendCommand` for rate-limit-redis over ioredis. The store runs its counter as a Lua script: it
- * SCRIPT LOADs it once at start-up and remembers the promise, so a Redis that is down at that moment
- * would leave the limiter failing for the life of the process. Here the SHA is computed locally (no
- * Redis needed at start-up) and a NOSCRIPT reply (fresh Redis, SCRIPT FLUSH) falls back to EVAL,
- * which also loads the script again.
+ * The client a request is counted against: the socket's address, or with TRUST_PROXY = n hops the
+ * address n entries from the right of X-Forwarded-For (what Express's `req.ip` gives for a numeric
+ * `trust proxy`), so a client cannot dodge the limit by sending the header itself. IPv6 clients are
+ * counted per /56, the block one subscriber usually holds.
  */
-function ioredisSendCommand(redis: Redis, timeoutMs: number) {
-  const scripts = new Map<string, string>();
-
-  const call = async (command: string, args: string[]): Promise<RedisReply> => {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      return (await Promise.race([
-        redis.call(command, ...args),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`redis ${command} timed out after ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ])) as RedisReply;
-    } finally {
-      clearTimeout(timer);
+export function clientKey(req: IncomingMessage, trustProxy: number): string {
+  let address = (req.socket as Socket).remoteAddress ?? '';
+  if (trustProxy > 0) {
+    const header = req.headers['x-forwarded-for'];
+    if (typeof header === 'string' && header !== '') {
+      const forwarded = header.split(',').map((a) => a.trim()).reverse();
+      const chain = [address, ...forwarded];
+      address = chain[Math.min(trustProxy, chain.length - 1)] ?? address;
     }
-  };
-
-  return async (...args: string[]): Promise<RedisReply> => {
-    const [command = '', ...rest] = args;
-    const upper = command.toUpperCase();
-    if (upper === 'SCRIPT' && rest[0]?.toUpperCase() === 'LOAD' && rest[1] !== undefined) {
-      const sha = createHash('sha1').update(rest[1]).digest('hex');
-      scripts.set(sha, rest[1]);
-      return sha;
-    }
-    if (upper === 'EVALSHA' && rest[0] !== undefined) {
-      try {
-        return await call('EVALSHA', rest);
-      } catch (err) {
-        const script = scripts.get(rest[0]);
-        if (!script || !(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-        return call('EVAL', [script, ...rest.slice(1)]);
-      }
-    }
-    return call(command, rest);
-  };
+  }
+  return subscriberKey(address);
 }
 
-/** The rate-limit middleware pair: count (or answer 429), then set the headers on the way through. */
-export function createRateLimiter(options: RateLimiterOptions): RequestHandler[] {
-  const windowMs = options.windowMs ?? 60_000;
-  const { logger } = options;
-  const limiter = rateLimit({
-    windowMs,
-    limit: options.limit,
-    standardHeaders: false,
-    legacyHeaders: false,
-    requestPropertyName: RATE_LIMIT_PROPERTY,
-    store: new RedisStore({
-      sendCommand: ioredisSendCommand(options.redis, options.timeoutMs ?? 500),
-      prefix: redisKeys(options.prefix).rateLimitPrefix,
-    }),
-    // Redis down: serve uncounted rather than fail; the data read then answers 503 on its own.
-    passOnStoreError: true,
-    skip: (req) => req.method === 'OPTIONS',
-    // TRUST_PROXY=0 with a client-sent X-Forwarded-For is exactly the case we mean to ignore.
-    validate: { xForwardedForHeader: false },
-    logger: {
-      error: (err, message) => logger.warn({ err }, message ?? 'rate limiter error'),
-      warn: (err, message) => logger.warn({ err }, message ?? 'rate limiter warning'),
-    },
-    handler: (req, res) => {
-      const info = rateLimitInfo(req);
-      if (info) setRateLimitHeaders(res, info, windowMs);
-      const resetMs = info?.resetTime?.getTime() ?? Date.now() + windowMs;
-      res.setHeader('Retry-After', String(Math.max(1, Math.ceil((resetMs - Date.now()) / 1000))));
-      sendError(res, 'rate_limited', `too many requests: the limit is ${options.limit} a minute per client; try again later`);
-    },
-  });
-  const headers = (req: Request, res: Response, next: NextFunction) => {
-    const info = rateLimitInfo(req);
-    if (info) setRateLimitHeaders(res, info, windowMs);
-    next();
-  };
-  return [limiter, headers];
+function subscriberKey(address: string): string {
+  if (address.startsWith('::ffff:') && address.includes('.')) return address.slice(7);
+  if (!isIPv6(address)) return address;
+  const [head = '', tail = ''] = address.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  const hex = groups.map((g) => g.padStart(4, '0')).join('');
+  return `${hex.slice(0, 14)}::/56`;
 }

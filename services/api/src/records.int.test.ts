@@ -13,10 +13,8 @@ import {
   type Call,
   type CallListSnapshot,
   type CallSnapshot,
-  type Combo,
   type ComboListSnapshot,
   type ErrorBody,
-  type LeaderboardRow,
   type LeaderboardSnapshot,
   type MarketCallsSnapshot,
   type UserCallsSnapshot,
@@ -24,7 +22,7 @@ import {
   type UserSnapshot,
 } from '@pm/shared/api';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
-import { apiRedis, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { apiRedis, combo, leaderboardRow as row, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 
 /**
  * Endpoints 5–10 against a real Redis: record snapshots are seeded in the worker's documented format
@@ -84,34 +82,6 @@ const user: UserRecord = {
   joined_at: '2026-01-01T00:00:00.000Z',
   url: `${WEB}/u/Alice`,
 };
-const row = (rank: number, handle: string): LeaderboardRow => ({
-  rank,
-  handle,
-  display_name: handle,
-  avatar: null,
-  right_pct: 60,
-  settled: 5,
-  won: 3,
-  profit_on_10: 30 - rank,
-  profit_7d: 5,
-  xp: 100,
-  streak: 1,
-});
-const combo = (id: string, status: Combo['status']): Combo => ({
-  id,
-  user: { handle: 'Alice' },
-  chance: 0.16,
-  wins_on_10: 62.5,
-  status,
-  xp_awarded: status === 'won' ? 200 : 0,
-  legs: [
-    { market_id: 'm1', question: 'Will Arsenal win?', outcome: 'Yes', outcome_index: 0, chance_at_call: 0.4, status: status === 'won' ? 'won' : 'open' },
-    { market_id: 'm3', question: 'Over 2.5 goals?', outcome: 'Over', outcome_index: 0, chance_at_call: 0.4, status: status === 'won' ? 'won' : 'open' },
-  ],
-  made_at: '2026-11-20T12:00:00.000Z',
-  url: `${WEB}/combo/${id}`,
-});
-
 async function seed(name: SnapshotName, payload: unknown): Promise<void> {
   await writeSnapshot(testRedis.redis, testRedis.prefix, name, payload, `"${name.replace(/[^a-z0-9]/gi, '')}-1"`);
 }

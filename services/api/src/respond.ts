@@ -1,53 +1,88 @@
-import { createHash } from 'node:crypto';
-import type { Request, Response } from 'express';
+import { createHash, randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorBody, ERROR_STATUS, type ErrorCode } from './errors.js';
 
 /**
- * Writing responses. Bodies are serialised once and written with `res.end`, with an explicit
- * Content-Length, so a HEAD request gets exactly the GET's headers (Node drops the body of a HEAD).
- * Express's own ETag and freshness logic is turned off in app.ts: the ETag comes from here.
+ * The one header and error module of both request paths (DESIGN.md "The read path"): the ready
+ * responses answered in front of Express (front.ts) and the Express app itself write every header
+ * and every error body through these functions, on plain node:http objects, so a client cannot tell
+ * which path answered.
+ *
+ * Bodies are written with `res.end` and an explicit Content-Length, so a HEAD request gets exactly
+ * the GET's headers (Node drops the body of a HEAD). Express's own ETag and freshness logic is off.
  */
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
+export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
+/** A client's x-request-id is echoed only when it is a short, plain token (it lands in our logs). */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+const EXPOSED_HEADERS = ['ETag', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'Retry-After', 'x-request-id'].join(',');
 
 /** A strong ETag over `input`: a short digest, quoted. */
 export function strongEtag(input: string): string {
   return `"${createHash('sha1').update(input).digest('base64url')}"`;
 }
 
-/** RFC 9110 §13.1.2: If-None-Match compares weakly; `*` matches any current representation. */
-export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  if (ifNoneMatch.trim() === '*') return true;
-  const opaque = (tag: string) => (tag.startsWith('W/') ? tag.slice(2) : tag);
-  return ifNoneMatch.split(',').some((candidate) => opaque(candidate.trim()) === opaque(etag));
+/**
+ * Headers every response carries (SPEC.md "Authentication" 2: any origin may call the API; issue 9:
+ * no content sniffing), and the request id, which is returned so a user can quote it.
+ * Returns the request id.
+ */
+export function setBaseHeaders(req: IncomingMessage, res: ServerResponse): string {
+  const given = req.headers['x-request-id'];
+  const requestId = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+  res.setHeader('x-request-id', requestId);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+  return requestId;
 }
 
-/** 200 with the body, or 304 with no body when If-None-Match matches the ETag. */
-export function sendCachedJson(
-  req: Request,
-  res: Response,
-  options: { etag: string; maxAgeSeconds: number; serialise: () => string | Buffer },
-): void {
-  res.setHeader('Cache-Control', `public, max-age=${options.maxAgeSeconds}`);
-  res.setHeader('ETag', options.etag);
-  if (etagMatches(req.get('if-none-match'), options.etag)) {
-    res.status(304).end();
-    return;
-  }
-  writeJson(res, 200, options.serialise());
+/** A CORS preflight (or plain OPTIONS): 204 with the methods and the headers a page may send. */
+export function answerPreflight(res: ServerResponse): void {
+  res.setHeader('Allow', ALLOWED_METHODS);
+  res.setHeader('Access-Control-Allow-Methods', 'GET,HEAD,OPTIONS');
+  res.setHeader('Access-Control-Allow-Headers', 'If-None-Match,X-Request-Id');
+  res.setHeader('Access-Control-Max-Age', '86400');
+  res.setHeader('Content-Length', '0');
+  res.statusCode = 204;
+  res.end();
 }
 
-export function writeJson(res: Response, status: number, body: string | Buffer): void {
-  res.status(status);
+/** What the rate limiter decided for one request (rate-limit.ts). */
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  /** Unix ms when the window resets. */
+  resetMs: number;
+}
+
+/** SPEC.md "Limits": on every counted response; `x-ratelimit-reset` is Unix seconds. */
+export function setRateLimitHeaders(res: ServerResponse, state: RateLimitState): void {
+  res.setHeader('x-ratelimit-limit', String(state.limit));
+  res.setHeader('x-ratelimit-remaining', String(state.remaining));
+  res.setHeader('x-ratelimit-reset', String(Math.ceil(state.resetMs / 1000)));
+}
+
+export function writeJson(res: ServerResponse, status: number, body: string | Buffer): void {
+  res.statusCode = status;
   res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
   res.end(body);
 }
 
 /** The error body with its status. Errors are never cached. */
-export function sendError(res: Response, code: ErrorCode, message: string): void {
+export function sendError(res: ServerResponse, code: ErrorCode, message: string): void {
   res.removeHeader('ETag');
+  res.removeHeader('Vary');
+  res.removeHeader('Content-Encoding');
   res.setHeader('Cache-Control', 'no-store');
   writeJson(res, ERROR_STATUS[code], JSON.stringify(errorBody(code, message)));
+}
+
+/** 429 with Retry-After (seconds until the window resets). */
+export function sendRateLimited(res: ServerResponse, state: RateLimitState, now: number): void {
+  setRateLimitHeaders(res, state);
+  res.setHeader('Retry-After', String(Math.max(1, Math.ceil((state.resetMs - now) / 1000))));
+  sendError(res, 'rate_limited', `too many requests: the limit is ${state.limit} a minute per client; try again later`);
 }

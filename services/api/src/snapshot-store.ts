@@ -1,25 +1,45 @@
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
-import { FEED_FRESH_MS, redisKeys, type Logger, type SnapshotName } from '@pm/shared';
+import { FEED_FRESH_MS, redisKeys, snapshotAnnouncementSchema, type Logger, type SnapshotName } from '@pm/shared';
 import { ApiError } from './errors.js';
 
 /**
- * Reads the worker's snapshots (shared/src/snapshots.ts) and the feed health hash.
+ * The worker's snapshots (shared/src/snapshots.ts), held in this process (DESIGN.md "The read path").
  *
- * Per request: ONE round trip (a pipeline of HGET etag + HMGET feed). The body is fetched, parsed and
- * validated only when the etag differs from the one held in process, so a busy list costs a few
- * bytes of Redis traffic per request instead of its whole JSON.
+ * A snapshot read once is kept, parsed and validated, until the worker announces another version of
+ * it on `snapshotAnnounce` (shared/src/snapshot-announce.ts): a read then costs no Redis round trip.
+ * What is held is trusted only while the subscription is up: until it is (start, or after Redis went
+ * away and came back, when announcements may have been missed) every read goes to Redis and nothing
+ * is kept; once (re)subscribed the store starts empty. A periodic check of the held versions is the
+ * safety net behind that. Absent snapshots are held too (version null), so "no such event" is
+ * answered from memory and a new one is noticed by its announcement.
+ *
+ * `live` (DESIGN.md: the order-book feed is connected and its last message is under 30 s old) comes
+ * from the feed-health hash, re-read every `feedRefreshMs` rather than per request.
  */
 
-export interface SnapshotRead<T> {
-  /** Null when the worker has not written this snapshot. */
-  snapshot: { data: T; etag: string } | null;
-  /** DESIGN.md: the order-book feed is connected and its last message is under 30 s old. */
-  live: boolean;
+export interface HeldSnapshot<T> {
+  data: T;
+  etag: string;
 }
 
 export interface SnapshotStore {
-  read<T>(name: SnapshotName, schema: z.ZodType<T>): Promise<SnapshotRead<T>>;
+  /** The snapshot, or null when the worker has not written it. Redis trouble is a 503 ApiError. */
+  read<T>(name: SnapshotName, schema: z.ZodType<T>): Promise<HeldSnapshot<T> | null>;
+  /**
+   * The version held now: its etag, null when held as absent, undefined when not held (or not
+   * trusted). A ready response built from a version stays valid while this returns the same.
+   */
+  version(name: SnapshotName): string | null | undefined;
+  /** Whether prices count as live now. */
+  live(): boolean;
+  /** Subscribe and start the feed and safety-net timers; does not wait for Redis. */
+  start(): void;
+  stop(): Promise<void>;
+  /** Resolves when the subscription is first up (the store then holds what it reads). */
+  subscribed(): Promise<void>;
+  /** Resolves once every announcement published before the call has been applied and `live` re-read (tests). */
+  sync(): Promise<void>;
 }
 
 export interface SnapshotStoreOptions {
@@ -27,15 +47,20 @@ export interface SnapshotStoreOptions {
   prefix: string;
   clock: () => number;
   logger: Logger;
-  /** Parsed snapshots held in process (least recently used are dropped). */
+  /** Snapshots held (least recently read are dropped first). */
   maxEntries?: number;
   /** A Redis round trip longer than this is treated as Redis being unavailable. */
   timeoutMs?: number;
+  feedRefreshMs?: number;
+  /** Period of the check of every held version against Redis. */
+  verifyMs?: number;
 }
 
-interface Cached {
-  etag: string;
+interface Held {
+  etag: string | null;
   data: unknown;
+  /** Kept to re-read the next version as soon as it is announced. */
+  schema: z.ZodType<unknown>;
 }
 
 const UNAVAILABLE = 'records are unavailable right now; please try again shortly';
@@ -43,10 +68,78 @@ const UNAVAILABLE = 'records are unavailable right now; please try again shortly
 export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
   const { redis, clock, logger } = options;
   const keys = redisKeys(options.prefix);
-  const maxEntries = options.maxEntries ?? 1000;
+  const maxEntries = options.maxEntries ?? 2000;
   const timeoutMs = options.timeoutMs ?? 1000;
-  const cache = new Map<SnapshotName, Cached>();
-  const inFlight = new Map<string, Promise<Cached | null>>();
+  const held = new Map<SnapshotName, Held>();
+  const inFlight = new Map<SnapshotName, Promise<Held>>();
+  /** Names announced while their load was in flight: that load may have read the previous version. */
+  const announcedInFlight = new Set<SnapshotName>();
+  // Bumped whenever what is held stops being trusted, so a load begun before cannot store its result.
+  let epoch = 0;
+  let trusted = false;
+  let feed = { connected: false, lastAtMs: Number.NaN };
+  let stopped = false;
+  const timers: NodeJS.Timeout[] = [];
+  let firstSubscribed: () => void = () => {};
+  const subscribed = new Promise<void>((resolve) => (firstSubscribed = resolve));
+
+  const subscriber = redis.duplicate({ autoResubscribe: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
+
+  function distrust(): void {
+    if (trusted && !stopped) logger.warn('snapshot announcements interrupted: reading snapshots from Redis until resubscribed');
+    trusted = false;
+    epoch++;
+    held.clear();
+  }
+
+  subscriber.on('error', (err) => logger.debug({ err }, 'snapshot subscriber error'));
+  subscriber.on('close', distrust);
+  subscriber.on('ready', () => {
+    if (stopped) return;
+    subscriber.subscribe(keys.snapshotAnnounce).then(
+      () => {
+        // Anything may have changed while we were not listening: start empty.
+        epoch++;
+        held.clear();
+        trusted = true;
+        firstSubscribed();
+      },
+      (err: unknown) => logger.warn({ err }, 'snapshot subscribe failed'),
+    );
+  });
+  subscriber.on('message', (_channel: string, message: string) => {
+    let announced: { name: string; etag: string };
+    try {
+      announced = snapshotAnnouncementSchema.parse(JSON.parse(message));
+    } catch (err) {
+      logger.warn({ err, message }, 'malformed snapshot announcement ignored');
+      return;
+    }
+    const name = announced.name as SnapshotName;
+    if (inFlight.has(name)) {
+      announcedInFlight.add(name);
+      return;
+    }
+    // A held snapshot is re-read at once, and the version held until then keeps being served (and
+    // its ready responses with it): a request never waits for the swap.
+    const entry = held.get(name);
+    if (entry && entry.etag !== announced.etag) {
+      fetchOnce(name, entry.schema).catch((err: unknown) => {
+        held.delete(name);
+        logger.warn({ err, snapshot: name }, 'announced snapshot could not be read; dropped');
+      });
+    }
+  });
+
+  /** One load per name at a time: concurrent readers (and an announcement) share it. */
+  function fetchOnce(name: SnapshotName, schema: z.ZodType<unknown>): Promise<Held> {
+    let flight = inFlight.get(name);
+    if (!flight) {
+      flight = load(name, schema).finally(() => inFlight.delete(name));
+      inFlight.set(name, flight);
+    }
+    return flight;
+  }
 
   /** Any Redis failure or slowness is the caller's 503, never a 500 and never a hang. */
   async function redisCall<T>(what: string, run: () => Promise<T>): Promise<T> {
@@ -66,68 +159,103 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
     }
   }
 
-  function remember(name: SnapshotName, entry: Cached): void {
-    cache.delete(name);
-    cache.set(name, entry);
-    while (cache.size > maxEntries) {
-      const oldest = cache.keys().next().value;
+  function hold(name: SnapshotName, entry: Held): void {
+    held.delete(name);
+    held.set(name, entry);
+    while (held.size > maxEntries) {
+      const oldest = held.keys().next().value;
       if (oldest === undefined) break;
-      cache.delete(oldest);
+      held.delete(oldest);
     }
   }
 
-  async function loadBody<T>(name: SnapshotName, schema: z.ZodType<T>): Promise<Cached | null> {
+  async function load(name: SnapshotName, schema: z.ZodType<unknown>): Promise<Held> {
+    const startedEpoch = epoch;
     const [body, etag] = await redisCall('snapshot body', () => redis.hmget(keys.snapshot(name), 'body', 'etag'));
-    if (body == null || etag == null) return null;
-    let json: unknown;
-    try {
-      json = JSON.parse(body);
-    } catch (err) {
-      throw new Error(`snapshot ${name} (etag ${etag}) is not valid JSON`, { cause: err });
+    let entry: Held = { etag: null, data: null, schema };
+    if (body != null && etag != null) {
+      let json: unknown;
+      try {
+        json = JSON.parse(body);
+      } catch (err) {
+        throw new Error(`snapshot ${name} (etag ${etag}) is not valid JSON`, { cause: err });
+      }
+      const parsed = schema.safeParse(json);
+      if (!parsed.success) throw new Error(`snapshot ${name} (etag ${etag}) does not match its schema: ${parsed.error.message}`);
+      entry = { etag, data: parsed.data, schema };
     }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      throw new Error(`snapshot ${name} (etag ${etag}) does not match its schema: ${parsed.error.message}`);
-    }
-    const entry: Cached = { etag, data: parsed.data };
-    remember(name, entry);
+    // Announced again while this read was on its way: what it read may already be old.
+    const announcedMeanwhile = announcedInFlight.delete(name);
+    if (trusted && epoch === startedEpoch && !announcedMeanwhile) hold(name, entry);
+    else held.delete(name);
     return entry;
   }
 
+  async function refreshFeed(): Promise<void> {
+    const [connected, lastAt] = await redisCall('feed health', () => redis.hmget(keys.feed, 'market_connected', 'market_last_at'));
+    feed = { connected: connected === '1', lastAtMs: Number(lastAt) };
+  }
+
+  /** The safety net: a version changed in Redis that no announcement told us about is dropped. */
+  async function verifyHeld(): Promise<void> {
+    if (!trusted || held.size === 0) return;
+    const startedEpoch = epoch;
+    const names = [...held.keys()];
+    const pipeline = redis.pipeline();
+    for (const name of names) pipeline.hget(keys.snapshot(name), 'etag');
+    const results = await redisCall('snapshot versions', () => pipeline.exec());
+    if (epoch !== startedEpoch) return;
+    names.forEach((name, i) => {
+      const [err, etag] = results?.[i] ?? [new Error('no reply'), null];
+      const entry = held.get(name);
+      if (entry && (err || (etag ?? null) !== entry.etag)) {
+        if (!err) logger.warn({ snapshot: name }, 'snapshot changed without an announcement; re-reading it');
+        held.delete(name);
+      }
+    });
+  }
+
   return {
-    async read<T>(name: SnapshotName, schema: z.ZodType<T>): Promise<SnapshotRead<T>> {
-      const results = await redisCall('snapshot etag', () =>
-        redis.pipeline().hget(keys.snapshot(name), 'etag').hmget(keys.feed, 'market_connected', 'market_last_at').exec(),
-      );
-      if (!results) throw new ApiError('unavailable', UNAVAILABLE);
-      const [etagReply, feedReply] = results;
-      const failed = [etagReply, feedReply].find((r) => !r || r[0]);
-      if (failed) {
-        logger.warn({ err: failed?.[0] }, 'redis unavailable');
-        throw new ApiError('unavailable', UNAVAILABLE, { cause: failed?.[0] });
-      }
-      const etag = etagReply?.[1] as string | null;
-      const [connected, lastAt] = (feedReply?.[1] ?? []) as Array<string | null>;
-      const lastAtMs = Number(lastAt);
-      const live = connected === '1' && Number.isFinite(lastAtMs) && clock() - lastAtMs < FEED_FRESH_MS;
-
-      if (etag == null) return { snapshot: null, live };
-
-      let entry = cache.get(name) ?? null;
-      if (entry && entry.etag === etag) {
-        remember(name, entry);
+    async read<T>(name: SnapshotName, schema: z.ZodType<T>): Promise<HeldSnapshot<T> | null> {
+      let entry = trusted ? held.get(name) : undefined;
+      if (entry) {
+        // Least recently read first out: move to the end.
+        held.delete(name);
+        held.set(name, entry);
       } else {
-        // Concurrent requests after a rebuild share one fetch and parse.
-        const flightKey = `${name}\u0000${etag}`;
-        let flight = inFlight.get(flightKey);
-        if (!flight) {
-          flight = loadBody(name, schema).finally(() => inFlight.delete(flightKey));
-          inFlight.set(flightKey, flight);
-        }
-        entry = await flight;
+        // Concurrent requests after a new version share one fetch and parse.
+        entry = await fetchOnce(name, schema as z.ZodType<unknown>);
       }
-      if (!entry) return { snapshot: null, live };
-      return { snapshot: { data: entry.data as T, etag: entry.etag }, live };
+      return entry.etag === null ? null : { data: entry.data as T, etag: entry.etag };
+    },
+    version(name) {
+      return trusted ? held.get(name)?.etag : undefined;
+    },
+    live() {
+      return feed.connected && Number.isFinite(feed.lastAtMs) && clock() - feed.lastAtMs < FEED_FRESH_MS;
+    },
+    start() {
+      const every = (ms: number, run: () => Promise<void>) => {
+        const timer = setInterval(() => run().catch(() => {}), ms);
+        timer.unref();
+        timers.push(timer);
+      };
+      refreshFeed().catch(() => {});
+      every(options.feedRefreshMs ?? 1_000, refreshFeed);
+      every(options.verifyMs ?? 10_000, verifyHeld);
+    },
+    async stop() {
+      stopped = true;
+      for (const timer of timers) clearInterval(timer);
+      distrust();
+      // A subscriber holds nothing to flush; quit() would wait for a Redis that may never answer.
+      subscriber.disconnect();
+    },
+    subscribed: () => subscribed,
+    async sync() {
+      if (trusted) await subscriber.ping();
+      await Promise.allSettled([...inFlight.values()]);
+      await refreshFeed();
     },
   };
 }

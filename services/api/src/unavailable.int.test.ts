@@ -2,6 +2,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { errorBodySchema, oddsResponseSchema } from '@pm/shared/api';
+import { freePort } from '@pm/shared/testing';
 import { startApp, type RunningApp } from './testing/fixtures.js';
 
 /** Redis unreachable: data reads answer 503 quickly (never 500, never a hang); computed answers still work. */
@@ -13,16 +14,8 @@ let hungApi: RunningApp;
 let blackhole: net.Server;
 const blackholeSockets: net.Socket[] = [];
 
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 beforeAll(async () => {
-  const port = await closedPort();
+  const port = await freePort();
   redis = new Redis(`redis://127.0.0.1:${port}/0`, {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,

@@ -183,7 +183,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
       version: '1',
       description: [
         'Public, read-only JSON over prediction markets. No key, no sign-up; any origin may call it (CORS `*`).',
-        'Every success body has `ok: true`; every failure is `{ok: false, error: {code, message}}` with codes `bad_request` (400), `not_found` (404, also unknown paths), `method_not_allowed` (405, any write verb; `Allow: GET, HEAD, OPTIONS`), `rate_limited` (429), `internal` (500), `unavailable` (503).',
+        'Every success body has `ok: true`; every failure is `{ok: false, error: {code, message}}` with codes `bad_request` (400), `not_found` (404, also unknown paths), `method_not_allowed` (405, any write verb or unknown method; `Allow: GET, HEAD, OPTIONS`), `request_timeout` (408, a request that did not arrive in time), `rate_limited` (429), `headers_too_large` (431), `internal` (500), `unavailable` (503).',
         'Rate limit: 120 requests a minute per client IP, shared by all servers. Every response carries `x-ratelimit-limit`, `x-ratelimit-remaining` and `x-ratelimit-reset` (Unix seconds when the window resets); CORS preflight (OPTIONS) requests are not counted and carry none.',
         'Caching: `Cache-Control: public, max-age=15` for live data, `30` for lists, `3600` for odds; every 200 has a strong `ETag`, and `If-None-Match` gets 304. `HEAD` is answered with the headers of the GET.',
       ].join('\n\n'),

@@ -139,7 +139,7 @@ export const errorBodySchema = z
   .object({
     ok: z.literal(false),
     error: z.object({
-      code: z.enum(['bad_request', 'not_found', 'method_not_allowed', 'rate_limited', 'unavailable', 'internal']),
+      code: z.enum(['bad_request', 'not_found', 'method_not_allowed', 'request_timeout', 'rate_limited', 'headers_too_large', 'unavailable', 'internal']),
       message: z.string(),
     }),
   })

@@ -25,6 +25,14 @@ export interface RedisKeys {
   catalogVersion: string;
   /** hash per snapshot: `body` (serialised JSON), `etag` (strong, quoted), `built_at` (ms). */
   snapshot: (name: SnapshotName) => string;
+  /**
+   * pub/sub channel: every snapshot write is announced here, in the same MULTI as the write, with
+   * `{"name": <SnapshotName>, "etag": <etag>}` (shared/src/snapshot-announce.ts); the API swaps its
+   * in-memory copy on it.
+   */
+  snapshotAnnounce: string;
+  /** hash: snapshot family (`snapshotFamily`) → Unix ms of the newest write of any snapshot of it (for snapshot_age_seconds). */
+  snapshotBuiltAt: string;
   /** prefix for the API's rate-limit counters (rate-limit-redis appends the client key). */
   rateLimitPrefix: string;
 }
@@ -67,6 +75,8 @@ export function redisKeys(prefix: string): RedisKeys {
     dirtyRecords: `${prefix}:dirty:records`,
     catalogVersion: `${prefix}:catalog:version`,
     snapshot: (name) => `${prefix}:snap:${name}`,
+    snapshotAnnounce: `${prefix}:snap:announce`,
+    snapshotBuiltAt: `${prefix}:snapshots:built`,
     rateLimitPrefix: `${prefix}:rl:`,
   };
 }

@@ -7,8 +7,8 @@ import { RECORDS_NOT_READY } from './list-calls.js';
 export const getLeaderboard: Handler<'/api/v1/leaderboard'> = async (params, ctx) => {
   const sort = params.sort ?? 'profit';
   const { limit } = params;
-  const read = await ctx.snapshots.read(`leaderboard:${sort}`, leaderboardSnapshotSchema);
-  if (!read.snapshot) throw new ApiError('unavailable', RECORDS_NOT_READY);
-  const rows = read.snapshot.data.rows.slice(0, limit);
-  return { data: { sort, count: rows.length, rows }, version: `leaderboard|${read.snapshot.etag}|limit=${limit}` };
+  const snapshot = await ctx.snapshots.read(`leaderboard:${sort}`, leaderboardSnapshotSchema);
+  if (!snapshot) throw new ApiError('unavailable', RECORDS_NOT_READY);
+  const rows = snapshot.data.rows.slice(0, limit);
+  return { data: { sort, count: rows.length, rows } };
 };

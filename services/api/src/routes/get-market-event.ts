@@ -4,10 +4,7 @@ import { eventSnapshotSchema } from '../snapshot-schemas.js';
 
 /** GET /api/v1/markets/{eventSlug}: one event with all its markets, from its `event:<slug>` snapshot. */
 export const getMarketEvent: Handler<'/api/v1/markets/{eventSlug}'> = async (params, ctx) => {
-  const read = await ctx.snapshots.read(`event:${params.eventSlug}`, eventSnapshotSchema);
-  if (!read.snapshot) throw new ApiError('not_found', `no event with slug ${params.eventSlug}`);
-  return {
-    data: { live: read.live, event: read.snapshot.data.event },
-    version: `event|${read.snapshot.etag}|live=${read.live}`,
-  };
+  const snapshot = await ctx.snapshots.read(`event:${params.eventSlug}`, eventSnapshotSchema);
+  if (!snapshot) throw new ApiError('not_found', `no event with slug ${params.eventSlug}`);
+  return { data: { live: ctx.live(), event: snapshot.data.event } };
 };

@@ -12,16 +12,16 @@ import { eventSnapshotSchema, historySnapshotSchema } from '../snapshot-schemas.
  */
 export const getMarketHistory: Handler<'/api/v1/markets/{eventSlug}/history'> = async (params, ctx) => {
   const range = params.range ?? DEFAULT_HISTORY_RANGE;
-  const read = await ctx.snapshots.read(`event:${params.eventSlug}`, eventSnapshotSchema);
-  if (!read.snapshot) throw new ApiError('not_found', `no event with slug ${params.eventSlug}`);
-  const { event } = read.snapshot.data;
+  const eventSnapshot = await ctx.snapshots.read(`event:${params.eventSlug}`, eventSnapshotSchema);
+  if (!eventSnapshot) throw new ApiError('not_found', `no event with slug ${params.eventSlug}`);
+  const { event } = eventSnapshot.data;
   const marketId = params.market?.trim();
   const market = marketId ? event.markets.find((m) => m.id === marketId) : event.markets[0];
   if (!market) {
     throw new ApiError('not_found', marketId ? `no market ${marketId} in event ${event.slug}` : `event ${event.slug} has no markets`);
   }
   const history = await ctx.snapshots.read(`history:${market.id}:${range}`, historySnapshotSchema);
-  const points = history.snapshot?.data.points ?? [];
+  const points = history?.data.points ?? [];
   return {
     data: {
       market_id: market.id,
@@ -30,7 +30,5 @@ export const getMarketHistory: Handler<'/api/v1/markets/{eventSlug}/history'> = 
       range,
       points,
     },
-    // The question and outcome come from the event snapshot, the points from the history one.
-    version: `history|${read.snapshot.etag}|${market.id}|${range}|${history.snapshot?.etag ?? 'none'}`,
   };
 };

@@ -15,7 +15,7 @@ export function handleKey(raw: string): string {
 /** GET /api/v1/users/{handle}: a person's record from `user:<handle lower-cased>`. */
 export const getUser: Handler<'/api/v1/users/{handle}'> = async (params, ctx) => {
   const key = handleKey(params.handle);
-  const read = await ctx.snapshots.read(`user:${key}`, userSnapshotSchema);
-  if (!read.snapshot) throw new ApiError('not_found', `no user with handle ${params.handle}`);
-  return { data: { user: read.snapshot.data.user }, version: `user|${read.snapshot.etag}` };
+  const snapshot = await ctx.snapshots.read(`user:${key}`, userSnapshotSchema);
+  if (!snapshot) throw new ApiError('not_found', `no user with handle ${params.handle}`);
+  return { data: { user: snapshot.data.user } };
 };

@@ -13,20 +13,15 @@ export const listCalls: Handler<'/api/v1/calls'> = async (params, ctx) => {
   const { limit } = params;
   const market = params.market?.trim() || undefined;
   if (market !== undefined) {
-    const read = await ctx.snapshots.read(`calls:market:${market}`, marketCallsSnapshotSchema);
-    if (read.snapshot) {
-      const calls = read.snapshot.data.calls.slice(0, limit);
-      return {
-        data: { count: calls.length, platform_split: read.snapshot.data.platform_split, calls },
-        version: `calls:market|${read.snapshot.etag}|limit=${limit}`,
-      };
+    const snapshot = await ctx.snapshots.read(`calls:market:${market}`, marketCallsSnapshotSchema);
+    if (snapshot) {
+      const calls = snapshot.data.calls.slice(0, limit);
+      return { data: { count: calls.length, platform_split: snapshot.data.platform_split, calls } };
     }
   }
   const latest = await ctx.snapshots.read('calls:latest', callListSnapshotSchema);
-  if (!latest.snapshot) throw new ApiError('unavailable', RECORDS_NOT_READY);
-  if (market !== undefined) {
-    return { data: { count: 0, platform_split: [], calls: [] }, version: `calls:market|none|${market}` };
-  }
-  const calls = latest.snapshot.data.calls.slice(0, limit);
-  return { data: { count: calls.length, calls }, version: `calls:latest|${latest.snapshot.etag}|limit=${limit}` };
+  if (!latest) throw new ApiError('unavailable', RECORDS_NOT_READY);
+  if (market !== undefined) return { data: { count: 0, platform_split: [], calls: [] } };
+  const calls = latest.data.calls.slice(0, limit);
+  return { data: { count: calls.length, calls } };
 };

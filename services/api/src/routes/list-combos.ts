@@ -7,8 +7,8 @@ import { RECORDS_NOT_READY } from './list-calls.js';
 export const listCombos: Handler<'/api/v1/combos'> = async (params, ctx) => {
   const status = params.status ?? 'open';
   const { limit } = params;
-  const read = await ctx.snapshots.read(`combos:${status}`, comboListSnapshotSchema);
-  if (!read.snapshot) throw new ApiError('unavailable', RECORDS_NOT_READY);
-  const combos = read.snapshot.data.combos.slice(0, limit);
-  return { data: { status, count: combos.length, combos }, version: `combos|${read.snapshot.etag}|limit=${limit}` };
+  const snapshot = await ctx.snapshots.read(`combos:${status}`, comboListSnapshotSchema);
+  if (!snapshot) throw new ApiError('unavailable', RECORDS_NOT_READY);
+  const combos = snapshot.data.combos.slice(0, limit);
+  return { data: { status, count: combos.length, combos } };
 };

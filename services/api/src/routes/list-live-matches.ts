@@ -4,8 +4,8 @@ import { liveSnapshotSchema } from '../snapshot-schemas.js';
 
 /** GET /api/v1/live: every match in play, from the worker's `live` snapshot (written on every build, empty or not). */
 export const listLiveMatches: Handler<'/api/v1/live'> = async (_params, ctx) => {
-  const read = await ctx.snapshots.read('live', liveSnapshotSchema);
-  if (!read.snapshot) throw new ApiError('unavailable', 'match data is not ready yet; please try again shortly');
-  const { matches } = read.snapshot.data;
-  return { data: { count: matches.length, matches }, version: `live|${read.snapshot.etag}` };
+  const snapshot = await ctx.snapshots.read('live', liveSnapshotSchema);
+  if (!snapshot) throw new ApiError('unavailable', 'match data is not ready yet; please try again shortly');
+  const { matches } = snapshot.data;
+  return { data: { count: matches.length, matches } };
 };

@@ -16,12 +16,11 @@ export const listMarkets: Handler<'/api/v1/markets'> = async (params, ctx) => {
   const { limit, category } = params;
   const league = params.league?.trim().toLowerCase() || undefined;
   const q = params.q?.trim().toLowerCase() || undefined;
-  const filter = league ? `league=${league}` : category ? `category=${category}` : 'all';
 
   if (q) {
-    const read = await ctx.snapshots.read('markets:search', marketSearchSnapshotSchema);
-    if (!read.snapshot) throw new ApiError('unavailable', NOT_READY);
-    const { data, etag } = read.snapshot;
+    const search = await ctx.snapshots.read('markets:search', marketSearchSnapshotSchema);
+    if (!search) throw new ApiError('unavailable', NOT_READY);
+    const { data } = search;
     const events: EventCard[] = [];
     for (const entry of data.entries) {
       if (events.length >= limit) break;
@@ -29,29 +28,20 @@ export const listMarkets: Handler<'/api/v1/markets'> = async (params, ctx) => {
       if (league ? entry.league?.toLowerCase() !== league : category ? entry.category !== category : false) continue;
       events.push(entry.card);
     }
-    return {
-      data: { live: read.live, count: events.length, categories: data.categories, leagues: data.leagues, events },
-      version: `search|${etag}|${filter}|q=${q}|limit=${limit}|live=${read.live}`,
-    };
+    return { data: { live: ctx.live(), count: events.length, categories: data.categories, leagues: data.leagues, events } };
   }
 
   const name: SnapshotName = league ? `markets:league:${league}` : category ? `markets:category:${category}` : 'markets:trending';
-  const read = await ctx.snapshots.read(name, marketListSnapshotSchema);
-  if (read.snapshot) {
-    const { data, etag } = read.snapshot;
+  const list = await ctx.snapshots.read(name, marketListSnapshotSchema);
+  if (list) {
+    const { data } = list;
     const events = data.events.slice(0, limit);
-    return {
-      data: { live: read.live, count: events.length, categories: data.categories, leagues: data.leagues, events },
-      version: `${name}|${etag}|limit=${limit}|live=${read.live}`,
-    };
+    return { data: { live: ctx.live(), count: events.length, categories: data.categories, leagues: data.leagues, events } };
   }
   if (name === 'markets:trending') throw new ApiError('unavailable', NOT_READY);
 
   const trending = await ctx.snapshots.read('markets:trending', marketListSnapshotSchema);
-  if (!trending.snapshot) throw new ApiError('unavailable', NOT_READY);
-  const { data, etag } = trending.snapshot;
-  return {
-    data: { live: trending.live, count: 0, categories: data.categories, leagues: data.leagues, events: [] },
-    version: `${name}|missing|trending=${etag}|live=${trending.live}`,
-  };
+  if (!trending) throw new ApiError('unavailable', NOT_READY);
+  const { data } = trending;
+  return { data: { live: ctx.live(), count: 0, categories: data.categories, leagues: data.leagues, events: [] } };
 };

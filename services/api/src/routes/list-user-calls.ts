@@ -14,15 +14,12 @@ export const listUserCalls: Handler<'/api/v1/users/{handle}/calls'> = async (par
   const key = handleKey(params.handle);
   const filter = params.status ?? 'all';
   const { limit } = params;
-  const read = await ctx.snapshots.read(`user-calls:${key}:${filter}`, userCallsSnapshotSchema);
-  if (!read.snapshot) {
+  const snapshot = await ctx.snapshots.read(`user-calls:${key}:${filter}`, userCallsSnapshotSchema);
+  if (!snapshot) {
     const user = await ctx.snapshots.read(`user:${key}`, userSnapshotSchema);
-    if (!user.snapshot) throw new ApiError('not_found', `no user with handle ${params.handle}`);
+    if (!user) throw new ApiError('not_found', `no user with handle ${params.handle}`);
     throw new ApiError('unavailable', RECORDS_NOT_READY);
   }
-  const calls = read.snapshot.data.calls.slice(0, limit);
-  return {
-    data: { handle: read.snapshot.data.handle, count: calls.length, calls },
-    version: `user-calls|${read.snapshot.etag}|limit=${limit}`,
-  };
+  const calls = snapshot.data.calls.slice(0, limit);
+  return { data: { handle: snapshot.data.handle, count: calls.length, calls } };
 };

@@ -3,10 +3,10 @@ import { Writable } from 'node:stream';
 import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { Redis } from 'ioredis';
-import { parseConfig, redisKeys, type Config, type EventSnapshot, type Logger, type MarketListSnapshot, type MarketSearchSnapshot, type SnapshotName } from '@pm/shared';
-import { CATEGORY_DISPLAY_ORDER, type Category, type Event, type EventCard, type LeagueEntry, type Market } from '@pm/shared/api';
+import { parseConfig, queueSnapshotWrites, redisKeys, type Config, type EventSnapshot, type Logger, type MarketListSnapshot, type MarketSearchSnapshot, type SnapshotName } from '@pm/shared';
+import { CATEGORY_DISPLAY_ORDER, type Category, type Combo, type Event, type EventCard, type LeagueEntry, type LeaderboardRow, type Market } from '@pm/shared/api';
 import { oddsFor } from '@pm/shared/domain';
-import { createApp } from '../app.js';
+import { createApiServer, type ApiServer } from '../server.js';
 
 /** Test helpers: snapshot payloads in the worker's documented format, and an app on a free port. */
 
@@ -57,6 +57,37 @@ export function card(e: Event): EventCard {
   };
 }
 
+/** A leaderboard row in the worker's format. */
+export const leaderboardRow = (rank: number, handle: string): LeaderboardRow => ({
+  rank,
+  handle,
+  display_name: handle,
+  avatar: null,
+  right_pct: 60,
+  settled: 5,
+  won: 3,
+  profit_on_10: 30 - rank,
+  profit_7d: 5,
+  xp: 100,
+  streak: 1,
+});
+/** A two-leg combo in the worker's format. */
+export const combo = (id: string, status: Combo['status']): Combo => ({
+  id,
+  user: { handle: 'Alice' },
+  chance: 0.16,
+  wins_on_10: 62.5,
+  status,
+  xp_awarded: status === 'won' ? 200 : 0,
+  legs: [
+    { market_id: 'm1', question: 'Will Arsenal win?', outcome: 'Yes', outcome_index: 0, chance_at_call: 0.4, status: status === 'won' ? 'won' : 'open' },
+    { market_id: 'm3', question: 'Over 2.5 goals?', outcome: 'Over', outcome_index: 0, chance_at_call: 0.4, status: status === 'won' ? 'won' : 'open' },
+  ],
+  made_at: '2026-11-20T12:00:00.000Z',
+  url: `${WEB}/combo/${id}`,
+});
+
+
 export const LEAGUES: LeagueEntry[] = [
   { group: 'Football', label: 'Premier League', league: 'epl' },
   { group: 'Crypto', label: 'Bitcoin', league: 'btc' },
@@ -79,6 +110,14 @@ export function searchSnapshot(events: Array<{ event: Event; league: string | nu
   };
 }
 
+/** Every app started here, so a write can wait until the apps of its prefix have taken it in. */
+const running = new Set<{ prefix: string; api: ApiServer }>();
+
+async function syncApps(prefix: string): Promise<void> {
+  await Promise.all([...running].filter((r) => r.prefix === prefix).map((r) => r.api.snapshots.sync()));
+}
+
+/** Writes (and announces) a snapshot as the worker's writer does; resolves once the apps of `prefix` have seen it. */
 export async function writeSnapshot(
   redis: Redis,
   prefix: string,
@@ -86,11 +125,16 @@ export async function writeSnapshot(
   payload: MarketListSnapshot | MarketSearchSnapshot | EventSnapshot | unknown,
   etag: string,
 ): Promise<void> {
-  await redis.hset(redisKeys(prefix).snapshot(name), { body: JSON.stringify(payload), etag, built_at: String(Date.now()) });
+  const tx = redis.multi();
+  queueSnapshotWrites(tx, prefix, [{ name, body: JSON.stringify(payload), etag }], Date.now());
+  await tx.exec();
+  await syncApps(prefix);
 }
 
+/** Writes the feed-health hash; resolves once the apps of `prefix` have re-read it. */
 export async function writeFeed(redis: Redis, prefix: string, connected: boolean, lastAt: number): Promise<void> {
   await redis.hset(redisKeys(prefix).feed, { market_connected: connected ? '1' : '0', market_last_at: String(lastAt) });
+  await syncApps(prefix);
 }
 
 /** A Redis client configured as main.ts does (fail fast), connected before it is returned. */
@@ -119,6 +163,7 @@ export interface RunningApp {
   base: string;
   server: Server;
   config: Config;
+  api: ApiServer;
   close(): Promise<void>;
 }
 
@@ -130,19 +175,26 @@ export async function startApp(options: {
 }): Promise<RunningApp> {
   const config = parseConfig({ LOG_LEVEL: 'silent', ...options.env });
   const logger = options.logger ?? pino({ level: 'silent' });
-  const app = createApp({ config, redis: options.redis, logger, ...(options.clock ? { clock: options.clock } : {}) });
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  const api = createApiServer({ config, redis: options.redis, logger, ...(options.clock ? { clock: options.clock } : {}) });
+  const entry = { prefix: config.REDIS_PREFIX, api };
+  running.add(entry);
+  const { server } = api;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  // Serve once the snapshot subscription is up (a Redis that is away: at once, reading through).
+  await Promise.race([api.snapshots.subscribed(), new Promise((r) => setTimeout(r, 2_000))]);
   const { port } = server.address() as AddressInfo;
   return {
     base: `http://127.0.0.1:${port}`,
     server,
     config,
-    close: () =>
-      new Promise<void>((resolve) => {
+    api,
+    close: async () => {
+      running.delete(entry);
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+      await api.stop();
+    },
   };
 }

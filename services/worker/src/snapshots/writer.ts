@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { redisKeys, type SnapshotName } from '@pm/shared';
+import { queueSnapshotWrites, redisKeys, type SnapshotName } from '@pm/shared';
 
 /**
  * Writes snapshots to Redis as hashes `{ body, etag, built_at }` (shared/src/redis/keys.ts).
@@ -11,6 +11,8 @@ import { redisKeys, type SnapshotName } from '@pm/shared';
  * - All the writes of one build go in one MULTI: body and etag of a snapshot, and the snapshots of one
  *   build among themselves, change together or not at all (a worker stopped mid-build leaves the
  *   previous build whole).
+ * - Each written snapshot is announced on `snapshotAnnounce` in that same MULTI
+ *   (shared/src/snapshot-announce.ts): API processes hold snapshots in memory and swap them on it.
  */
 
 export interface SnapshotEntry {
@@ -60,9 +62,8 @@ export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: 
       const changed = serialised.filter((s) => known.get(s.name) !== s.etag);
       if (changed.length === 0) return { written: 0 };
 
-      const builtAt = String(deps.now());
       const tx = deps.redis.multi();
-      for (const s of changed) tx.hset(keys.snapshot(s.name), { body: s.body, etag: s.etag, built_at: builtAt });
+      queueSnapshotWrites(tx, deps.prefix, changed, deps.now());
       const results = await tx.exec();
       if (results === null) throw new Error('snapshot write aborted');
       for (const [err] of results) if (err) throw err;

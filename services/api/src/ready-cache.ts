@@ -1,0 +1,52 @@
+import type { SnapshotName } from '@pm/shared';
+import type { ReadyResponse } from './ready-response.js';
+import type { SnapshotStore } from './snapshot-store.js';
+
+/**
+ * The ready responses of one API process, by request target (path and query exactly as sent), each
+ * with what it was made from: the versions of the snapshots its handler read and the `live` value
+ * it used. A response is answered only while all of those are still current, so a new snapshot
+ * version (announced, see snapshot-store.ts) or a flip of `live` retires it without any bookkeeping;
+ * the next request goes through Express and makes the new one.
+ *
+ * Keyed by the raw target rather than by canonical parameters: looking it up must cost no parsing.
+ * Two spellings of one request are two entries of the same bytes and the same ETag (the ETag is the
+ * canonical identity, adapter.ts). The entry count is bounded (oldest made first out).
+ */
+
+export type SnapshotVersions = ReadonlyArray<readonly [SnapshotName, string | null]>;
+
+export interface ReadyEntry {
+  ready: ReadyResponse;
+  /** Every snapshot the handler read, with the version it read (null: absent). */
+  versions: SnapshotVersions;
+  /** The `live` value the body carries; undefined when the body does not depend on it. */
+  live: boolean | undefined;
+}
+
+export interface ReadyCache {
+  /** The current ready response for this target, if one is held and still current. */
+  lookup(target: string): ReadyResponse | undefined;
+  remember(target: string, entry: ReadyEntry): void;
+}
+
+export function createReadyCache(snapshots: Pick<SnapshotStore, 'version' | 'live'>, maxEntries = 2000): ReadyCache {
+  const entries = new Map<string, ReadyEntry>();
+  const current = (entry: ReadyEntry) =>
+    (entry.live === undefined || entry.live === snapshots.live()) && entry.versions.every(([name, etag]) => snapshots.version(name) === etag);
+  return {
+    lookup(target) {
+      const entry = entries.get(target);
+      if (!entry) return undefined;
+      if (current(entry)) return entry.ready;
+      entries.delete(target);
+      return undefined;
+    },
+    remember(target, entry) {
+      if (!current(entry)) return;
+      entries.delete(target);
+      entries.set(target, entry);
+      if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import type { Redis } from 'ioredis';
+import { createServiceMetrics, type Config, type Logger, type ServiceMetrics } from '@pm/shared';
+import { createApp } from './app.js';
+import { errorBody, ERROR_STATUS, type ErrorCode } from './errors.js';
+import { ALLOWED_METHODS } from './respond.js';
+import { frontHandler } from './front.js';
+import { apiReadiness, collectSnapshotAges, opsRoutes, requestObserver } from './metrics.js';
+import { createRateLimiter } from './rate-limit.js';
+import { createReadyCache } from './ready-cache.js';
+import { createSnapshotStore, type SnapshotStore } from './snapshot-store.js';
+
+export interface ApiServerDependencies {
+  config: Config;
+  redis: Redis;
+  logger: Logger;
+  /** Unix ms; injectable for tests. */
+  clock?: () => number;
+  /** This process's Prometheus registry; one is made when not given. */
+  metrics?: ServiceMetrics<'api'>;
+  /**
+   * Serve /metrics on the public port (one process and no separate metrics port: development and
+   * tests). Otherwise the metrics are served on API_METRICS_PORT (main.ts, cluster-metrics.ts).
+   */
+  publicMetrics?: boolean;
+  /** Collect snapshot_age_seconds in this process (false in a cluster worker: the primary does). */
+  snapshotAges?: boolean;
+}
+
+export interface ApiServer {
+  server: http.Server;
+  snapshots: SnapshotStore;
+  metrics: ServiceMetrics<'api'>;
+  /** Stops the subscription and timers (the caller closes the server). */
+  stop(): Promise<void>;
+}
+
+/**
+ * One API process: the snapshot store (held snapshots, announcements), the ready responses, the rate
+ * limiter, the Express app behind the front handler, and malformed HTTP answered in JSON.
+ */
+export function createApiServer(deps: ApiServerDependencies): ApiServer {
+  const { config, redis, logger } = deps;
+  const clock = deps.clock ?? Date.now;
+  const metrics = deps.metrics ?? createServiceMetrics('api');
+  if (deps.snapshotAges ?? true) collectSnapshotAges(metrics, redis, config.REDIS_PREFIX, clock);
+
+  const snapshots = createSnapshotStore({ redis, prefix: config.REDIS_PREFIX, clock, logger });
+  const readyCache = createReadyCache(snapshots);
+  const limiter = createRateLimiter({ redis, prefix: config.REDIS_PREFIX, limit: config.RATE_LIMIT_PER_MINUTE, logger });
+  const observer = requestObserver(metrics, logger);
+  const ops = opsRoutes({
+    metrics,
+    readiness: apiReadiness(redis, config.REDIS_PREFIX),
+    logger,
+    paths: deps.publicMetrics === false ? ['/healthz', '/readyz'] : ['/metrics', '/healthz', '/readyz'],
+  });
+  const app = createApp({
+    config,
+    logger,
+    ctx: { snapshots, live: () => snapshots.live(), clock, config, logger },
+    limiter,
+    readyCache,
+    observer,
+    ops,
+  });
+  const server = http.createServer(
+    frontHandler({ app: app as unknown as http.RequestListener, readyCache, limiter, observer, trustProxy: config.TRUST_PROXY, logger }),
+  );
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
+  snapshots.start();
+  return { server, snapshots, metrics, stop: () => snapshots.stop() };
+}
+
+/** Node's parser errors (issue 9): the JSON error body with a status that says what was wrong. */
+const CLIENT_ERRORS: Readonly<Record<string, { status: number; reason: string; code: ErrorCode; message: string }>> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    code: 'headers_too_large',
+    message: 'the request headers are too large',
+  },
+  HPE_INVALID_METHOD: {
+    status: 405,
+    reason: 'Method Not Allowed',
+    code: 'method_not_allowed',
+    message: 'unknown method: this API is read-only (GET, HEAD, OPTIONS)',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', code: 'request_timeout', message: 'the request took too long to arrive' },
+};
+const MALFORMED = { status: 400, reason: 'Bad Request', code: 'bad_request' as const, message: 'the request is not valid HTTP' };
+// The status line is the code's own status: the body and the status can never disagree.
+for (const answer of Object.values(CLIENT_ERRORS)) if (ERROR_STATUS[answer.code] !== answer.status) throw new Error(`${answer.code} is not ${answer.status}`);
+
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  // Nothing to answer on a connection the client already dropped or that has half a response.
+  if (err.code === 'ECONNRESET' || !socket.writable || (socket as Socket & { _httpMessage?: unknown })._httpMessage) {
+    socket.destroy();
+    return;
+  }
+  const answer = (err.code && CLIENT_ERRORS[err.code]) || MALFORMED;
+  const body = JSON.stringify(errorBody(answer.code, answer.message));
+  socket.end(
+    `HTTP/1.1 ${answer.status} ${answer.reason}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Cache-Control: no-store\r\n' +
+      'X-Content-Type-Options: nosniff\r\n' +
+      'Access-Control-Allow-Origin: *\r\n' +
+      (answer.status === 405 ? `Allow: ${ALLOWED_METHODS}\r\n` : '') +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}

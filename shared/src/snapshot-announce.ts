@@ -1,0 +1,68 @@
+import type { ChainableCommander } from 'ioredis';
+import { z } from 'zod';
+import { redisKeys, type SnapshotName } from './redis/keys.js';
+
+/**
+ * How a snapshot write is published (DESIGN.md "The read path"): the hash `{body, etag, built_at}`,
+ * the family's newest write time (for snapshot_age_seconds) and an announcement on
+ * `snapshotAnnounce` go into ONE MULTI, so an API process never hears of a version that is not
+ * stored, and never misses one that is (short of losing its subscription, after which it re-reads).
+ * The worker's snapshot writer is the one producer; the API's tests use it to seed snapshots.
+ */
+
+/** The message on `redisKeys(prefix).snapshotAnnounce`. */
+export const snapshotAnnouncementSchema = z.object({ name: z.string().min(1), etag: z.string().min(1) });
+export type SnapshotAnnouncement = { name: SnapshotName; etag: string };
+
+/**
+ * Every snapshot family, i.e. a snapshot name up to its variable part. Closed, so a metric labelled
+ * by family has a bounded label set whatever the names are.
+ */
+export const SNAPSHOT_FAMILIES = [
+  'markets:trending',
+  'markets:category',
+  'markets:league',
+  'markets:search',
+  'event',
+  'history',
+  'live',
+  'calls:latest',
+  'calls:market',
+  'call',
+  'user',
+  'user-calls',
+  'leaderboard',
+  'combos',
+] as const;
+export type SnapshotFamily = (typeof SNAPSHOT_FAMILIES)[number];
+
+/** The family of a snapshot name: the longest family that is the whole name or a `:`-separated prefix of it. */
+export function snapshotFamily(name: SnapshotName): SnapshotFamily {
+  let best: SnapshotFamily | undefined;
+  for (const family of SNAPSHOT_FAMILIES) {
+    if ((name === family || name.startsWith(`${family}:`)) && (!best || family.length > best.length)) best = family;
+  }
+  if (!best) throw new Error(`snapshot ${name} belongs to no known family`);
+  return best;
+}
+
+export interface SnapshotWrite {
+  name: SnapshotName;
+  /** The serialised payload. */
+  body: string;
+  /** Strong, quoted; changes exactly when `body` does. */
+  etag: string;
+}
+
+/** Queues the writes of `snapshots` (stored, family time, announced) on a MULTI the caller executes. */
+export function queueSnapshotWrites(tx: ChainableCommander, prefix: string, snapshots: readonly SnapshotWrite[], builtAtMs: number): void {
+  const keys = redisKeys(prefix);
+  const builtAt = String(builtAtMs);
+  const families = new Set<SnapshotFamily>();
+  for (const s of snapshots) {
+    tx.hset(keys.snapshot(s.name), { body: s.body, etag: s.etag, built_at: builtAt });
+    families.add(snapshotFamily(s.name));
+  }
+  if (families.size > 0) tx.hset(keys.snapshotBuiltAt, Object.fromEntries([...families].map((f) => [f, builtAt])));
+  for (const s of snapshots) tx.publish(keys.snapshotAnnounce, JSON.stringify({ name: s.name, etag: s.etag } satisfies SnapshotAnnouncement));
+}
