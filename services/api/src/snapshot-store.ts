@@ -96,7 +96,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
   subscriber.on('close', distrust);
   subscriber.on('ready', () => {
     if (stopped) return;
-    subscriber.subscribe(keys.snapshotAnnounce).then(
+    subscriber.subscribe(keys.snapshotAnnounce, keys.feedAnnounce).then(
       () => {
         // Anything may have changed while we were not listening: start empty.
         epoch++;
@@ -107,7 +107,12 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       (err: unknown) => logger.warn({ err }, 'snapshot subscribe failed'),
     );
   });
-  subscriber.on('message', (_channel: string, message: string) => {
+  subscriber.on('message', (channel: string, message: string) => {
+    // A feed's connected flag flipped (services/ingestor/src/feed-health.ts): re-read `live` now.
+    if (channel === keys.feedAnnounce) {
+      refreshFeed().catch(() => {});
+      return;
+    }
     let announced: { name: string; etag: string };
     try {
       announced = snapshotAnnouncementSchema.parse(JSON.parse(message));

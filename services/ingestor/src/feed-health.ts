@@ -25,6 +25,8 @@ export interface FeedHealth {
 export function createFeedHealth(opts: {
   redis: Redis;
   key: string;
+  /** pub/sub channel told of every flip of the connected flag (`redisKeys(prefix).feedAnnounce`). */
+  announce: string;
   channel: 'market' | 'sports';
   clock: Clock;
   logger: Logger;
@@ -42,6 +44,8 @@ export function createFeedHealth(opts: {
   let lastDataAt = 0;
   /** The `last_at` value of the last write begun. */
   let writtenDataAt = 0;
+  /** The connected flag of the last write that reached Redis. */
+  let writtenUp: boolean | null = null;
   let inFlight: Promise<void> | null = null;
   let again = false;
   let failing = false;
@@ -62,9 +66,16 @@ export function createFeedHealth(opts: {
     const state = fields();
     if (Object.keys(state).length === 0) return Promise.resolve();
     writtenDataAt = lastDataAt;
-    inFlight = opts.redis
-      .hset(opts.key, state)
-      .then(() => {
+    const flag = up;
+    const tx = opts.redis.multi().hset(opts.key, state);
+    // A flip is announced with the write, so readers that cache the flag see it at once.
+    if (flag !== writtenUp) tx.publish(opts.announce, opts.channel);
+    inFlight = tx
+      .exec()
+      .then((results) => {
+        const failed = results?.find(([err]) => err)?.[0];
+        if (!results || failed) throw failed ?? new Error('feed health write aborted');
+        writtenUp = flag;
         if (failing) opts.logger.info({ channel: opts.channel }, 'feed health written again');
         failing = false;
       })

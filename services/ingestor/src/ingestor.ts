@@ -112,8 +112,8 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   const dirty = createDirtyEvents({ trigger, logger, before: () => publisher.flush() });
   // A resolution's outbox row makes the relay mark its event stale (services/worker/src/outbox).
   const settlement = createSettlement({ db, logger });
-  const marketHealth = createFeedHealth({ redis, key: keys.feed, channel: 'market', clock, logger });
-  const sportsHealth = createFeedHealth({ redis, key: keys.feed, channel: 'sports', clock, logger });
+  const marketHealth = createFeedHealth({ redis, key: keys.feed, announce: keys.feedAnnounce, channel: 'market', clock, logger });
+  const sportsHealth = createFeedHealth({ redis, key: keys.feed, announce: keys.feedAnnounce, channel: 'sports', clock, logger });
 
   let feedStarted = false;
 

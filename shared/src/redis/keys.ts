@@ -31,6 +31,12 @@ export interface RedisKeys {
    * in-memory copy on it.
    */
   snapshotAnnounce: string;
+  /**
+   * pub/sub channel: the ingestor publishes the channel name (`market`, `sports`) here, in the same
+   * MULTI as the `feed` hash, whenever a feed's connected flag flips; the API re-reads `live` on it,
+   * so a short cut shows even though the API polls the hash only once a second.
+   */
+  feedAnnounce: string;
   /** hash: snapshot family (`snapshotFamily`) → Unix ms of the newest write of any snapshot of it (for snapshot_age_seconds). */
   snapshotBuiltAt: string;
   /** prefix for the API's rate-limit counters (rate-limit-redis appends the client key). */
@@ -76,6 +82,7 @@ export function redisKeys(prefix: string): RedisKeys {
     catalogVersion: `${prefix}:catalog:version`,
     snapshot: (name) => `${prefix}:snap:${name}`,
     snapshotAnnounce: `${prefix}:snap:announce`,
+    feedAnnounce: `${prefix}:feed:announce`,
     snapshotBuiltAt: `${prefix}:snapshots:built`,
     rateLimitPrefix: `${prefix}:rl:`,
   };
