@@ -1,29 +1,14 @@
 import type { Redis } from 'ioredis';
-import { redisKeys, type Logger, type SnapshotName } from '@pm/shared';
-import { LEADERBOARD_SORTS, USER_CALL_FILTERS, CALL_STATUSES, type Combo, type LeaderboardSort } from '@pm/shared/api';
+import { redisKeys, type Logger } from '@pm/shared';
 import type { Db } from '@pm/shared/db';
 import { createSnapshotWriter, type SnapshotEntry } from '../snapshots/writer.js';
-import { groupBy, handleKey, toCall, toCallSubset, toCombo, toLeaderboardRow, toUserRecord } from './payloads.js';
-import {
-  callIdsAfter,
-  callsById,
-  calledMarketIdsAfter,
-  expandDirty,
-  latestCalls,
-  leaderboards,
-  newestCallsOfMarkets,
-  newestCallsOfUsers,
-  newestCombos,
-  platformSplits,
-  thesisUpdates,
-  userIdsAfter,
-  usersById,
-} from './queries.js';
+import { callBodies, globalBodies, marketBodies, userBodies } from './bodies.js';
+import { callIdsAfter, calledMarketIdsAfter, expandDirty, userIdsAfter } from './queries.js';
 
 /**
  * Builds the record snapshots (calls, users, leaderboard, combos; names in shared/src/redis/keys.ts)
  * from Postgres and writes them with the shared snapshot writer (only what changed, one MULTI per
- * batch).
+ * batch). Postgres makes each body's JSON text set-based (bodies.ts); Node pages, hashes and writes.
  *
  * Incremental build: pop the dirty set `<prefix>:dirty:records` (members `call:<id>`, `user:<id>`,
  * `market:<id>`, `combos`, `leaderboard`), expand it in SQL to everything those records show up in (see
@@ -126,61 +111,11 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
     return Array.isArray(members) ? members.filter((v): v is string => typeof v === 'string') : [];
   }
 
-  /** `call:<id>` snapshots of these calls. */
-  async function callEntries(ids: readonly string[]): Promise<SnapshotEntry[]> {
-    const [rows, updates] = await Promise.all([callsById(db, ids), thesisUpdates(db, ids)]);
-    const byCall = groupBy(updates, (u) => u.call_id);
-    return rows.map((row) => ({
-      name: `call:${row.id}` satisfies SnapshotName,
-      payload: { call: toCallSubset(row, byCall.get(row.id) ?? [], webUrl) },
-    }));
-  }
-
-  /** `user:<h>` and the five `user-calls:<h>:<filter>` snapshots of these users (empty lists included: an `open` list can empty). */
-  async function userEntries(ids: readonly string[]): Promise<SnapshotEntry[]> {
-    const [users, calls] = await Promise.all([usersById(db, ids), newestCallsOfUsers(db, ids)]);
-    const byUser = groupBy(calls, (c) => c.user_id);
-    const entries: SnapshotEntry[] = [];
-    for (const user of users) {
-      const h = handleKey(user.handle);
-      entries.push({ name: `user:${h}`, payload: { user: toUserRecord(user, webUrl) } });
-      const rows = byUser.get(user.id) ?? [];
-      for (const filter of USER_CALL_FILTERS) {
-        const list = filter === 'all' ? rows.filter((r) => r.inAll) : rows.filter((r) => r.status === filter && r.inStatus);
-        entries.push({ name: `user-calls:${h}:${filter}`, payload: { handle: user.handle, calls: list.map((r) => toCall(r, webUrl)) } });
-      }
-    }
-    return entries;
-  }
-
-  /** `calls:market:<id>` snapshots of these markets. */
-  async function marketEntries(ids: readonly string[]): Promise<SnapshotEntry[]> {
-    const [calls, splits] = await Promise.all([newestCallsOfMarkets(db, ids), platformSplits(db, ids)]);
-    const byMarket = groupBy(calls, (c) => c.market_id);
-    return ids.map((id) => ({
-      name: `calls:market:${id}` satisfies SnapshotName,
-      payload: { platform_split: splits.get(id) ?? [], calls: (byMarket.get(id) ?? []).map((r) => toCall(r, webUrl)) },
-    }));
-  }
-
-  /** The global lists: latest calls, the four leaderboards, the four combo lists. */
-  async function globalEntries(): Promise<SnapshotEntry[]> {
-    const [latest, boards, combos] = await Promise.all([latestCalls(db), leaderboards(db), newestCombos(db)]);
-    const entries: SnapshotEntry[] = [{ name: 'calls:latest', payload: { calls: latest.map((r) => toCall(r, webUrl)) } }];
-    const bySort = groupBy(boards, (r) => r.sort);
-    for (const sort of LEADERBOARD_SORTS satisfies readonly LeaderboardSort[]) {
-      entries.push({ name: `leaderboard:${sort}`, payload: { rows: (bySort.get(sort) ?? []).map(toLeaderboardRow) } });
-    }
-    const legs = groupBy(combos.legs, (l) => l.combo_id);
-    const byStatus = new Map<string, Combo[]>();
-    for (const row of combos.combos) {
-      const list = byStatus.get(row.status) ?? [];
-      list.push(toCombo(row, legs.get(row.id) ?? [], webUrl));
-      byStatus.set(row.status, list);
-    }
-    for (const status of CALL_STATUSES) entries.push({ name: `combos:${status}`, payload: { combos: byStatus.get(status) ?? [] } });
-    return entries;
-  }
+  // Each family's bodies are made in SQL (bodies.ts): here they are only paged and written.
+  const callEntries = (ids: readonly string[]): Promise<SnapshotEntry[]> => callBodies(db, ids, webUrl);
+  const userEntries = (ids: readonly string[]): Promise<SnapshotEntry[]> => userBodies(db, ids, webUrl);
+  const marketEntries = (ids: readonly string[]): Promise<SnapshotEntry[]> => marketBodies(db, ids, webUrl);
+  const globalEntries = (): Promise<SnapshotEntry[]> => globalBodies(db, webUrl);
 
   /** Page through every user, call and called market; write batch by batch. */
   async function buildEverything(stats: RecordBuildStats): Promise<void> {

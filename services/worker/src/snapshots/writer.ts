@@ -15,10 +15,8 @@ import { queueSnapshotWrites, redisKeys, type SnapshotName } from '@pm/shared';
  *   (shared/src/snapshot-announce.ts): API processes hold snapshots in memory and swap them on it.
  */
 
-export interface SnapshotEntry {
-  name: SnapshotName;
-  payload: unknown;
-}
+/** A payload to serialise, or a body already serialised (the record snapshots come as JSON text from SQL). */
+export type SnapshotEntry = { name: SnapshotName; payload: unknown } | { name: SnapshotName; body: string };
 
 export interface WriteResult {
   /** Snapshots whose body changed and were written. */
@@ -46,7 +44,7 @@ export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: 
     },
     async write(entries) {
       const serialised = entries.map((e) => {
-        const body = JSON.stringify(e.payload);
+        const body = 'body' in e ? e.body : JSON.stringify(e.payload);
         return { name: e.name, body, etag: etagOf(body) };
       });
       const unknown = serialised.filter((s) => !known.has(s.name));
