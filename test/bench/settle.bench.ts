@@ -1,20 +1,37 @@
 /**
  * npm run bench:settle [-- --calls N --users N --hot N] [--keep  (leave the scratch database for inspection)]
- * Makes the data set-based in SQL in a scratch database (dropped afterwards), then times the real
- * code paths of the worker:
- *   1. settling one market with `--hot` open calls (default 10,000) and combo legs
- *      (settleMarket: the settle-market job's transaction), then refreshing the affected users'
- *      records and re-ranking every leaderboard (projectChanges: the project-users job's transaction);
- *   2. a full rebuild of every projection (rebuildProjections: `npm run rebuild`) over `--calls`
- *      calls (default 1,000,000) of `--users` people (default 50,000).
+ * Makes the data set-based in SQL in a scratch database (dropped afterwards) and a Redis of its own
+ * (a throwaway redis-server on a free port: a full build writes over a million snapshots), then:
+ *   1. rebuild: every projection (rebuildProjections: `npm run rebuild`), then every record snapshot
+ *      (a full build of the record snapshot builder) over `--calls` calls (default 1,000,000) of
+ *      `--users` people (default 50,000)  →  `bench:rebuild calls=… users=… s=…`;
+ *   2. in process, the real code paths one after the other on the market `hot2` with `--hot` open
+ *      calls (default 10,000): settleMarket (the settle-market job's transaction), projectChanges
+ *      (the project-users job's) and the incremental record snapshot build;
+ *   3. end to end: the worker and the API started as processes against that database and Redis; a
+ *      `settle-market` job for the market `hot` (`--hot` open calls) is enqueued as the ingestor does,
+ *      and the API is read over HTTP until every affected call, person and leaderboard shows the
+ *      settlement  →  `bench:settle calls=… settled_visible_s=…`.
  * A benchmark measures; it asserts nothing beyond the work having been done.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createLogger, queuePrefix } from '@pm/shared';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase } from '@pm/shared/testing';
 import { projectChanges, rebuildProjections } from '../../services/worker/src/projections/index.js';
+import { createRecordSnapshotBuilder } from '../../services/worker/src/record-snapshots/builder.js';
 import { settleMarket } from '../../services/worker/src/settlement/index.js';
+import { datasetSteps, resolveMarket } from '../support/records-dataset.js';
+import { until } from '../support/poll.js';
+import { freePort } from '../support/stack.js';
+import { readAll, waitForSettlement } from './settle-visible.js';
 
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values } = parseArgs({
   options: {
     calls: { type: 'string', default: '1000000' },
@@ -29,10 +46,8 @@ const HOT = Math.min(Number(values.hot), CALLS);
 for (const [name, n] of Object.entries({ calls: CALLS, users: USERS, hot: HOT })) {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
 }
-/** Background calls per market: about what a busy market collects. */
-const CALLS_PER_MARKET = 100;
-const MARKETS = Math.max(10, Math.ceil((CALLS - HOT) / CALLS_PER_MARKET));
-const COMBOS = Math.max(1, Math.round(CALLS / 50));
+const WEB_URL = 'http://localhost:3000';
+const PREFIX = 'bench';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 async function timed<T>(label: string, work: () => Promise<T>): Promise<{ value: T; ms: number }> {
@@ -43,98 +58,144 @@ async function timed<T>(label: string, work: () => Promise<T>): Promise<{ value:
   return { value, ms };
 }
 
+/** A child process with its output kept (the worker's says when its start-up build is done). */
+function startService(entry: string, env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string; waitFor(re: RegExp, ms: number): Promise<void> } {
+  let output = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const listeners = new Set<() => void>();
+  const onData = (d: Buffer) => {
+    output += d.toString();
+    if (output.length > 4_000_000) output = output.slice(-1_000_000);
+    for (const l of listeners) l();
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  return {
+    child,
+    output: () => output,
+    waitFor(re, ms) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`${entry}: no ${String(re)} within ${ms} ms; output:\n${output.slice(-3000)}`));
+        }, ms);
+        const check = () => {
+          if (!re.test(output)) return;
+          clearTimeout(timer);
+          listeners.delete(check);
+          resolve();
+        };
+        listeners.add(check);
+        check();
+      });
+    },
+  };
+}
+
+async function stop(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
 async function main() {
-  say(`bench:settle — ${CALLS.toLocaleString('en')} calls, ${USERS.toLocaleString('en')} users, one market with ${HOT.toLocaleString('en')} open calls`);
+  say(`bench:settle — ${CALLS.toLocaleString('en')} calls, ${USERS.toLocaleString('en')} users, markets hot and hot2 with ${HOT.toLocaleString('en')} open calls each`);
+  const redisPort = await freePort();
+  const redisServer = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const redisUrl = `redis://127.0.0.1:${redisPort}`;
   const tdb = await createTestDatabase('bench_settle');
   const { db } = tdb;
+  let worker: ReturnType<typeof startService> | undefined;
+  let api: ReturnType<typeof startService> | undefined;
+  let redis: Redis | undefined;
   try {
+    redis = new Redis(redisUrl, { maxRetriesPerRequest: null, retryStrategy: (n) => (n > 50 ? null : 100) });
+    await redis.ping();
     say('generating (set-based SQL):');
-    await timed('events, markets, outcomes', async () => {
-      // Input: market count. Output: none; 10 markets per event, two outcomes each, plus the hot market.
-      await db.query(sql`
-        insert into events (id, slug, title, category)
-        select 'e' || g, 'event-' || g, 'Event ' || g, 'Sport' from generate_series(0, ${Math.ceil(MARKETS / 10)}) g`);
-      await db.query(sql`
-        insert into markets (id, event_id, condition_id, position, question)
-        select 'm' || g, 'e' || (g / 10), 'cond' || g, g % 10, 'Question ' || g || '?' from generate_series(1, ${MARKETS}) g
-        union all select 'hot', 'e0', 'cond-hot', 10, 'The hot market?'`);
-      await db.query(sql`
-        insert into outcomes (market_id, outcome_index, name, token_id)
-        select m.id, o, case o when 0 then 'Yes' else 'No' end, 'tok-' || m.id || '-' || o
-        from markets m cross join generate_series(0, 1) o`);
-    });
-    await timed('users and follows (5 each)', async () => {
-      // Input: user count. Output: none.
-      await db.query(sql`
-        insert into users (handle, display_name, joined_at)
-        select 'user' || g, 'User ' || g, now() - interval '90 days' from generate_series(1, ${USERS}) g`);
-      await db.query(sql`
-        insert into follows (follower_id, followee_id)
-        select distinct u, 1 + (u * 31 + k * 7919) % ${USERS}
-        from generate_series(1, ${USERS}) u cross join generate_series(1, 5) k
-        where 1 + (u * 31 + k * 7919) % ${USERS} <> u`);
-    });
-    await timed(`${(CALLS - HOT).toLocaleString('en')} calls on ${MARKETS.toLocaleString('en')} markets (90% settled)`, async () => {
-      // Input: counts. Output: none. Chances 0.05–0.94; 90 % settled as the worker would have
-      // (won/lost/void with DESIGN.md's profit and XP), over the last 60 days; 5 % copy a call.
-      await db.query(sql`
-        insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, copied_from, status, profit_on_10, xp_awarded, made_at, settled_at)
-        select id, user_id, market_id, outcome_index, chance, '', copied_from, status,
-               case status when 'open' then null when 'won' then round(10 / chance - 10, 2) when 'lost' then -10 else 0 end,
-               case status when 'won' then 10 + round(90 * (1 - chance))::int else 0 end,
-               made_at, case when status = 'open' then null else made_at + interval '1 day' end
-        from (
-          select 'c' || g as id, 1 + (g * 7919) % ${USERS} as user_id, 'm' || (1 + g % ${MARKETS}) as market_id,
-                 g % 2 as outcome_index, (0.05 + (g % 90) / 100.0)::numeric as chance,
-                 case when g % 20 = 0 and g > 1000 then 'c' || (g - 1000) end as copied_from,
-                 case when g % 10 = 0 then 'open' when g % 37 = 0 then 'void' when (g / 7) % 2 = 0 then 'won' else 'lost' end as status,
-                 now() - (g % 60) * interval '1 day' - (g % 86400) * interval '1 second' as made_at
-          from generate_series(1::bigint, ${CALLS - HOT}) g
-        ) s`);
-    });
-    await timed(`${HOT.toLocaleString('en')} open calls and ${Math.min(COMBOS, HOT)} combo legs on the hot market`, async () => {
-      // Input: counts. Output: none. One call per person (as far as there are people).
-      await db.query(sql`
-        insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, made_at)
-        select 'h' || g, 1 + (g - 1) % ${USERS}, 'hot', g % 2, (0.05 + (g % 90) / 100.0)::numeric, '', now() - interval '1 hour'
-        from generate_series(1, ${HOT}) g`);
-      await db.query(sql`
-        insert into combos (id, user_id, chance, wins_on_10, made_at)
-        select 'k' || g, 1 + (g * 13) % ${USERS}, 0.25, 40, now() - interval '2 hours' from generate_series(1, ${COMBOS}) g`);
-      await db.query(sql`
-        insert into combo_legs (combo_id, leg_index, market_id, outcome_index, chance_at_call)
-        select 'k' || g, 0, case when g <= ${HOT} then 'hot' else 'm' || (1 + g % ${MARKETS}) end, 0, 0.5 from generate_series(1, ${COMBOS}) g
-        union all
-        select 'k' || g, 1, 'm' || (1 + (g + 1) % ${MARKETS}), 1, 0.5 from generate_series(1, ${COMBOS}) g`);
-      // The other leg of each hot combo is already settled (won or void), so settling the hot market decides them.
-      await db.query(sql`
-        update combo_legs set status = case when combo_id ~ '[02468]$' then 'won' else 'void' end, settled_at = now() - interval '1 hour'
-        where leg_index = 1 and combo_id in (select combo_id from combo_legs where market_id = 'hot')`);
-    });
-    await timed('analyze', () => db.query(sql`analyze`));
+    for (const step of datasetSteps({ calls: CALLS, users: USERS, hot: HOT, moreHot: 1 })) await timed(step.label, () => step.run(db));
 
-    say('timings (real code paths):');
-    const rebuild = await timed(`full rebuild (${CALLS.toLocaleString('en')} calls, ${USERS.toLocaleString('en')} users)`, () => rebuildProjections(db, new Date()));
-    say(`    per projection: ${JSON.stringify(rebuild.value.ms)}`);
+    const builder = createRecordSnapshotBuilder({
+      db,
+      redis,
+      prefix: PREFIX,
+      webUrl: WEB_URL,
+      logger: createLogger('bench', { LOG_LEVEL: 'silent' }),
+      clock: { now: () => Date.now() },
+    });
+    say('rebuild (real code paths):');
+    const projections = await timed(`every projection (${CALLS.toLocaleString('en')} calls, ${USERS.toLocaleString('en')} users)`, () => rebuildProjections(db, new Date()));
+    say(`    per projection: ${JSON.stringify(projections.value.ms)}`);
+    const full = await timed('every record snapshot (a full build)', () => builder.build({ full: true }));
+    const f = full.value;
+    say(`    calls ${f.calls}, users ${f.users}, markets ${f.markets}, snapshots written ${f.written}`);
+    say(`bench:rebuild calls=${CALLS} users=${USERS} s=${((projections.ms + full.ms) / 1000).toFixed(1)}`);
 
-    // The ingestor's part: log the resolution (Yes won).
-    await db.query(sql`insert into market_resolutions (market_id, winning_outcome_index, voided, source) values ('hot', 0, false, 'ws')`);
-    await db.query(sql`update markets set closed = true, resolved_outcome_index = 0, resolved_at = now() where id = 'hot'`);
-    const settle = await timed(`settle the hot market (${HOT.toLocaleString('en')} open calls)`, () => settleMarket(db, 'hot', new Date()));
+    say('settlement in process (real code paths, market hot2):');
+    await resolveMarket(db, 'hot2', 0);
+    const settle = await timed(`settle hot2 (${HOT.toLocaleString('en')} open calls)`, () => settleMarket(db, 'hot2', new Date()));
     const s = settle.value;
     say(`    settled calls ${s.calls.won + s.calls.lost + s.calls.void}, legs ${s.legs}, combos decided ${s.combos.length}, users affected ${s.userIds.length}`);
     const project = await timed(`refresh ${s.userIds.length.toLocaleString('en')} records + re-rank the 4 leaderboards`, () =>
       projectChanges(db, { userIds: s.userIds, marketIds: [] }, new Date()),
     );
     say(`    per projection: ${JSON.stringify(project.value.ms)}`);
-    say(`  ${'settle + refresh'.padEnd(58)} ${String(settle.ms + project.ms).padStart(7)} ms`);
-    const again = await timed('the same settlement delivered again (no-op)', () => settleMarket(db, 'hot', new Date()));
+    await redis.sadd(`${PREFIX}:dirty:records`, 'market:hot2', 'leaderboard', 'combos', ...s.userIds.map((id) => `user:${id}`));
+    const snaps = await timed('record snapshots of the settlement (incremental build)', () => builder.build());
+    say(`    calls ${snaps.value.calls}, users ${snaps.value.users}, markets ${snaps.value.markets}, snapshots written ${snaps.value.written}`);
+    say(`  ${'settle + refresh + snapshots'.padEnd(58)} ${String(settle.ms + project.ms + snaps.ms).padStart(7)} ms`);
+    const again = await timed('the same settlement delivered again (no-op)', () => settleMarket(db, 'hot2', new Date()));
     if (again.value.calls.won + again.value.calls.lost !== 0) throw new Error('a repeated settlement changed calls');
-    const [check]: Array<{ open: number; rows: number }> = await db.query(sql`
-      select (select count(*) from calls where market_id = 'hot' and status = 'open')::int as open,
-             (select count(*) from leaderboard_rows)::int as rows`);
-    say(`  check: open calls left on the hot market ${check!.open}; leaderboard rows ${check!.rows}`);
+
+    say('end to end (worker and API processes, read over HTTP, market hot):');
+    const [apiPort, workerPort] = await Promise.all([freePort(), freePort()]);
+    const env = {
+      NODE_ENV: 'production',
+      DATABASE_URL: tdb.url,
+      REDIS_URL: redisUrl,
+      REDIS_PREFIX: PREFIX,
+      PUBLIC_WEB_URL: WEB_URL,
+      PORT: String(apiPort),
+      WORKER_PORT: String(workerPort),
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      PRETTY_LOGS: '0',
+    };
+    // The worker's start-up full build reads every record again (nothing changed: few writes); the
+    // settlement is timed only after it, as it would otherwise queue behind it.
+    const startup = await timed('worker start-up (its own full record build)', async () => {
+      worker = startService('services/worker/src/main.ts', { ...env, LOG_LEVEL: 'debug' });
+      await worker.waitFor(/"full":true[^\n]*"msg":"record snapshots built"|"msg":"record snapshots built"[^\n]*"full":true/, 600_000);
+    });
+    void startup;
+    api = startService('services/api/src/main.ts', { ...env, LOG_LEVEL: 'warn' });
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    await until('the API serving the leaderboard', async () => (await fetch(`${apiUrl}/api/v1/leaderboard`)).status === 200, {
+      timeoutMs: 60_000,
+      everyMs: 100,
+      context: () => api?.output() ?? '',
+    });
+    const hot: Array<{ id: string; handle: string }> = await db.query(sql`
+      select c.id, u.handle from calls c join users u on u.id = c.user_id where c.market_id = 'hot' order by c.id`);
+    const before = await timed(`read the ${hot.length.toLocaleString('en')} calls, their people and the 4 boards before`, () => readAll(apiUrl, hot));
+    await resolveMarket(db, 'hot', 0);
+    const queue = new Queue('settlement', { connection: redis, prefix: queuePrefix(PREFIX) });
+    try {
+      const t0 = performance.now();
+      await queue.add('settle-market', { marketId: 'hot', winningOutcomeIndex: 0, voided: false, source: 'ws' }, { jobId: 'bench-settle-hot' });
+      const visible = await waitForSettlement(apiUrl, hot, before.value, t0, 120_000);
+      say(`  ${'enqueued → every affected page shows it'.padEnd(58)} ${String(Math.round(visible.lastMs)).padStart(7)} ms`);
+      say(`    sentinels (4 boards, ${visible.sampled} sampled calls and people) all visible at ${Math.round(visible.sampleMs)} ms; every one of ${visible.checked} pages verified by ${Math.round(visible.lastMs)} ms`);
+      say(`bench:settle calls=${hot.length} settled_visible_s=${(visible.lastMs / 1000).toFixed(2)}`);
+    } finally {
+      await queue.close();
+    }
   } finally {
+    await stop(api?.child);
+    await stop(worker?.child);
+    redis?.disconnect();
+    redisServer.kill();
     if (values.keep) {
       say(`kept the scratch database: ${tdb.url}`);
       await db.dispose();

@@ -117,30 +117,44 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
   const marketEntries = (ids: readonly string[]): Promise<SnapshotEntry[]> => marketBodies(db, ids, webUrl);
   const globalEntries = (): Promise<SnapshotEntry[]> => globalBodies(db, webUrl);
 
-  /** Page through every user, call and called market; write batch by batch. */
+  /**
+   * One family of a full build, page by page in id order: the next page's bodies are being made in
+   * Postgres while this page is hashed and written to Redis, so neither waits for the other.
+   */
+  async function buildFamily(
+    nextIds: (after: string) => Promise<string[]>,
+    entries: (ids: readonly string[]) => Promise<SnapshotEntry[]>,
+  ): Promise<{ items: number; written: number }> {
+    const page = async (after: string) => {
+      const ids = await nextIds(after);
+      return { ids, entries: ids.length === 0 ? [] : await entries(ids) };
+    };
+    let items = 0;
+    let written = 0;
+    let current = await page('');
+    while (current.ids.length > 0) {
+      const next = page(current.ids[current.ids.length - 1]!);
+      try {
+        written += (await writer.write(current.entries)).written;
+      } catch (err) {
+        await next.catch(() => {}); // no query outlives a failed build
+        throw err;
+      }
+      items += current.ids.length;
+      current = await next;
+    }
+    return { items, written };
+  }
+
+  /** Every user, call and called market, then the global lists. */
   async function buildEverything(stats: RecordBuildStats): Promise<void> {
-    for (let after = 0; ; ) {
-      const ids = await userIdsAfter(db, after, batchUsers);
-      if (ids.length === 0) break;
-      stats.written += (await writer.write(await userEntries(ids))).written;
-      stats.users += ids.length;
-      after = Number(ids[ids.length - 1]);
-    }
-    for (let after = ''; ; ) {
-      const ids = await callIdsAfter(db, after, batchCalls);
-      if (ids.length === 0) break;
-      stats.written += (await writer.write(await callEntries(ids))).written;
-      stats.calls += ids.length;
-      after = ids[ids.length - 1] ?? after;
-    }
-    for (let after = ''; ; ) {
-      const ids = await calledMarketIdsAfter(db, after, batchMarkets);
-      if (ids.length === 0) break;
-      stats.written += (await writer.write(await marketEntries(ids))).written;
-      stats.markets += ids.length;
-      after = ids[ids.length - 1] ?? after;
-    }
-    stats.written += (await writer.write(await globalEntries())).written;
+    const users = await buildFamily((after) => userIdsAfter(db, after === '' ? 0 : Number(after), batchUsers), userEntries);
+    const calls = await buildFamily((after) => callIdsAfter(db, after, batchCalls), callEntries);
+    const markets = await buildFamily((after) => calledMarketIdsAfter(db, after, batchMarkets), marketEntries);
+    stats.users = users.items;
+    stats.calls = calls.items;
+    stats.markets = markets.items;
+    stats.written = users.written + calls.written + markets.written + (await writer.write(await globalEntries())).written;
   }
 
   async function buildDirty(dirty: Dirty, stats: RecordBuildStats): Promise<void> {

@@ -29,16 +29,19 @@ create function pm_iso(t timestamptz) returns text
   return to_char(t at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 
 -- JavaScript's encodeURIComponent in SQL (links of DESIGN.md): unreserved characters kept, every
--- other UTF-8 byte as %XX. Public ids and handles are already url-safe: the first branch.
+-- other UTF-8 byte as %XX. Public ids and handles are already url-safe, so the check is all most
+-- values cost: it is a plain expression the planner inlines, and only the rare other value pays
+-- for the character-by-character pm_uri_encode.
+create function pm_uri_encode(s text) returns text
+  language sql immutable parallel safe
+  return (
+    select coalesce(string_agg(
+             case when ch ~ '^[A-Za-z0-9_.!~*''()-]$' then ch
+                  else upper(regexp_replace(encode(convert_to(ch, 'UTF8'), 'hex'), '(..)', '%\1', 'g')) end,
+             '' order by n), '')
+    from regexp_split_to_table(s, '') with ordinality as t(ch, n)
+  );
+
 create function pm_uri_component(s text) returns text
   language sql immutable parallel safe
-  return case
-    when s ~ '^[A-Za-z0-9_.!~*''()-]*$' then s
-    else (
-      select string_agg(
-               case when ch ~ '^[A-Za-z0-9_.!~*''()-]$' then ch
-                    else upper(regexp_replace(encode(convert_to(ch, 'UTF8'), 'hex'), '(..)', '%\1', 'g')) end,
-               '' order by n)
-      from regexp_split_to_table(s, '') with ordinality as t(ch, n)
-    )
-  end;
+  return case when s ~ '^[A-Za-z0-9_.!~*''()-]*$' then s else pm_uri_encode(s) end;
