@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgFormat } from '@databases/pg';
+import { sql, type Db } from '@pm/shared/db';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { projectChanges, usersLeavingWeek } from '../../services/worker/src/projections/index.js';
+import { callBodies, globalBodies, marketBodies, userBodies } from '../../services/worker/src/record-snapshots/bodies.js';
+import { callIdsAfter, calledMarketIdsAfter, expandDirty, userIdsAfter } from '../../services/worker/src/record-snapshots/queries.js';
+import { settleMarket } from '../../services/worker/src/settlement/index.js';
+import { generateDataset, resolveMarket } from '../support/records-dataset.js';
+
+/**
+ * Every query the worker runs on calls, combos and legs for one settlement — the settle-market
+ * transaction, the project-users transaction (records, splits, the four boards, the 7-day edge), an
+ * incremental record snapshot build — and the pages of a full snapshot build, run for real over a
+ * generated database of a million calls (RECORD_QUERIES_CALLS to change it) with each statement
+ * EXPLAINed first: none may read calls, combos or combo_legs by a sequential scan.
+ *
+ * The data is made once per run of this file, set-based (about 40 s on a quiet machine, more on a
+ * loaded one), then VACUUM ANALYZE. Left out on purpose: the full projection rebuild (`{all: true}`),
+ * which reads every call and should.
+ */
+
+const CALLS = Number(process.env.RECORD_QUERIES_CALLS ?? 1_000_000);
+const USERS = Math.max(100, Math.round(CALLS / 20));
+const SCANNED = new Set(['calls', 'combos', 'combo_legs']);
+const EXPLAINABLE = /^\s*(select|with|insert|update|delete|create\s+temp)/i;
+
+interface Explained {
+  statement: string;
+  seqScans: string[];
+}
+
+let tdb: TestDatabase;
+let tr: TestRedis;
+const explained: Explained[] = [];
+
+/** Nodes of a JSON plan that scan one of SCANNED sequentially. */
+function seqScansIn(node: Record<string, unknown>): string[] {
+  const here = String(node['Node Type']).endsWith('Seq Scan') && SCANNED.has(String(node['Relation Name'])) ? [String(node['Relation Name'])] : [];
+  const children = (node.Plans as Array<Record<string, unknown>> | undefined) ?? [];
+  return [...here, ...children.flatMap(seqScansIn)];
+}
+
+/**
+ * The database as the worker's code sees it, except that each explainable statement is EXPLAINed
+ * (its plan kept in `explained`) just before it runs, in the same transaction.
+ */
+function explaining(db: Db): Db {
+  type Q = { query: (q: ReturnType<typeof sql>) => Promise<unknown[]> };
+  const wrap = <T extends Q>(target: T): T =>
+    new Proxy(target, {
+      get(obj, prop, receiver) {
+        if (prop === 'query') {
+          return async (q: ReturnType<typeof sql>) => {
+            const text = q.format(pgFormat).text;
+            if (EXPLAINABLE.test(text)) {
+              const [row] = (await obj.query(sql`explain (format json) ${q}`)) as Array<{ 'QUERY PLAN': Array<{ Plan: Record<string, unknown> }> }>;
+              const plan = row?.['QUERY PLAN'][0]?.Plan;
+              explained.push({ statement: text.replace(/\s+/g, ' ').slice(0, 160), seqScans: plan ? seqScansIn(plan) : [] });
+            }
+            return obj.query(q);
+          };
+        }
+        if (prop === 'tx') {
+          const tx = Reflect.get(obj, prop, receiver) as (fn: (t: Q) => Promise<unknown>, opts?: unknown) => Promise<unknown>;
+          return (fn: (t: Q) => Promise<unknown>, opts?: unknown) => tx.call(obj, (t: Q) => fn(wrap(t)), opts);
+        }
+        const value = Reflect.get(obj, prop, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(obj) : value;
+      },
+    });
+  return wrap(db as unknown as Q) as unknown as Db;
+}
+
+beforeAll(async () => {
+  [tdb, tr] = await Promise.all([createTestDatabase('record_queries'), createTestRedis('record_queries')]);
+  const t0 = performance.now();
+  await generateDataset(tdb.db, { calls: CALLS, users: USERS, hot: 1000 });
+  process.stdout.write(`record-queries: generated ${CALLS.toLocaleString('en')} calls, ${USERS.toLocaleString('en')} users in ${Math.round(performance.now() - t0)} ms\n`);
+}, 900_000);
+
+afterAll(async () => {
+  await tr?.cleanup();
+  await tdb?.drop();
+});
+
+describe(`the worker's record queries over ${CALLS.toLocaleString('en')} calls`, () => {
+  it('never scan calls, combos or legs sequentially', async () => {
+    const db = explaining(tdb.db);
+    const webUrl = 'https://predict.example';
+
+    // A settlement and everything it sets off.
+    await resolveMarket(tdb.db, 'hot', 0);
+    const settled = await settleMarket(db, 'hot', new Date());
+    expect(settled.userIds.length).toBeGreaterThan(0);
+    const someMarket = 'm5';
+    await projectChanges(db, { userIds: settled.userIds, marketIds: [someMarket] }, new Date());
+    const now = Date.now();
+    await usersLeavingWeek(db, new Date(now - 8 * 86_400_000), new Date(now - 7 * 86_400_000));
+    // What an incremental record snapshot build reads for such a settlement (builder.ts buildDirty).
+    const touched = await expandDirty(db, { calls: ['c12345'], users: settled.userIds.slice(0, 10).map(String), markets: ['hot', someMarket] });
+    expect(touched.calls.length).toBeGreaterThan(900);
+    await callBodies(db, touched.calls, webUrl);
+    await userBodies(db, touched.users, webUrl);
+    await marketBodies(db, touched.markets, webUrl);
+    await globalBodies(db, webUrl);
+
+    // One page of each family of a full build.
+    const callIds = await callIdsAfter(db, 'c5', 1000);
+    await callBodies(db, callIds, webUrl);
+    const userIds = await userIdsAfter(db, 100, 200);
+    await userBodies(db, userIds, webUrl);
+    const marketIds = await calledMarketIdsAfter(db, 'm5', 50);
+    await marketBodies(db, marketIds, webUrl);
+
+    const bad = explained.filter((e) => e.seqScans.length > 0).map((e) => `${e.seqScans.join(', ')} ← ${e.statement}`);
+    process.stdout.write(`record-queries: ${explained.length} statements explained, ${bad.length} with a sequential scan\n`);
+    expect(explained.length).toBeGreaterThan(15);
+    expect(bad).toEqual([]);
+  }, 900_000);
+});
