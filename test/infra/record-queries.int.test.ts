@@ -3,7 +3,7 @@ import { pgFormat } from '@databases/pg';
 import { sql, type Db } from '@pm/shared/db';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { projectChanges, usersLeavingWeek } from '../../services/worker/src/projections/index.js';
-import { callBodies, globalBodies, marketBodies, userBodies } from '../../services/worker/src/record-snapshots/bodies.js';
+import { callBodies, globalBodies, marketBodies, refreshCallJson, userBodies } from '../../services/worker/src/record-snapshots/bodies.js';
 import { callIdsAfter, calledMarketIdsAfter, expandDirty, userIdsAfter } from '../../services/worker/src/record-snapshots/queries.js';
 import { settleMarket } from '../../services/worker/src/settlement/index.js';
 import { generateDataset, resolveMarket } from '../support/records-dataset.js';
@@ -100,6 +100,7 @@ describe(`the worker's record queries over ${CALLS.toLocaleString('en')} calls`,
     // What an incremental record snapshot build reads for such a settlement (builder.ts buildDirty).
     const touched = await expandDirty(db, { calls: ['c12345'], users: settled.userIds.slice(0, 10).map(String), markets: ['hot', someMarket] });
     expect(touched.calls.length).toBeGreaterThan(900);
+    await refreshCallJson(db, touched.calls, webUrl);
     await callBodies(db, touched.calls, webUrl);
     await userBodies(db, touched.users, webUrl);
     await marketBodies(db, touched.markets, webUrl);
@@ -107,6 +108,7 @@ describe(`the worker's record queries over ${CALLS.toLocaleString('en')} calls`,
 
     // One page of each family of a full build.
     const callIds = await callIdsAfter(db, 'c5', 1000);
+    await refreshCallJson(db, callIds, webUrl);
     await callBodies(db, callIds, webUrl);
     const userIds = await userIdsAfter(db, 100, 200);
     await userBodies(db, userIds, webUrl);

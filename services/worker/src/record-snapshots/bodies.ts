@@ -107,6 +107,26 @@ const callObject = (webUrl: string) =>
   ]);
 
 /**
+ * The Call object of `c` for a list: its cached text in record_call_json (joined as `cj`), made on
+ * the fly when missing (COALESCE evaluates the second argument only then).
+ */
+const listedCall = (webUrl: string) => sql`coalesce(cj.body, ${callObject(webUrl)})`;
+const CACHED_CALL = sql`left join record_call_json cj on cj.call_id = c.id`;
+
+/**
+ * inputs: call ids, the public web url. outputs: none; record_call_json holds the current Call
+ * object of each of those calls (a row is rewritten only when its text changed).
+ */
+export async function refreshCallJson(db: Queryable, ids: readonly string[], webUrl: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(sql`
+    insert into record_call_json (call_id, body)
+    select c.id, ${callObject(webUrl)} from calls c ${CALL_JOINS} where c.id = any(${[...ids]}::text[])
+    on conflict (call_id) do update set body = excluded.body where record_call_json.body is distinct from excluded.body
+  `);
+}
+
+/**
  * inputs: call ids, the public web url. outputs: `call:<id>` of each existing call: SPEC.md's call
  * subset with its thesis updates, oldest first.
  */
@@ -176,8 +196,8 @@ export async function userBodies(db: Queryable, ids: readonly string[], webUrl: 
         where c.user_id = any(${userIds}::bigint[])
       ), listed as (
         select c.user_id, c.status, c.made_at, c.id, r.n_all <= ${CALL_LIST_SIZE} as in_all,
-               r.n_status <= ${CALL_LIST_SIZE} as in_status, ${callObject(webUrl)} as j
-        from ranked r join calls c on c.id = r.id ${CALL_JOINS}
+               r.n_status <= ${CALL_LIST_SIZE} as in_status, ${listedCall(webUrl)} as j
+        from ranked r join calls c on c.id = r.id ${CALL_JOINS} ${CACHED_CALL}
         where r.n_all <= ${CALL_LIST_SIZE} or r.n_status <= ${CALL_LIST_SIZE}
       ), lists as (
         -- One pass per person: each list is the listed calls it keeps, in list order.
@@ -223,8 +243,8 @@ export async function marketBodies(db: Queryable, ids: readonly string[], webUrl
           select c.id from calls c where c.market_id = t.id order by c.made_at desc, c.id desc limit ${CALL_LIST_SIZE}
         ) k
       ), listed as (
-        select c.market_id, c.made_at, c.id, ${callObject(webUrl)} as j
-        from ranked r join calls c on c.id = r.id ${CALL_JOINS}
+        select c.market_id, c.made_at, c.id, ${listedCall(webUrl)} as j
+        from ranked r join calls c on c.id = r.id ${CALL_JOINS} ${CACHED_CALL}
       ), lists as (
         select market_id, ${jsonList(sql`j`, sql`made_at desc, id desc`)} as calls from listed group by market_id
       ), splits as (
@@ -257,9 +277,9 @@ export async function globalBodies(db: Db, webUrl: string): Promise<SnapshotBody
     return parseBodies(
       await tx.query(sql`
         with latest as (
-          select c.made_at, c.id, ${callObject(webUrl)} as j
+          select c.made_at, c.id, ${listedCall(webUrl)} as j
           from (select id from calls order by made_at desc, id desc limit ${CALL_LIST_SIZE}) k
-          join calls c on c.id = k.id ${CALL_JOINS}
+          join calls c on c.id = k.id ${CALL_JOINS} ${CACHED_CALL}
         ), sorts as (
           select sort from unnest(${[...LEADERBOARD_SORTS]}::text[]) as s(sort)
         ), boards as (

@@ -2,13 +2,15 @@ import type { Redis } from 'ioredis';
 import { redisKeys, type Logger } from '@pm/shared';
 import type { Db } from '@pm/shared/db';
 import { createSnapshotWriter, type SnapshotEntry } from '../snapshots/writer.js';
-import { callBodies, globalBodies, marketBodies, userBodies } from './bodies.js';
+import { callBodies, globalBodies, marketBodies, refreshCallJson, userBodies } from './bodies.js';
 import { callIdsAfter, calledMarketIdsAfter, expandDirty, userIdsAfter } from './queries.js';
 
 /**
  * Builds the record snapshots (calls, users, leaderboard, combos; names in shared/src/redis/keys.ts)
  * from Postgres and writes them with the shared snapshot writer (only what changed, one MULTI per
  * batch). Postgres makes each body's JSON text set-based (bodies.ts); Node pages, hashes and writes.
+ * Each call's Call object is kept as text in record_call_json, refreshed with the call's own page,
+ * so a list costs an aggregation of ready text, not a hundred objects made again.
  *
  * Incremental build: pop the dirty set `<prefix>:dirty:records` (members `call:<id>`, `user:<id>`,
  * `market:<id>`, `combos`, `leaderboard`), expand it in SQL to everything those records show up in (see
@@ -16,7 +18,7 @@ import { callIdsAfter, calledMarketIdsAfter, expandDirty, userIdsAfter } from '.
  * leaderboards, the four combo lists: a few hundred rows, and unchanged ones cost no Redis write).
  *
  * Full build (at start, `{full: true}` from a rebuild, and periodically as a safety net): every
- * user, call and called market, paged in batches so a million calls never sit in memory at once.
+ * call, user and called market, paged in batches so a million calls never sit in memory at once.
  *
  * Builds never overlap within a process (a promise chain); a failed build puts the popped members
  * back so the next one retries them.
@@ -112,7 +114,12 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
   }
 
   // Each family's bodies are made in SQL (bodies.ts): here they are only paged and written.
-  const callEntries = (ids: readonly string[]): Promise<SnapshotEntry[]> => callBodies(db, ids, webUrl);
+  // A call's page and its cached Call object (record_call_json, which the lists aggregate) are
+  // refreshed together, and before any list is built.
+  const callEntries = async (ids: readonly string[]): Promise<SnapshotEntry[]> => {
+    await refreshCallJson(db, ids, webUrl);
+    return callBodies(db, ids, webUrl);
+  };
   const userEntries = (ids: readonly string[]): Promise<SnapshotEntry[]> => userBodies(db, ids, webUrl);
   const marketEntries = (ids: readonly string[]): Promise<SnapshotEntry[]> => marketBodies(db, ids, webUrl);
   const globalEntries = (): Promise<SnapshotEntry[]> => globalBodies(db, webUrl);
@@ -146,10 +153,10 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
     return { items, written };
   }
 
-  /** Every user, call and called market, then the global lists. */
+  /** Every call (first: the lists aggregate their cached objects), user and called market, then the global lists. */
   async function buildEverything(stats: RecordBuildStats): Promise<void> {
-    const users = await buildFamily((after) => userIdsAfter(db, after === '' ? 0 : Number(after), batchUsers), userEntries);
     const calls = await buildFamily((after) => callIdsAfter(db, after, batchCalls), callEntries);
+    const users = await buildFamily((after) => userIdsAfter(db, after === '' ? 0 : Number(after), batchUsers), userEntries);
     const markets = await buildFamily((after) => calledMarketIdsAfter(db, after, batchMarkets), marketEntries);
     stats.users = users.items;
     stats.calls = calls.items;

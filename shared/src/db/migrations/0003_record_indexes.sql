@@ -23,6 +23,15 @@ create index combos_user on combos (user_id);
 -- Every leg on a market, settled or not (who a resolved market touches).
 create index combo_legs_market on combo_legs (market_id);
 
+-- Each call's SPEC.md Call object as the JSON text the record snapshots embed (written by the
+-- record snapshot builder when the call changes and by its full builds), so a person's or a market's
+-- list is an aggregation of ready text rather than a hundred objects built again per list. Unlogged:
+-- it is a cache of what the tables say; the builder makes any missing body on the fly.
+create unlogged table record_call_json (
+  call_id  text primary key references calls(id) on delete cascade,
+  body     text not null
+);
+
 -- JavaScript's Date#toISOString in SQL: UTC, milliseconds (truncated, as a JS Date holds them), 'Z'.
 create function pm_iso(t timestamptz) returns text
   language sql stable parallel safe
