@@ -12,6 +12,7 @@ import {
 } from '@pm/shared/api';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { globalBodies, marketBodies, userBodies } from './bodies.js';
 import { createRecordSnapshotBuilder, type RecordSnapshotBuilder } from './builder.js';
 import { at, insertRecordsFixture, WEB_URL, type SeededIds } from './test-fixture.js';
 
@@ -262,5 +263,17 @@ describe('bodies made in SQL', () => {
       // Parsing with the API's schema keeps its key order: the same text back means same keys, same order, same bytes.
       expect(JSON.stringify(schemaOf(name).parse(JSON.parse(body ?? 'null'))), name).toBe(body);
     }
+  });
+
+  it('make the same lists when the cached Call objects are gone (made on the fly) as with them', async () => {
+    const lists = async () => [
+      ...(await userBodies(tdb.db, [String(ids.alice), String(ids.bob)], WEB_URL)),
+      ...(await marketBodies(tdb.db, ['m1', 'm2'], WEB_URL)),
+      ...(await globalBodies(tdb.db, WEB_URL)),
+    ];
+    const cached = await lists();
+    expect(Number((await tdb.db.query(sql`select count(*) as n from record_call_json`))[0].n)).toBeGreaterThan(10);
+    await tdb.db.query(sql`truncate record_call_json`);
+    expect(await lists()).toEqual(cached);
   });
 });
