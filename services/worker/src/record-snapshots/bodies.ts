@@ -8,8 +8,10 @@ import { RIGHT_MIN_SETTLED } from '../projections/leaderboard.js';
  * The record snapshots' bodies, made in Postgres: each statement returns `(name, body)` rows whose
  * body is the final JSON text, so Node only moves strings (hashing them for the ETag). A body is
  * byte for byte what `JSON.stringify` made of the SPEC.md resource before (same key order, compact,
- * numbers as float8 print them — the same shortest form as JavaScript for every chance and amount —
  * ISO timestamps with milliseconds via `pm_iso`, links via `pm_uri_component`; migration 0003).
+ * Numbers print as float8 does (with the default extra_float_digits = 1): the shortest round-trip
+ * digits, as JavaScript; only a value below 1e-4 would differ in form (5e-05 for 0.00005), never
+ * in value, and no chance or amount is that small.
  *
  * Objects are concatenated text with their keys in SPEC.md's order (jsonObject); lists are
  * `string_agg` of those objects (json_agg would add spaces). Each statement is set-based over any
@@ -132,10 +134,6 @@ export async function refreshCallJson(db: Queryable, ids: readonly string[], web
  */
 export async function callBodies(db: Queryable, ids: readonly string[], webUrl: string): Promise<SnapshotBody[]> {
   if (ids.length === 0) return [];
-  const updates = sql`(
-    select ${jsonList(jsonObject([['body', text(sql`tu.body`)], ['at', iso(sql`tu.at`)]]), sql`tu.at, tu.id`)}
-    from thesis_updates tu where tu.call_id = c.id
-  )`;
   return parseBodies(
     await db.query(sql`
       select 'call:' || c.id as name, '{"call":' || ${jsonObject([
@@ -147,13 +145,18 @@ export async function callBodies(db: Queryable, ids: readonly string[], webUrl: 
         ['status', text(sql`c.status`)],
         ['profit_on_10', num(PROFIT)],
         ['thesis', text(sql`c.thesis`)],
-        ['thesis_updates', updates],
+        ['thesis_updates', sql`coalesce(tu.list, '[]')`],
         ['url', link(webUrl, '/c/', sql`c.id`)],
       ])} || '}' as body
       from calls c
       join users u on u.id = c.user_id
       join markets m on m.id = c.market_id
       join outcomes o on o.market_id = c.market_id and o.outcome_index = c.outcome_index
+      -- The updates of these calls in one grouped pass (most calls have none), not a sub-plan per call.
+      left join (
+        select t.call_id, ${jsonList(jsonObject([['body', text(sql`t.body`)], ['at', iso(sql`t.at`)]]), sql`t.at, t.id`)} as list
+        from thesis_updates t where t.call_id = any(${[...ids]}::text[]) group by t.call_id
+      ) tu on tu.call_id = c.id
       where c.id = any(${[...ids]}::text[])
     `),
   );
