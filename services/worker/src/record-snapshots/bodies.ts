@@ -108,12 +108,8 @@ const callObject = (webUrl: string) =>
     ['url', link(webUrl, '/c/', sql`c.id`)],
   ]);
 
-/**
- * The Call object of `c` for a list: its cached text in record_call_json (joined as `cj`), made on
- * the fly when missing (COALESCE evaluates the second argument only then).
- */
-const listedCall = (webUrl: string) => sql`coalesce(cj.body, ${callObject(webUrl)})`;
-const CACHED_CALL = sql`left join record_call_json cj on cj.call_id = c.id`;
+/** A list's calls `r` with their cached Call object as `cj.body` (ensureCallJson made any missing one). */
+const CACHED_CALL = sql`join record_call_json cj on cj.call_id = r.id`;
 
 /**
  * inputs: call ids, the public web url. outputs: none; record_call_json holds the current Call
@@ -126,6 +122,19 @@ export async function refreshCallJson(db: Queryable, ids: readonly string[], web
     select c.id, ${callObject(webUrl)} from calls c ${CALL_JOINS} where c.id = any(${[...ids]}::text[])
     on conflict (call_id) do update set body = excluded.body where record_call_json.body is distinct from excluded.body
   `);
+}
+
+/**
+ * inputs: which calls (a condition on `c`, calls), the public web url. outputs: none; every one of
+ * them has its Call object in record_call_json. Normally none is missing (each call's own build
+ * caches it) and this is one anti-join on the primary key; the lists below then only join text.
+ * A call made after this and before the list is read is left out of that list until its own build.
+ */
+async function ensureCallJson(db: Queryable, which: Fragment, webUrl: string): Promise<void> {
+  const missing: Array<{ id: string }> = await db.query(sql`
+    select c.id from calls c where ${which} and not exists (select 1 from record_call_json j where j.call_id = c.id)
+  `);
+  await refreshCallJson(db, missing.map((m) => m.id), webUrl);
 }
 
 /**
@@ -187,20 +196,21 @@ const userRecordObject = (webUrl: string) =>
 export async function userBodies(db: Queryable, ids: readonly string[], webUrl: string): Promise<SnapshotBody[]> {
   if (ids.length === 0) return [];
   const userIds = ids.map(Number);
+  await ensureCallJson(db, sql`c.user_id = any(${userIds}::bigint[])`, webUrl);
   const order = sql`l.made_at desc, l.id desc`;
   const list = (where: Fragment) => sql`coalesce('[' || string_agg(l.j, ',' order by ${order}) filter (where ${where}) || ']', '[]')`;
   return parseBodies(
     await db.query(sql`
       with ranked as (
-        select c.id,
+        select c.id, c.user_id, c.status, c.made_at,
                row_number() over (partition by c.user_id order by c.made_at desc, c.id desc) as n_all,
                row_number() over (partition by c.user_id, c.status order by c.made_at desc, c.id desc) as n_status
         from calls c
         where c.user_id = any(${userIds}::bigint[])
       ), listed as (
-        select c.user_id, c.status, c.made_at, c.id, r.n_all <= ${CALL_LIST_SIZE} as in_all,
-               r.n_status <= ${CALL_LIST_SIZE} as in_status, ${listedCall(webUrl)} as j
-        from ranked r join calls c on c.id = r.id ${CALL_JOINS} ${CACHED_CALL}
+        select r.user_id, r.status, r.made_at, r.id, r.n_all <= ${CALL_LIST_SIZE} as in_all,
+               r.n_status <= ${CALL_LIST_SIZE} as in_status, cj.body as j
+        from ranked r ${CACHED_CALL}
         where r.n_all <= ${CALL_LIST_SIZE} or r.n_status <= ${CALL_LIST_SIZE}
       ), lists as (
         -- One pass per person: each list is the listed calls it keeps, in list order.
@@ -236,18 +246,19 @@ export async function userBodies(db: Queryable, ids: readonly string[], webUrl: 
  */
 export async function marketBodies(db: Queryable, ids: readonly string[], webUrl: string): Promise<SnapshotBody[]> {
   if (ids.length === 0) return [];
+  await ensureCallJson(db, sql`c.market_id = any(${[...ids]}::text[])`, webUrl);
   return parseBodies(
     await db.query(sql`
       with target as (
         select distinct id from unnest(${[...ids]}::text[]) as t(id)
       ), ranked as (
-        select t.id as market_id, k.id
+        select t.id as market_id, k.id, k.made_at
         from target t cross join lateral (
-          select c.id from calls c where c.market_id = t.id order by c.made_at desc, c.id desc limit ${CALL_LIST_SIZE}
+          select c.id, c.made_at from calls c where c.market_id = t.id order by c.made_at desc, c.id desc limit ${CALL_LIST_SIZE}
         ) k
       ), listed as (
-        select c.market_id, c.made_at, c.id, ${listedCall(webUrl)} as j
-        from ranked r join calls c on c.id = r.id ${CALL_JOINS} ${CACHED_CALL}
+        select r.market_id, r.made_at, r.id, cj.body as j
+        from ranked r ${CACHED_CALL}
       ), lists as (
         select market_id, ${jsonList(sql`j`, sql`made_at desc, id desc`)} as calls from listed group by market_id
       ), splits as (
@@ -275,14 +286,15 @@ export async function marketBodies(db: Queryable, ids: readonly string[], webUrl
  * (the COMBO_LIST_SIZE newest combos of each status with their legs in leg order).
  */
 export async function globalBodies(db: Db, webUrl: string): Promise<SnapshotBody[]> {
+  // Before the read-only transaction: this may write the cache.
+  await ensureCallJson(db, sql`c.id in (select id from calls order by made_at desc, id desc limit ${CALL_LIST_SIZE})`, webUrl);
   return db.tx(async (tx) => {
     await tx.query(sql`set transaction isolation level repeatable read, read only`);
     return parseBodies(
       await tx.query(sql`
         with latest as (
-          select c.made_at, c.id, ${listedCall(webUrl)} as j
-          from (select id from calls order by made_at desc, id desc limit ${CALL_LIST_SIZE}) k
-          join calls c on c.id = k.id ${CALL_JOINS} ${CACHED_CALL}
+          select r.made_at, r.id, cj.body as j
+          from (select id, made_at from calls order by made_at desc, id desc limit ${CALL_LIST_SIZE}) r ${CACHED_CALL}
         ), sorts as (
           select sort from unnest(${[...LEADERBOARD_SORTS]}::text[]) as s(sort)
         ), boards as (
