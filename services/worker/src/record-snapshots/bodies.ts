@@ -73,8 +73,6 @@ const CALL_JOINS = sql`
   join markets m on m.id = c.market_id
   join events e on e.id = m.event_id
   join outcomes o on o.market_id = c.market_id and o.outcome_index = c.outcome_index
-  left join calls cc on cc.id = c.copied_from
-  left join users cu on cu.id = cc.user_id
 `;
 
 /** `profit_on_10` is null while open. */
@@ -97,8 +95,11 @@ const callObject = (webUrl: string) =>
     ['thesis', text(sql`c.thesis`)],
     [
       'copied_from',
-      sql`case when c.copied_from is not null and cu.handle is not null
-               then ${jsonObject([['id', text(sql`c.copied_from`)], ['handle', text(sql`cu.handle`)]])} else 'null' end`,
+      // Looked up by key for the few calls that are copies: a join would hash or scan every call.
+      sql`case when c.copied_from is null then 'null' else coalesce((
+            select ${jsonObject([['id', text(sql`cc.id`)], ['handle', text(sql`cu.handle`)]])}
+            from calls cc join users cu on cu.id = cc.user_id where cc.id = c.copied_from
+          ), 'null') end`,
     ],
     ['is_fade', plain(sql`c.is_fade`)],
     ['status', text(sql`c.status`)],
@@ -119,7 +120,8 @@ export async function refreshCallJson(db: Queryable, ids: readonly string[], web
   if (ids.length === 0) return;
   await db.query(sql`
     insert into record_call_json (call_id, body)
-    select c.id, ${callObject(webUrl)} from calls c ${CALL_JOINS} where c.id = any(${[...ids]}::text[])
+    select c.id, ${callObject(webUrl)}
+    from (select distinct id from unnest(${[...ids]}::text[]) as u(id)) k join calls c on c.id = k.id ${CALL_JOINS}
     on conflict (call_id) do update set body = excluded.body where record_call_json.body is distinct from excluded.body
   `);
 }
@@ -157,7 +159,8 @@ export async function callBodies(db: Queryable, ids: readonly string[], webUrl: 
         ['thesis_updates', sql`coalesce(tu.list, '[]')`],
         ['url', link(webUrl, '/c/', sql`c.id`)],
       ])} || '}' as body
-      from calls c
+      from unnest(${[...ids]}::text[]) as k(id)
+      join calls c on c.id = k.id
       join users u on u.id = c.user_id
       join markets m on m.id = c.market_id
       join outcomes o on o.market_id = c.market_id and o.outcome_index = c.outcome_index
@@ -166,7 +169,6 @@ export async function callBodies(db: Queryable, ids: readonly string[], webUrl: 
         select t.call_id, ${jsonList(jsonObject([['body', text(sql`t.body`)], ['at', iso(sql`t.at`)]]), sql`t.at, t.id`)} as list
         from thesis_updates t where t.call_id = any(${[...ids]}::text[]) group by t.call_id
       ) tu on tu.call_id = c.id
-      where c.id = any(${[...ids]}::text[])
     `),
   );
 }
