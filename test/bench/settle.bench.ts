@@ -2,12 +2,12 @@
  * npm run bench:settle [-- --calls N --users N --hot N] [--keep  (leave the scratch database for inspection)]
  * Makes the data set-based in SQL in a scratch database (dropped afterwards) and a Redis of its own
  * (a throwaway redis-server on a free port: a full build writes over a million snapshots), then:
- *   1. rebuild: every projection (rebuildProjections: `npm run rebuild`), then every record snapshot
- *      (a full build of the record snapshot builder) over `--calls` calls (default 1,000,000) of
- *      `--users` people (default 50,000)  →  `bench:rebuild calls=… users=… s=…`;
- *   2. in process, the real code paths one after the other on the market `hot2` with `--hot` open
- *      calls (default 10,000): settleMarket (the settle-market job's transaction), projectChanges
- *      (the project-users job's) and the incremental record snapshot build;
+ *   1. in process, the real code paths one after the other on the market `hot2` with `--hot` open
+ *      calls (default 10,000): settleMarket (the settle-market job's transaction) and projectChanges
+ *      (the project-users job's);
+ *   2. rebuild: every projection (rebuildProjections: `npm run rebuild`), then every record snapshot
+ *      (the worker process's full build at start, as its log reports it) over `--calls` calls
+ *      (default 1,000,000) of `--users` people (default 50,000)  →  `bench:rebuild calls=… users=… s=…`;
  *   3. end to end: the worker and the API started as processes against that database and Redis; a
  *      `settle-market` job for the market `hot` (`--hot` open calls) is enqueued as the ingestor does,
  *      and the API is read over HTTP until every affected call, person and leaderboard shows the
@@ -20,11 +20,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createLogger, queuePrefix } from '@pm/shared';
+import { queuePrefix } from '@pm/shared';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase } from '@pm/shared/testing';
 import { projectChanges, rebuildProjections } from '../../services/worker/src/projections/index.js';
-import { createRecordSnapshotBuilder } from '../../services/worker/src/record-snapshots/builder.js';
 import { settleMarket } from '../../services/worker/src/settlement/index.js';
 import { datasetSteps, resolveMarket } from '../support/records-dataset.js';
 import { until } from '../support/poll.js';
@@ -47,6 +46,17 @@ for (const [name, n] of Object.entries({ calls: CALLS, users: USERS, hot: HOT })
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
 }
 const WEB_URL = 'http://localhost:3000';
+/** The worker's debug line after its full record build (JSON logs). */
+const FULL_BUILD_LOGGED = /^.*"msg":"record snapshots built".*$/m;
+
+function fullBuildStats(output: string): { ms: number; calls: number; users: number; markets: number; written: number } {
+  for (const line of output.split('\n')) {
+    if (!line.includes('"msg":"record snapshots built"')) continue;
+    const stats = JSON.parse(line) as { full?: boolean; ms: number; calls: number; users: number; markets: number; written: number };
+    if (stats.full === true) return stats;
+  }
+  throw new Error('the worker logged no full record build');
+}
 const PREFIX = 'bench';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -117,22 +127,6 @@ async function main() {
     say('generating (set-based SQL):');
     for (const step of datasetSteps({ calls: CALLS, users: USERS, hot: HOT, moreHot: 1 })) await timed(step.label, () => step.run(db));
 
-    const builder = createRecordSnapshotBuilder({
-      db,
-      redis,
-      prefix: PREFIX,
-      webUrl: WEB_URL,
-      logger: createLogger('bench', { LOG_LEVEL: 'silent' }),
-      clock: { now: () => Date.now() },
-    });
-    say('rebuild (real code paths):');
-    const projections = await timed(`every projection (${CALLS.toLocaleString('en')} calls, ${USERS.toLocaleString('en')} users)`, () => rebuildProjections(db, new Date()));
-    say(`    per projection: ${JSON.stringify(projections.value.ms)}`);
-    const full = await timed('every record snapshot (a full build)', () => builder.build({ full: true }));
-    const f = full.value;
-    say(`    calls ${f.calls}, users ${f.users}, markets ${f.markets}, snapshots written ${f.written}`);
-    say(`bench:rebuild calls=${CALLS} users=${USERS} s=${((projections.ms + full.ms) / 1000).toFixed(1)}`);
-
     say('settlement in process (real code paths, market hot2):');
     await resolveMarket(db, 'hot2', 0);
     const settle = await timed(`settle hot2 (${HOT.toLocaleString('en')} open calls)`, () => settleMarket(db, 'hot2', new Date()));
@@ -142,14 +136,13 @@ async function main() {
       projectChanges(db, { userIds: s.userIds, marketIds: [] }, new Date()),
     );
     say(`    per projection: ${JSON.stringify(project.value.ms)}`);
-    await redis.sadd(`${PREFIX}:dirty:records`, 'market:hot2', 'leaderboard', 'combos', ...s.userIds.map((id) => `user:${id}`));
-    const snaps = await timed('record snapshots of the settlement (incremental build)', () => builder.build());
-    say(`    calls ${snaps.value.calls}, users ${snaps.value.users}, markets ${snaps.value.markets}, snapshots written ${snaps.value.written}`);
-    say(`  ${'settle + refresh + snapshots'.padEnd(58)} ${String(settle.ms + project.ms + snaps.ms).padStart(7)} ms`);
+    say(`  ${'settle + refresh'.padEnd(58)} ${String(settle.ms + project.ms).padStart(7)} ms`);
     const again = await timed('the same settlement delivered again (no-op)', () => settleMarket(db, 'hot2', new Date()));
     if (again.value.calls.won + again.value.calls.lost !== 0) throw new Error('a repeated settlement changed calls');
 
-    say('end to end (worker and API processes, read over HTTP, market hot):');
+    say('rebuild (real code paths):');
+    const projections = await timed(`every projection (${CALLS.toLocaleString('en')} calls, ${USERS.toLocaleString('en')} users)`, () => rebuildProjections(db, new Date()));
+    say(`    per projection: ${JSON.stringify(projections.value.ms)}`);
     const [apiPort, workerPort] = await Promise.all([freePort(), freePort()]);
     const env = {
       NODE_ENV: 'production',
@@ -162,13 +155,16 @@ async function main() {
       RATE_LIMIT_PER_MINUTE: '100000000',
       PRETTY_LOGS: '0',
     };
-    // The worker's start-up full build reads every record again (nothing changed: few writes); the
-    // settlement is timed only after it, as it would otherwise queue behind it.
-    const startup = await timed('worker start-up (its own full record build)', async () => {
-      worker = startService('services/worker/src/main.ts', { ...env, LOG_LEVEL: 'debug' });
-      await worker.waitFor(/"full":true[^\n]*"msg":"record snapshots built"|"msg":"record snapshots built"[^\n]*"full":true/, 600_000);
-    });
-    void startup;
+    // The worker's first build at start is the full one (every record snapshot into an empty Redis):
+    // its own log line says how long it took, without the process's start-up.
+    worker = startService('services/worker/src/main.ts', { ...env, LOG_LEVEL: 'debug' });
+    await worker.waitFor(FULL_BUILD_LOGGED, 3_600_000);
+    const full = fullBuildStats(worker.output());
+    say(`  ${'every record snapshot (the worker\'s full build)'.padEnd(58)} ${String(full.ms).padStart(7)} ms`);
+    say(`    calls ${full.calls}, users ${full.users}, markets ${full.markets}, snapshots written ${full.written}`);
+    say(`bench:rebuild calls=${CALLS} users=${USERS} s=${((projections.ms + full.ms) / 1000).toFixed(1)}`);
+
+    say('end to end (worker and API processes, read over HTTP, market hot):');
     api = startService('services/api/src/main.ts', { ...env, LOG_LEVEL: 'warn' });
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     await until('the API serving the leaderboard', async () => (await fetch(`${apiUrl}/api/v1/leaderboard`)).status === 200, {
