@@ -49,6 +49,19 @@ const WEB_URL = 'http://localhost:3000';
 /** The worker's debug line after its full record build (JSON logs). */
 const FULL_BUILD_LOGGED = /^.*"msg":"record snapshots built".*$/m;
 
+/** The worker's job and record build log lines after its full build, shortened to what they measured. */
+function workerSteps(output: string): string[] {
+  const lines = output.split('\n').filter((l) => l.startsWith('{'));
+  const start = lines.findIndex((l) => l.includes('"msg":"record snapshots built"') && l.includes('"full":true'));
+  return lines
+    .slice(start + 1)
+    .filter((l) => /"msg":"(record snapshots built|projections updated|market settled|job (completed|failed))"/.test(l))
+    .map((l) => {
+      const { level: _level, pid: _pid, hostname: _hostname, service: _service, ...rest } = JSON.parse(l) as Record<string, unknown>;
+      return JSON.stringify(rest);
+    });
+}
+
 function fullBuildStats(output: string): { ms: number; calls: number; users: number; markets: number; written: number } {
   for (const line of output.split('\n')) {
     if (!line.includes('"msg":"record snapshots built"')) continue;
@@ -184,6 +197,8 @@ async function main() {
       say(`  ${'enqueued → every affected page shows it'.padEnd(58)} ${String(Math.round(visible.lastMs)).padStart(7)} ms`);
       say(`    sentinels (4 boards, ${visible.sampled} sampled calls and people) all visible at ${Math.round(visible.sampleMs)} ms; every one of ${visible.checked} pages verified by ${Math.round(visible.lastMs)} ms`);
       say(`bench:settle calls=${hot.length} settled_visible_s=${(visible.lastMs / 1000).toFixed(2)}`);
+      // Where the time went, as the worker logged it (jobs and incremental builds since the full one).
+      for (const line of workerSteps(worker?.output() ?? '')) say(`    worker: ${line}`);
     } finally {
       await queue.close();
     }
