@@ -36,9 +36,13 @@ export async function calledMarketIdsAfter(db: Queryable, after: string, batch: 
  * inputs: dirty call ids, user ids, market ids.
  * outputs: calls whose single-call snapshot to rebuild (the dirty ones, and every call on a dirty
  *   market that has resolved: settlement changed them all), users whose record and lists to rebuild
- *   (the dirty ones, the authors of those calls, the authors of the calls they copy — their `copies`
- *   moved — and owners of combos with a leg on a resolved dirty market: their XP may have moved),
- *   and markets whose call list to rebuild (the dirty ones and those of the dirty calls).
+ *   (the dirty ones only), and markets whose call list to rebuild (the dirty ones and those of the
+ *   dirty calls).
+ * People are not inferred from calls or markets: every change to a person's record or lists also
+ * makes their user_records stale (the write path and settlement call projectionStale for the
+ * author, a copied call's author, the callers and combo owners of a settled market), and the
+ * projection job marks `user:<id>` once that row is current. Inferring them here as well rebuilt
+ * every caller of a settled market twice — first with the record not yet projected.
  */
 export async function expandDirty(
   db: Queryable,
@@ -46,18 +50,14 @@ export async function expandDirty(
 ): Promise<{ calls: string[]; users: string[]; markets: string[] }> {
   const rows = await db.query(sql`
     with dc as (
-      select id, user_id, market_id, copied_from from calls where id = any(${[...dirty.calls]}::text[])
+      select id, market_id from calls where id = any(${[...dirty.calls]}::text[])
     ), resolved as (
       select id from markets where id = any(${[...dirty.markets]}::text[]) and (resolved_at is not null or closed)
     ), settled as (
-      select c.id, c.user_id from calls c where c.market_id in (select id from resolved)
+      select c.id from calls c where c.market_id in (select id from resolved)
     )
     select 'call' as kind, id from dc
     union select 'call', id from settled
-    union select 'user', user_id::text from dc
-    union select 'user', user_id::text from settled
-    union select 'user', cc.user_id::text from dc join calls cc on cc.id = dc.copied_from
-    union select 'user', k.user_id::text from combos k join combo_legs l on l.combo_id = k.id where l.market_id in (select id from resolved)
     union select 'user', u.id::text from users u where u.id = any(${dirty.users.map(Number)}::bigint[])
     union select 'market', market_id from dc
     union select 'market', m.id from markets m where m.id = any(${[...dirty.markets]}::text[])

@@ -204,8 +204,9 @@ describe('incremental builds from the dirty set', () => {
       where market_id = 'm1'
     `);
     await tdb.db.query(sql`update combo_legs set status = 'won', settled_at = ${at(90)} where market_id = 'm1'`);
-    // Only the market is marked: the builder finds its calls and their authors itself.
-    await markDirty('market:m1', 'combos');
+    // The market as settlement marks it (the builder finds its calls itself), and its callers as the
+    // projection job marks them once their records are projected.
+    await markDirty('market:m1', 'combos', ...[ids.alice, ids.bob, ids.carol].map((id) => `user:${id}`));
     const stats = await builder.build();
     expect(stats.calls).toBe(4);
     expect(stats.users).toBe(3);
