@@ -22,12 +22,11 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { queuePrefix } from '@pm/shared';
 import { sql } from '@pm/shared/db';
-import { createTestDatabase } from '@pm/shared/testing';
+import { createTestDatabase, freePort } from '@pm/shared/testing';
 import { projectChanges, rebuildProjections } from '../../services/worker/src/projections/index.js';
 import { settleMarket } from '../../services/worker/src/settlement/index.js';
 import { datasetSteps, resolveMarket } from '../support/records-dataset.js';
 import { until } from '../support/poll.js';
-import { freePort } from '../support/stack.js';
 import { readAll, waitForSettlement } from './settle-visible.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
