@@ -191,7 +191,7 @@ async function main() {
     const queue = new Queue('settlement', { connection: redis, prefix: queuePrefix(PREFIX) });
     try {
       const t0 = performance.now();
-      await queue.add('settle-market', { marketId: 'hot', winningOutcomeIndex: 0, voided: false, source: 'ws' }, { jobId: 'bench-settle-hot' });
+      await queue.add('settle-market', { marketId: 'hot' }, { jobId: 'bench-settle-hot' });
       const visible = await waitForSettlement(apiUrl, hot, before.value, t0, 120_000);
       say(`  ${'enqueued → every affected page shows it'.padEnd(58)} ${String(Math.round(visible.lastMs)).padStart(7)} ms`);
       say(`    sentinels (4 boards, ${visible.sampled} sampled calls and people) all visible at ${Math.round(visible.sampleMs)} ms; every one of ${visible.checked} pages verified by ${Math.round(visible.lastMs)} ms`);
