@@ -92,7 +92,7 @@ function which(cmd: string, env: NodeJS.ProcessEnv): boolean {
 }
 
 /** A `redis-server` without persistence on 127.0.0.1:`port`, once it answers (also the fault tests' own Redis). */
-export async function startRedisServer(port: number): Promise<ChildProcess> {
+async function startRedisServer(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
     stdio: 'ignore',
   });

@@ -1,35 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from './db/index.js';
 import { createLogger } from './logger.js';
 import { createServiceMetrics } from './metrics.js';
-import { portOpen } from './net.js';
 import { checkReadiness, postgresCheck, redisCheck, startOpsServer, type OpsServer } from './ops.js';
-import { freePort, testServices, uniqueSuffix } from './testing/index.js';
+import { freePort, startOwnRedis, testServices, uniqueSuffix, type OwnRedis } from './testing/index.js';
 
 /**
  * /readyz says what is down in words: a Redis of this test's own (never the shared one) is stopped
  * under a running ops server and started again; a Postgres with nothing on its port, and one without
  * the database, are named with the reason.
  */
-
-async function startRedisServer(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const deadline = Date.now() + 10_000;
-  while (!(await portOpen('127.0.0.1', port, 200))) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`redis-server did not start on port ${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return child;
-}
-
-async function stopRedisServer(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
 
 interface Ready {
   ok: boolean;
@@ -54,16 +35,14 @@ async function readyzUntil(ops: OpsServer, ok: (r: { status: number; body: Ready
 }
 
 describe('/readyz with a dependency down', () => {
-  let port: number;
-  let server: ChildProcess | undefined;
+  let own: OwnRedis;
   let redis: Redis;
   let ops: OpsServer;
 
   beforeAll(async () => {
-    port = await freePort();
-    server = await startRedisServer(port);
+    own = await startOwnRedis();
     // As the services connect: BullMQ's settings, so a PING would wait for the reconnect forever.
-    redis = new Redis(`redis://127.0.0.1:${port}/0`, { maxRetriesPerRequest: null });
+    redis = new Redis(own.url, { maxRetriesPerRequest: null });
     ops = await startOpsServer({
       host: '127.0.0.1',
       port: 0,
@@ -76,15 +55,15 @@ describe('/readyz with a dependency down', () => {
   afterAll(async () => {
     await ops?.close();
     redis?.disconnect();
-    await stopRedisServer(server);
+    await own?.stop();
   });
 
   it('names Redis, its address and why when it stops, and is ready again when it is back', async () => {
     const before = await readyzUntil(ops, (r) => r.status === 200);
     expect(before.body).toMatchObject({ ok: true, checks: { redis: { ok: true } } });
 
-    await stopRedisServer(server);
-    const expected = `Redis at 127.0.0.1:${port} is not answering (connection refused)`;
+    await own.stop();
+    const expected = `Redis at 127.0.0.1:${own.port} is not answering (connection refused)`;
     const down = await readyzUntil(ops, (r) => r.body.checks['redis']?.error === expected);
     expect(down.status).toBe(503);
     expect(down.body).toEqual({ ok: false, checks: { redis: { ok: false, ms: expect.any(Number), error: expected } } });
@@ -92,7 +71,7 @@ describe('/readyz with a dependency down', () => {
     expect(down.body.checks['redis']!.ms).toBeLessThan(500);
     process.stdout.write(`\n/readyz with Redis stopped: ${down.status} ${JSON.stringify(down.body)}\n`);
 
-    server = await startRedisServer(port);
+    await own.start();
     const back = await readyzUntil(ops, (r) => r.status === 200, 30_000);
     expect(back.body.checks['redis']).toMatchObject({ ok: true });
   }, 60_000);

@@ -22,7 +22,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { queuePrefix } from '@pm/shared';
 import { sql } from '@pm/shared/db';
-import { createTestDatabase, freePort } from '@pm/shared/testing';
+import { createTestDatabase, freePort, startOwnRedis } from '@pm/shared/testing';
 import { projectChanges, rebuildProjections } from '../../services/worker/src/projections/index.js';
 import { settleMarket } from '../../services/worker/src/settlement/index.js';
 import { datasetSteps, resolveMarket } from '../support/records-dataset.js';
@@ -145,9 +145,8 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
 
 async function main() {
   say(`bench:settle — ${CALLS.toLocaleString('en')} calls, ${USERS.toLocaleString('en')} users, markets hot and hot2 with ${HOT.toLocaleString('en')} open calls each`);
-  const redisPort = await freePort();
-  const redisServer = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const redisUrl = `redis://127.0.0.1:${redisPort}`;
+  const redisServer = await startOwnRedis();
+  const redisUrl = redisServer.url;
   const tdb = await createTestDatabase('bench_settle');
   const { db } = tdb;
   let worker: ReturnType<typeof startService> | undefined;
@@ -231,7 +230,7 @@ async function main() {
     await stop(api?.child);
     await stop(worker?.child);
     redis?.disconnect();
-    redisServer.kill();
+    await redisServer.stop();
     if (values.keep) {
       say(`kept the scratch database: ${tdb.url}`);
       await db.dispose();

@@ -1,10 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { portOpen } from '@pm/shared';
-import { startEmbeddedPostgres, startRedisServer } from '../../scripts/lib/infra.js';
+import { startEmbeddedPostgres } from '../../scripts/lib/infra.js';
 import { freePort } from './stack.js';
 
 /**
@@ -20,52 +18,8 @@ async function waitForPort(port: number, what: string, open = true): Promise<voi
   throw new Error(`${what} on port ${port} did not ${open ? 'start' : 'stop'}`);
 }
 
-export interface OwnRedis {
-  url: string;
-  port: number;
-  /** FLUSHALL: every key, queue and snapshot gone. */
-  flushAll(): Promise<void>;
-  /** Stop the server and start a new one on the same port (no persistence: it comes back empty). */
-  restart(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-/** A redis-server of our own (`--save "" --appendonly no`), on a free port. */
-export async function startOwnRedis(): Promise<OwnRedis> {
-  const port = await freePort();
-  let child: ChildProcess | undefined;
-  const start = async () => {
-    child = await startRedisServer(port);
-  };
-  const stop = async () => {
-    const c = child;
-    child = undefined;
-    if (!c || c.exitCode !== null) return;
-    const exited = new Promise((r) => c.once('exit', r));
-    c.kill('SIGKILL');
-    await exited;
-    await waitForPort(port, 'redis-server', false);
-  };
-  await start();
-  const url = `redis://127.0.0.1:${port}/0`;
-  return {
-    url,
-    port,
-    async flushAll() {
-      const client = new Redis(url);
-      try {
-        await client.flushall();
-      } finally {
-        client.disconnect();
-      }
-    },
-    async restart() {
-      await stop();
-      await start();
-    },
-    stop,
-  };
-}
+/** A throwaway redis-server lives with the other test helpers in shared, so the services' own tests use it too. */
+export { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
 
 export interface OwnPostgres {
   /** Server URL (database `postgres`); tests create their databases on it. */

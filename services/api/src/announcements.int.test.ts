@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { marketEventResponseSchema } from '@pm/shared/api';
 import { redisKeys } from '@pm/shared';
-import { freePort } from '@pm/shared/testing';
+import { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
 import { event, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 
 /**
@@ -11,41 +10,12 @@ import { event, startApp, writeSnapshot, type RunningApp } from './testing/fixtu
  * announcements are missed). Runs its OWN throwaway redis-server, which it stops and starts again.
  */
 
-let port: number;
-let server: ChildProcess | undefined;
+let own: OwnRedis;
 let redis: Redis;
 let seeder: Redis;
 let api: RunningApp;
 const prefix = 't_announce';
 const slug = 'restart-probe';
-
-async function startRedis(): Promise<void> {
-  server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      break;
-    } catch {
-      if (Date.now() > deadline) throw new Error('throwaway redis-server did not start');
-      probe.disconnect();
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  probe.disconnect();
-}
-
-async function stopRedis(): Promise<void> {
-  const child = server;
-  server = undefined;
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
-}
 
 async function title(): Promise<string | number> {
   const res = await fetch(`${api.base}/api/v1/markets/${slug}`);
@@ -54,9 +24,8 @@ async function title(): Promise<string | number> {
 }
 
 beforeAll(async () => {
-  port = await freePort();
-  await startRedis();
-  const url = `redis://127.0.0.1:${port}/0`;
+  own = await startOwnRedis();
+  const url = own.url;
   redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 1_000, retryStrategy: () => 100 });
   redis.on('error', () => {});
   seeder = new Redis(url, { retryStrategy: () => 100 });
@@ -69,7 +38,7 @@ afterAll(async () => {
   await api?.close();
   redis?.disconnect();
   seeder?.disconnect();
-  await stopRedis();
+  await own?.stop();
 });
 
 describe('held snapshots across a Redis restart', () => {
@@ -81,9 +50,9 @@ describe('held snapshots across a Redis restart', () => {
 
     // Redis dies (no persistence: everything is gone) and comes back; the worker rewrites the
     // snapshot before the API has resubscribed, so the API never hears of it.
-    await stopRedis();
+    await own.stop();
     const downStatus = await title();
-    await startRedis();
+    await own.start();
     await seeder.ping().catch(() => undefined);
     for (let i = 0; i < 50 && seeder.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 100));
     await seeder.hset(redisKeys(prefix).snapshot(`event:${slug}`), { body: JSON.stringify({ event: event(slug, 'Third', 'Tech', ['Q?']) }), etag: '"v3"', built_at: String(Date.now()) });

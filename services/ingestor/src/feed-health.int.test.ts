@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FEED_FRESH_MS, redisKeys } from '@pm/shared';
-import { freePort } from '@pm/shared/testing';
+import { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
 import { createIngestor, type Ingestor } from './ingestor.js';
 import { createHarness, quietLogger, TEST_TUNING, type Harness } from './testing/harness.js';
 import { gammaEvent } from './testing/fake-exchange.js';
@@ -17,44 +16,13 @@ import { gammaEvent } from './testing/fake-exchange.js';
 const T = (n: number) => `8132104567925221259462638553270691275033272857194253228963137931245558399${String(n).padStart(4, '0')}`;
 
 let h: Harness;
-let port: number;
-let server: ChildProcess | null = null;
+let own: OwnRedis;
 let redis: Redis;
 let ingestor: Ingestor;
 
-async function startRedis(): Promise<void> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  server = child;
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-  try {
-    for (let i = 0; i < 100; i++) {
-      try {
-        await probe.connect();
-        await probe.ping();
-        return;
-      } catch {
-        probe.disconnect();
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-    throw new Error(`redis-server did not start on ${port}`);
-  } finally {
-    probe.disconnect();
-  }
-}
-
-async function stopRedis(): Promise<void> {
-  const child = server;
-  server = null;
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
-}
-
 /** The API's rule on the feed hash, read from the throwaway Redis with a client of its own. */
 async function live(): Promise<boolean> {
-  const reader = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+  const reader = new Redis({ port: own.port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
   try {
     await reader.connect();
     const [connected, lastAt] = await reader.hmget(redisKeys(h.config.REDIS_PREFIX).feed, 'market_connected', 'market_last_at');
@@ -78,10 +46,9 @@ async function waitFor(label: string, check: () => Promise<boolean>, timeoutMs: 
 beforeAll(async () => {
   h = await createHarness('ingestor_feed_health');
   h.fake.events.push(gammaEvent('e1', [{ id: 'm1', tokens: [T(1), T(2)], prices: ['0.4', '0.6'] }]));
-  port = await freePort();
-  await startRedis();
+  own = await startOwnRedis();
   // As the ingestor's main makes it: commands wait through an outage instead of failing.
-  redis = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: null, retryStrategy: (n) => Math.min(50 * n, 500) });
+  redis = new Redis({ port: own.port, host: '127.0.0.1', maxRetriesPerRequest: null, retryStrategy: (n) => Math.min(50 * n, 500) });
   redis.on('error', () => {}); // refused connections during the outage are the point
   ingestor = createIngestor({
     config: h.config,
@@ -96,17 +63,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await ingestor?.stop().catch(() => {});
   redis?.disconnect();
-  await stopRedis();
+  await own?.stop();
   await h?.cleanup();
 });
 
 describe('feed health through a Redis outage', () => {
   it('live is true within 5 s after Redis comes back empty, though nothing about the feed changed', { timeout: 60_000 }, async () => {
     await waitFor('live at start', live, 10_000);
-    await stopRedis();
+    await own.stop();
     // The run line's Redis after a 20 s outage has lost everything; a few seconds show the same.
     await new Promise((r) => setTimeout(r, 2_000));
-    await startRedis();
+    await own.start();
     const tookMs = await waitFor('live again after the outage', live, 15_000);
     console.log(`Redis back empty after a 2 s outage: live again after ${(tookMs / 1000).toFixed(2)} s`);
     expect(tookMs).toBeLessThan(5_000);

@@ -118,3 +118,4 @@ export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promis
     if (keys.length) await redis.del(...keys);
   } while (cursor !== '0');
 }
+export { startOwnRedis, type OwnRedis } from './own-redis.js';
