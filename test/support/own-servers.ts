@@ -4,19 +4,12 @@ import path from 'node:path';
 import { portOpen } from '@pm/shared';
 import { startEmbeddedPostgres } from '../../scripts/lib/infra.js';
 import { freePort } from './stack.js';
+import { until } from './poll.js';
 
 /**
  * Throwaway servers for the fault tests: a test that flushes or restarts Redis, or restarts
  * Postgres, does it to servers of its own on free ports — never to the shared ones.
  */
-
-async function waitForPort(port: number, what: string, open = true): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if ((await portOpen('127.0.0.1', port, 200)) === open) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what} on port ${port} did not ${open ? 'start' : 'stop'}`);
-}
 
 /** A throwaway redis-server lives with the other test helpers in shared, so the services' own tests use it too. */
 export { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
@@ -42,7 +35,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     async restart(opts = {}) {
       running = false;
       await server.stop();
-      await waitForPort(port, 'postgres', false);
+      await until(`postgres on port ${port} to stop`, async () => !(await portOpen('127.0.0.1', port, 200)), { timeoutMs: 30_000, everyMs: 50 });
       if (opts.downMs) await new Promise((r) => setTimeout(r, opts.downMs));
       await server.start();
       running = true;

@@ -1,26 +1,2 @@
-/**
- * Polls `check` until it gives a value other than undefined, null or false, and returns it. A check
- * that throws counts as "not yet"; the last error is reported if time runs out, together with
- * `context()` (typically the stack's recent logs), so a timeout says what was seen.
- */
-export async function until<T>(
-  what: string | (() => string),
-  check: () => Promise<T | undefined | null | false>,
-  options: { timeoutMs: number; everyMs?: number; context?: () => string },
-): Promise<T> {
-  const deadline = Date.now() + options.timeoutMs;
-  let last: unknown;
-  // Checks only before the deadline: a bound like "within 90 s" must not pass on a late last look.
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== null && value !== false) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, options.everyMs ?? 250));
-  }
-  const described = typeof what === 'string' ? what : what();
-  const context = options.context?.().slice(-3000);
-  throw new Error(`timed out waiting for ${described}${last ? `: ${String(last)}` : ''}${context ? `\n${context}` : ''}`);
-}
+/** The one poll-with-a-deadline helper lives in shared/testing, where the services' own tests reach it too. */
+export { until } from '@pm/shared/testing';

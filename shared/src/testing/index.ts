@@ -119,3 +119,4 @@ export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promis
   } while (cursor !== '0');
 }
 export { startOwnRedis, type OwnRedis } from './own-redis.js';
+export { until } from './poll.js';

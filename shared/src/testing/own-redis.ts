@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { portOpen } from '../net.js';
 import { freePort } from './index.js';
+import { until } from './poll.js';
 
 /**
  * A redis-server of a test's own, on a free port, without persistence (`--save "" --appendonly no`,
@@ -22,14 +23,6 @@ export interface OwnRedis {
 }
 
 const START_TIMEOUT_MS = 10_000;
-
-async function until(what: string, ok: () => Promise<boolean>, failed: () => boolean = () => false): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (!(await ok())) {
-    if (failed() || Date.now() > deadline) throw new Error(what);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function answersPing(port: number): Promise<boolean> {
   const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
@@ -55,7 +48,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     async start() {
       const c = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
       child = c;
-      await until(`redis-server did not start on port ${port}`, () => answersPing(port), () => c.exitCode !== null);
+      await until(`redis-server to start on port ${port}`, () => answersPing(port), { timeoutMs: START_TIMEOUT_MS, everyMs: 50 });
     },
     async stop() {
       const c = child;
@@ -64,7 +57,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
       const exited = new Promise((r) => c.once('exit', r));
       c.kill('SIGKILL');
       await exited;
-      await until(`redis-server on port ${port} did not stop`, async () => !(await portOpen('127.0.0.1', port, 200)));
+      await until(`redis-server on port ${port} to stop`, async () => !(await portOpen('127.0.0.1', port, 200)), { timeoutMs: START_TIMEOUT_MS, everyMs: 50 });
     },
     async restart() {
       await own.stop();
