@@ -6,7 +6,7 @@ import { createRecords, RecordsUnavailable, type Records } from '@pm/shared/reco
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import { createWorker, type WorkerService } from '../../services/worker/src/worker.js';
 import { insertMarkets, logResolution, setChance } from '../../services/worker/src/settlement/test-fixture.js';
-import { createSettlement } from '../../services/ingestor/src/settlement.js';
+import { createSettlement } from '../../services/ingestor/src/resolution/settlement.js';
 import { startOwnPostgres, type OwnPostgres } from '../support/own-servers.js';
 import { callOn, PEOPLE, secondsUntil, settledCalls } from './fault-fixture.js';
 

@@ -108,7 +108,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
     );
   });
   subscriber.on('message', (channel: string, message: string) => {
-    // A feed's connected flag flipped (services/ingestor/src/feed-health.ts): re-read `live` now.
+    // A feed's connected flag flipped (services/ingestor/src/common/feed-health.ts): re-read `live` now.
     if (channel === keys.feedAnnounce) {
       refreshFeed().catch(() => {});
       return;

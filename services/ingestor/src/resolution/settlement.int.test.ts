@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
-import { createHarness, type Harness } from './testing/harness.js';
-import { gammaEvent, waitFor } from './testing/fake-exchange.js';
-import type { Ingestor } from './ingestor.js';
+import { createHarness, type Harness } from '../testing/harness.js';
+import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
+import type { Ingestor } from '../ingestor.js';
 
 const tok = (n: number) => `2000000000000000000000000000000000000000000000000000000000000000000000${String(n).padStart(3, '0')}`;
 

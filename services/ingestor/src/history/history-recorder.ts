@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger, RedisKeys } from '@pm/shared';
 import type { Db } from '@pm/shared/db';
-import type { Clock } from './clock.js';
+import type { Clock } from '../common/clock.js';
 import { createHistoryBackfill, type HistoryBackfill, type HistoryBackfillStats } from './history-backfill.js';
 import type { FetchHistory } from './history-client.js';
 import { insertPoints, tokensWithoutPast, type PointRow } from './history-db.js';

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import type { Logger } from '@pm/shared';
-import { backoffDelay } from './backoff.js';
+import { backoffDelay } from '../common/backoff.js';
 
 /**
  * Socket management of the market channel (PROTOCOL.md §1): tokens are sharded over sockets of at

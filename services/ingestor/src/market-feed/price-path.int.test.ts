@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, quietLogger, TEST_TUNING, type Harness } from './testing/harness.js';
-import { gammaEvent, waitFor } from './testing/fake-exchange.js';
-import { createIngestor, type Ingestor } from './ingestor.js';
-import type { SnapshotTriggerLike } from './dirty-events.js';
+import { createHarness, quietLogger, TEST_TUNING, type Harness } from '../testing/harness.js';
+import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
+import { createIngestor, type Ingestor } from '../ingestor.js';
+import type { SnapshotTriggerLike } from '../common/dirty-events.js';
 
 /**
  * The ingestor's half of "a price is visible as soon as it is known" (DESIGN.md "The read path"):

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { createMarketHandler } from './market-handler.js';
-import { OutcomeDirectory } from './outcome-directory.js';
+import { OutcomeDirectory } from '../catalog/outcome-directory.js';
 import { formatChance, type ChancePublisher } from './chance-publisher.js';
-import type { SettleMarket } from './settlement.js';
+import type { SettleMarket } from '../resolution/settlement.js';
 
 const A = '1001';
 const B = '1002';

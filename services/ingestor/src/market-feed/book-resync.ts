@@ -1,6 +1,6 @@
 import type { Logger } from '@pm/shared';
 import { parseRestBook, type BookMessage } from '@pm/shared/exchange';
-import type { Clock } from './clock.js';
+import type { Clock } from '../common/clock.js';
 
 /**
  * REST resync of books after a market socket reconnects (PROTOCOL.md §1, §4). The resubscribe's

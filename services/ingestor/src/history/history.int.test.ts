@@ -8,7 +8,7 @@ import { parseGammaEvents } from '@pm/shared/exchange';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createHistoryClient } from './history-client.js';
 import { createHistoryRecorder, type HistoryRecorder } from './history-recorder.js';
-import { catalogGameRows, writeCatalogGames } from './catalog-games.js';
+import { catalogGameRows, writeCatalogGames } from '../catalog/catalog-games.js';
 
 /**
  * Price history recording against a real Postgres and Redis, with a tiny /prices-history server:

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, quietLogger, type Harness } from './testing/harness.js';
-import { gammaEvent, waitFor, type FakeMarketSocket } from './testing/fake-exchange.js';
+import { createHarness, quietLogger, type Harness } from '../testing/harness.js';
+import { gammaEvent, waitFor, type FakeMarketSocket } from '../testing/fake-exchange.js';
 import { createMarketFeed, type MarketFeed } from './market-feed.js';
-import type { Ingestor } from './ingestor.js';
+import type { Ingestor } from '../ingestor.js';
 
 const YES = '1000000000000000000000000000000000000000000000000000000000000000000000001';
 const NO = '1000000000000000000000000000000000000000000000000000000000000000000000002';

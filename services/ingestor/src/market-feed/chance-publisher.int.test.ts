@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '@pm/shared';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import { createChancePublisher } from './chance-publisher.js';
-import { quietLogger } from './testing/harness.js';
+import { quietLogger } from '../testing/harness.js';
 
 let tr: TestRedis;
 

@@ -10,10 +10,10 @@ import {
   type NewMarketMessage,
   type PriceChangeMessage,
 } from '@pm/shared/exchange';
-import type { OutcomeDirectory } from './outcome-directory.js';
+import type { OutcomeDirectory } from '../catalog/outcome-directory.js';
 import type { ChancePublisher } from './chance-publisher.js';
-import type { SettleMarket } from './settlement.js';
-import type { Clock } from './clock.js';
+import type { SettleMarket } from '../resolution/settlement.js';
+import type { Clock } from '../common/clock.js';
 
 /**
  * What market-channel messages do (DESIGN.md "The flow" 2): `book` replaces a local book,

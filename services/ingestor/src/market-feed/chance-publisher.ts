@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger, RedisKeys } from '@pm/shared';
-import type { Clock } from './clock.js';
-import { createCoalescedWrite } from './coalesced-write.js';
+import type { Clock } from '../common/clock.js';
+import { createCoalescedWrite } from '../common/coalesced-write.js';
 
 /**
  * Publishes displayed chances to Redis: `HSET keys.chances token chance` only when the chance

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
-import { createHarness, type Harness } from './testing/harness.js';
-import { gammaEvent } from './testing/fake-exchange.js';
-import type { Ingestor } from './ingestor.js';
+import { createHarness, type Harness } from '../testing/harness.js';
+import { gammaEvent } from '../testing/fake-exchange.js';
+import type { Ingestor } from '../ingestor.js';
 
 const T = (n: number) => `7132104567925221259462638553270691275033272857194253228963137931245558399${String(n).padStart(4, '0')}`;
 

@@ -5,8 +5,8 @@ import { closeVanishedEvent, openEventIds, writeCatalogPage } from './catalog-db
 import { catalogGameRows, writeCatalogGames } from './catalog-games.js';
 import type { GammaClient } from './gamma-client.js';
 import type { GammaEvent } from '@pm/shared/exchange';
-import type { Clock } from './clock.js';
-import type { SettleMarket } from './settlement.js';
+import type { Clock } from '../common/clock.js';
+import type { SettleMarket } from '../resolution/settlement.js';
 
 /**
  * The catalog sync (DESIGN.md "The flow" 1): page the catalog's open events busiest first until an

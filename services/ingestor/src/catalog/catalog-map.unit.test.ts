@@ -100,10 +100,10 @@ describe('toSnakeCase', () => {
 
 /** Real Gamma payloads (test/fixtures/exchange-captures, sources in its README). */
 const capturedCatalog = JSON.parse(
-  readFileSync(fileURLToPath(new URL('../../../test/fixtures/exchange-captures/catalog.json', import.meta.url)), 'utf8'),
+  readFileSync(fileURLToPath(new URL('../../../../test/fixtures/exchange-captures/catalog.json', import.meta.url)), 'utf8'),
 ) as Array<Record<string, unknown>>;
 const capturedSports = parseGammaSports(
-  JSON.parse(readFileSync(fileURLToPath(new URL('../../../test/fixtures/exchange-captures/sports.json', import.meta.url)), 'utf8')),
+  JSON.parse(readFileSync(fileURLToPath(new URL('../../../../test/fixtures/exchange-captures/sports.json', import.meta.url)), 'utf8')),
 );
 const captured = (id: string) => {
   const e = capturedCatalog.find((c) => c.id === id);

@@ -2,9 +2,9 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FEED_FRESH_MS, redisKeys } from '@pm/shared';
 import { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
-import { createIngestor, type Ingestor } from './ingestor.js';
-import { createHarness, quietLogger, TEST_TUNING, type Harness } from './testing/harness.js';
-import { gammaEvent } from './testing/fake-exchange.js';
+import { createIngestor, type Ingestor } from '../ingestor.js';
+import { createHarness, quietLogger, TEST_TUNING, type Harness } from '../testing/harness.js';
+import { gammaEvent } from '../testing/fake-exchange.js';
 
 /**
  * Issue 9: `live` follows the feed's real state within 5 s of a recovery. The ingestor runs against

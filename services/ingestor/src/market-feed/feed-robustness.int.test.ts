@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './testing/harness.js';
-import { gammaEvent, waitFor, type FakeMarketSocket } from './testing/fake-exchange.js';
-import type { Ingestor } from './ingestor.js';
+import { createHarness, type Harness } from '../testing/harness.js';
+import { gammaEvent, waitFor, type FakeMarketSocket } from '../testing/fake-exchange.js';
+import type { Ingestor } from '../ingestor.js';
 
 /**
  * What the real exchange does to a feed: garbage frames, dropped sockets whose initial dump misses

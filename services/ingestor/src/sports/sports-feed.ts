@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import type { Logger } from '@pm/shared';
 import { parseSportsFrame, type SportsUpdate } from '@pm/shared/exchange';
-import { backoffDelay } from './backoff.js';
+import { backoffDelay } from '../common/backoff.js';
 
 /**
  * The sports channel client (PROTOCOL.md §2): no subscribe, every client gets every active game.
