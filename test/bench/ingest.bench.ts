@@ -123,7 +123,6 @@ async function pipeline(label: string) {
       dirty.add(e);
     },
     resolve: () => {},
-    requestRefresh: () => {},
     clock: systemClock,
     logger,
   });

@@ -6,15 +6,15 @@ import { systemClock, type Clock } from './common/clock.js';
 import { createGammaClient } from './catalog/gamma-client.js';
 import { createCatalogSync, type CatalogSync, type CatalogSyncStats, type SyncResult } from './catalog/catalog-sync.js';
 import { loadOutcomes } from './catalog/catalog-db.js';
-import type { CatalogRows } from './catalog/catalog-map.js';
 import { OutcomeDirectory } from './catalog/outcome-directory.js';
-import { createSettlement, type SettleMarket } from './resolution/settlement.js';
+import { createSettlement } from './resolution/settlement.js';
 import { createDirtyEvents, type SnapshotTriggerLike } from './common/dirty-events.js';
 import { createChancePublisher } from './market-feed/chance-publisher.js';
 import { createFeedHealth } from './common/feed-health.js';
 import { createMarketHandler, type MarketHandlerStats } from './market-feed/market-handler.js';
 import { createMarketFeed, type MarketFeedStats } from './market-feed/market-feed.js';
 import { createBookResync, type BookResyncStats } from './market-feed/book-resync.js';
+import { createMarketSubscriptions } from './market-feed/subscriptions.js';
 import { createSportsFeed } from './sports/sports-feed.js';
 import { createGamesWriter } from './sports/games-writer.js';
 import { createHistoryClient } from './history/history-client.js';
@@ -98,56 +98,24 @@ export interface Ingestor {
 }
 
 export function createIngestor(opts: IngestorOptions): Ingestor {
-  const { config, db, redis } = opts;
-  const logger = opts.logger;
+  const { config, db, redis, logger } = opts;
   const clock = opts.clock ?? systemClock;
   const t = opts.tuning ?? {};
   const keys = redisKeys(config.REDIS_PREFIX);
   const ownTrigger = opts.trigger === undefined;
-  const trigger =
-    opts.trigger ?? createSnapshotTrigger({ redis, prefix: config.REDIS_PREFIX, logger });
+  const trigger = opts.trigger ?? createSnapshotTrigger({ redis, prefix: config.REDIS_PREFIX, logger });
 
+  // Stages are built in the order they depend on each other: each receives the ones it calls.
+  // The three asks that flow back to a stage built later are connected at the end, by name.
+
+  // Ground every stage stands on: where each token belongs, resolutions, feed health.
   const outcomes = new OutcomeDirectory();
-  // Marks go to the trigger only after the chances they stand for are in Redis (dirty-events.ts).
-  const dirty = createDirtyEvents({ trigger, logger, before: () => publisher.flush() });
   // A resolution's outbox row makes the relay mark its event stale (services/worker/src/outbox).
   const settlement = createSettlement({ db, logger });
   const marketHealth = createFeedHealth({ redis, key: keys.feed, announce: keys.feedAnnounce, channel: 'market', clock, logger });
   const sportsHealth = createFeedHealth({ redis, key: keys.feed, announce: keys.feedAnnounce, channel: 'sports', clock, logger });
 
-  let feedStarted = false;
-
-  const gamma = createGammaClient({
-    baseUrl: config.GAMMA_URL,
-    logger,
-    retryDelayMs: t.catalogRetryDelayMs,
-    attempts: t.catalogAttempts,
-  });
-
-  const resolve = (r: SettleMarket) => settlement.resolve(r);
-
-  const catalog = createCatalogSync({
-    db,
-    gamma,
-    logger,
-    clock,
-    resolve,
-    pageDelayMs: t.catalogPageDelayMs,
-    refreshDebounceMs: t.catalogRefreshDebounceMs,
-    onRows: (rows) => learnOutcomes(rows),
-    onVanished: (eventId) => {
-      const tokens = outcomes.closeEvent(eventId);
-      if (!feedStarted || tokens.length === 0) return;
-      marketFeed.unsubscribe(tokens);
-      for (const tokenId of tokens) handler.forget(tokenId);
-    },
-    onChanged: async (ids) => {
-      for (const id of ids) dirty.mark(id);
-      await trigger.markCatalogChanged();
-    },
-  });
-
-  // Price history of each market's first outcome: fed by every moved chance, backfilled on first sight.
+  // History: price history of each market's first outcome, fed by every moved chance, backfilled on first sight.
   const history = createHistoryRecorder({
     db,
     redis,
@@ -163,36 +131,38 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     minuteMs: t.historyMinuteMs,
   });
 
-  const publisher = createChancePublisher({
-    redis,
-    keys,
-    clock,
-    logger,
-    onMoved: (tokenId, chance) => history.offer(tokenId, chance),
-    isLive: (tokenId) => marketFeed.isLive(tokenId),
-    reconfirmMs: t.chanceReconfirmMs,
-  });
-
+  // Market feed: chances to Redis, stale events to the snapshot trigger, frames into books.
+  const publisher = createChancePublisher({ redis, keys, clock, logger, onMoved: history.offer, reconfirmMs: t.chanceReconfirmMs });
+  // Marks go to the trigger only after the chances they stand for are in Redis (dirty-events.ts).
+  const dirty = createDirtyEvents({ trigger, logger, before: publisher.flush });
   const handler = createMarketHandler({
     outcomes,
     publisher,
-    markDirty: (eventId) => dirty.mark(eventId),
+    markDirty: dirty.mark,
     resolve: (r) => {
       settlement.resolve(r).catch((err: unknown) => logger.error({ err, marketId: r.marketId }, 'recording a ws resolution failed'));
     },
-    requestRefresh: (ref) => catalog.requestRefresh(ref),
-    resyncBook: (tokenId) => resync.refetch(tokenId),
     clock,
     logger,
   });
-
+  const resync = createBookResync({
+    clobUrl: config.CLOB_URL,
+    logger: logger.child({ feed: 'book-resync' }),
+    clock,
+    lastBookAt: handler.lastBookAt,
+    // The sockets hold every open outcome (subscriptions.ts), so an open outcome is a subscribed token.
+    isSubscribed: (tokenId) => outcomes.isOpen(tokenId),
+    applyBook: handler.applyBook,
+    delayMs: t.resyncDelayMs,
+    paceMs: t.resyncPaceMs,
+  });
   const marketFeed = createMarketFeed({
     url: `${config.CLOB_WS_URL}/ws/market`,
     logger: logger.child({ feed: 'market' }),
-    onFrame: (text) => handler.handleFrame(text),
+    onFrame: handler.handleFrame,
     // Life, not only data: a quiet socket whose PONGs keep coming is a live feed (PROTOCOL.md §1).
-    onAlive: () => marketHealth.data(),
-    onConnectionChange: (up) => marketHealth.connected(up),
+    onAlive: marketHealth.data,
+    onConnectionChange: marketHealth.connected,
     onSubscribed: (tokens, reconnect) => {
       if (reconnect) resync.afterResubscribe(tokens, clock.now());
     },
@@ -202,64 +172,43 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     reconnectInitialMs: t.reconnectInitialMs,
     reconnectMaxMs: t.reconnectMaxMs,
   });
+  const subscriptions = createMarketSubscriptions({ outcomes, feed: marketFeed, handler });
 
-  const resync = createBookResync({
-    clobUrl: config.CLOB_URL,
-    logger: logger.child({ feed: 'book-resync' }),
+  // Catalog: pages of events into Postgres; its rows keep the outcomes and the subscriptions current.
+  const catalog = createCatalogSync({
+    db,
+    gamma: createGammaClient({ baseUrl: config.GAMMA_URL, logger, retryDelayMs: t.catalogRetryDelayMs, attempts: t.catalogAttempts }),
+    logger,
     clock,
-    lastBookAt: (tokenId) => handler.lastBookAt(tokenId),
-    isSubscribed: (tokenId) => marketFeed.isSubscribed(tokenId),
-    applyBook: (m) => handler.applyBook(m),
-    delayMs: t.resyncDelayMs,
-    paceMs: t.resyncPaceMs,
+    resolve: settlement.resolve,
+    pageDelayMs: t.catalogPageDelayMs,
+    refreshDebounceMs: t.catalogRefreshDebounceMs,
+    onRows: subscriptions.learn,
+    onVanished: subscriptions.closeEvent,
+    onChanged: async (ids) => {
+      for (const id of ids) dirty.mark(id);
+      await trigger.markCatalogChanged();
+    },
   });
 
-  const games = createGamesWriter({ db, logger, markDirty: (eventId) => dirty.mark(eventId), flushMs: t.gamesFlushMs });
+  // Sports: game states into Postgres, their events marked stale.
+  const games = createGamesWriter({ db, logger, markDirty: dirty.mark, flushMs: t.gamesFlushMs });
   const sportsFeed = createSportsFeed({
     url: `${config.SPORTS_WS_URL}/ws`,
     logger: logger.child({ feed: 'sports' }),
-    onUpdate: (u) => games.offer(u),
-    onFrame: () => sportsHealth.data(),
-    onConnectionChange: (up) => sportsHealth.connected(up),
+    onUpdate: games.offer,
+    onFrame: sportsHealth.data,
+    onConnectionChange: sportsHealth.connected,
     silenceMs: t.sportsSilenceMs,
     reconnectInitialMs: t.reconnectInitialMs,
     reconnectMaxMs: t.reconnectMaxMs,
   });
 
-  /** Keep the in-memory outcomes current; subscribe tokens seen for the first time, drop closed ones. */
-  function learnOutcomes(rows: CatalogRows) {
-    const closedMarkets = new Set(rows.markets.filter((m) => m.closed).map((m) => m.id));
-    const eventOf = new Map(rows.markets.map((m) => [m.id, m.event_id]));
-    const subscribe: string[] = [];
-    const unsubscribe: string[] = [];
-    for (const o of rows.outcomes) {
-      const eventId = eventOf.get(o.market_id);
-      if (!eventId) continue;
-      const closed = closedMarkets.has(o.market_id);
-      const change = outcomes.upsert({
-        tokenId: o.token_id,
-        marketId: o.market_id,
-        eventId,
-        outcomeIndex: o.outcome_index,
-        name: o.name,
-        catalogPrice: o.catalog_price,
-        closed,
-      });
-      if (!closed && (change.isNew || change.closedChanged)) subscribe.push(o.token_id);
-      if (closed && change.closedChanged) unsubscribe.push(o.token_id);
-      // A token without a book yet shows its catalog price (the display rule's fallback), so every
-      // open outcome has a chance in Redis before its first book arrives.
-      if (!closed && feedStarted && (change.isNew || change.priceChanged)) handler.recompute(o.token_id);
-    }
-    if (!feedStarted) return;
-    if (subscribe.length > 0) marketFeed.subscribe(subscribe);
-    if (unsubscribe.length > 0) {
-      marketFeed.unsubscribe(unsubscribe);
-      for (const tokenId of unsubscribe) handler.forget(tokenId);
-    }
-  }
-
-  const syncCatalog = () => catalog.syncCatalog();
+  // Asks to stages built after the asker: a `new_market` wants a catalog refresh, a crossed book a
+  // REST fetch, and an unchanged chance is re-confirmed while its socket is live.
+  handler.onNewMarket(catalog.requestRefresh);
+  handler.onCrossedBook(resync.refetch);
+  publisher.keepConfirmed(marketFeed.isLive);
 
   async function flush() {
     await publisher.flush();
@@ -274,26 +223,21 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
 
   return {
     catalog,
-    syncCatalog,
+    syncCatalog: catalog.syncCatalog,
     flush,
     async start() {
       try {
-        await syncCatalog();
+        await catalog.syncCatalog();
       } catch (err) {
         // Serve from what Postgres already holds; the periodic sync tries again.
         logger.error({ err }, 'initial catalog sync failed; starting from the stored catalog');
       }
       for (const ref of await loadOutcomes(db)) outcomes.upsert(ref);
-      feedStarted = true;
       marketHealth.connected(false);
-      const open = outcomes.openTokens();
-      marketFeed.subscribe(open);
-      for (const tokenId of open) handler.recompute(tokenId);
-      logger.info({ tokens: open.length, outcomes: outcomes.size }, 'market feed started');
+      const tokens = subscriptions.start();
+      logger.info({ tokens, outcomes: outcomes.size }, 'market feed started');
       if (t.sportsFeed !== false) sportsFeed.start();
-      if (t.periodicSync !== false) {
-        catalog.start(config.CATALOG_SYNC_SECONDS * 1000);
-      }
+      if (t.periodicSync !== false) catalog.start(config.CATALOG_SYNC_SECONDS * 1000);
     },
     stop() {
       stopping ??= (async () => {
@@ -310,12 +254,11 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
       })();
       return stopping;
     },
-    book: (tokenId) => handler.book(tokenId),
+    book: handler.book,
     stats() {
-      const s = sportsFeed.stats();
       return {
         market: { ...handler.stats(), sockets: marketFeed.stats(), resync: resync.stats() },
-        sports: { ...s, games: games.stats().games },
+        sports: { ...sportsFeed.stats(), games: games.stats().games },
         catalog: { ...catalog.stats(), outcomes: outcomes.size },
         chances: publisher.stats(),
         history: history.stats(),

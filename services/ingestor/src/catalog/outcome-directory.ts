@@ -48,6 +48,12 @@ export class OutcomeDirectory {
     return tokens;
   }
 
+  /** Known and open: the live feed holds exactly these tokens subscribed once it started. */
+  isOpen(tokenId: string): boolean {
+    const o = this.byToken.get(tokenId);
+    return o !== undefined && !o.closed;
+  }
+
   openTokens(): string[] {
     return [...this.byToken.values()].filter((o) => !o.closed).map((o) => o.tokenId);
   }

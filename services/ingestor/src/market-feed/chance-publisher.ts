@@ -15,6 +15,11 @@ import { createCoalescedWrite } from '../common/coalesced-write.js';
 export interface ChancePublisher {
   /** Offer a freshly computed chance; true when it differs from the last one published. */
   publish(tokenId: string, chance: number | null): boolean;
+  /**
+   * Re-confirm the `chanceAt` of unchanged chances every `reconfirmMs` while `isLive` says the
+   * token's feed is live (the sockets are built after the publisher, so they are named here).
+   */
+  keepConfirmed(isLive: (tokenId: string) => boolean): void;
   /** The last published chance of a token, as written. */
   last(tokenId: string): string | undefined;
   /** Resolves once every chance published before the call is in Redis (true), or its write failed (false; retried later). */
@@ -29,8 +34,6 @@ export interface ChancePublisherOptions {
   keys: Pick<RedisKeys, 'chances' | 'chanceAt'>;
   clock: Clock;
   logger: Logger;
-  /** Whether the token's feed is live now (for the periodic re-confirmation). */
-  isLive?: (tokenId: string) => boolean;
   reconfirmMs?: number;
   /** Called with every chance that moved (the price history records from it). */
   onMoved?: (tokenId: string, chance: number) => void;
@@ -50,14 +53,7 @@ export function createChancePublisher(opts: ChancePublisherOptions): ChancePubli
   let publications = 0;
   let writes = 0;
 
-  const sweep = setInterval(() => {
-    if (!opts.isLive) return;
-    const now = opts.clock.now();
-    for (const tokenId of published.keys()) {
-      if (now - (confirmedAt.get(tokenId) ?? 0) >= reconfirmMs && opts.isLive(tokenId)) stampAt(tokenId, now);
-    }
-  }, Math.max(50, Math.min(5_000, Math.floor(reconfirmMs / 3))));
-  sweep.unref();
+  let sweep: NodeJS.Timeout | undefined;
 
   async function write(): Promise<void> {
     if (pendingChance.size === 0 && pendingAt.size === 0) return;
@@ -93,6 +89,16 @@ export function createChancePublisher(opts: ChancePublisherOptions): ChancePubli
   }
 
   return {
+    keepConfirmed(isLive) {
+      clearInterval(sweep);
+      sweep = setInterval(() => {
+        const now = opts.clock.now();
+        for (const tokenId of published.keys()) {
+          if (now - (confirmedAt.get(tokenId) ?? 0) >= reconfirmMs && isLive(tokenId)) stampAt(tokenId, now);
+        }
+      }, Math.max(50, Math.min(5_000, Math.floor(reconfirmMs / 3))));
+      sweep.unref();
+    },
     publish(tokenId, chance) {
       if (chance === null) return false;
       const text = formatChance(chance);

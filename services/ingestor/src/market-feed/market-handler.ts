@@ -34,12 +34,12 @@ export interface MarketHandlerOptions {
   publisher: ChancePublisher;
   markDirty: (eventId: string) => void;
   resolve: (r: SettleMarket) => void;
-  requestRefresh: (ref: { id?: string | null; slug?: string | null }) => void;
   clock: Clock;
   logger: Logger;
-  /** Fetch the token's book again over REST (its local book crossed). */
-  resyncBook?: (tokenId: string) => void;
 }
+
+/** A `new_market` names the event to read again from the catalog (id or slug, either may be missing). */
+export type EventRef = { id?: string | null; slug?: string | null };
 
 export interface MarketHandlerStats {
   frames: number;
@@ -71,6 +71,13 @@ export interface MarketHandler {
   /** Clock time (ms) the token's last book was applied, ws or REST; undefined before any. */
   lastBookAt(tokenId: string): number | undefined;
   stats(): MarketHandlerStats;
+  /**
+   * Who hears what the handler asks of stages built after it (the catalog sync, the REST book
+   * resync): the composition connects them once they exist. Unconnected, the asks are dropped.
+   */
+  onNewMarket(ask: (ref: EventRef) => void): void;
+  /** Fetch the token's book again over REST (its local book crossed). */
+  onCrossedBook(ask: (tokenId: string) => void): void;
 }
 
 export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
@@ -83,6 +90,8 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
   const latestAt = new Map<string, number>();
   /** Assets whose crossed book was sent for a resync and has not been replaced yet: one request each. */
   const resyncing = new Set<string>();
+  let requestRefresh: (ref: EventRef) => void = () => {};
+  let resyncBook: (tokenId: string) => void = () => {};
   const stats = {
     frames: 0,
     messages: {} as Record<string, number>,
@@ -118,7 +127,7 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
     resyncing.add(tokenId);
     stats.crossedBooks++;
     opts.logger.debug({ tokenId, bid: book.bestBid(), ask: book.bestAsk(), stated }, 'local book crossed; resyncing from REST');
-    opts.resyncBook?.(tokenId);
+    resyncBook(tokenId);
   }
 
   /** The top shown: each side as the exchange last stated it, else the local book's. */
@@ -200,7 +209,7 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
   }
 
   function onNewMarket(m: NewMarketMessage) {
-    opts.requestRefresh({ id: m.eventId, slug: m.eventSlug });
+    requestRefresh({ id: m.eventId, slug: m.eventSlug });
   }
 
   function onResolved(m: MarketResolvedMessage) {
@@ -280,6 +289,12 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
       onBook(m);
     },
     lastBookAt: (tokenId) => bookAt.get(tokenId),
+    onNewMarket(ask) {
+      requestRefresh = ask;
+    },
+    onCrossedBook(ask) {
+      resyncBook = ask;
+    },
     stats: () => ({ ...stats, messages: { ...stats.messages }, books: books.size }),
   };
 }

@@ -22,6 +22,7 @@ function memoryPublisher(): ChancePublisher & { values: Map<string, string>; mov
       pub.moves++;
       return true;
     },
+    keepConfirmed: () => {},
     last: (t: string) => values.get(t),
     flush: async () => true,
     close: async () => {},
@@ -44,11 +45,11 @@ function setup() {
     publisher,
     markDirty: (e) => dirty.push(e),
     resolve: (r) => resolved.push(r),
-    requestRefresh: (ref) => refreshes.push(ref),
     clock: { now: () => 0 },
     logger: pino({ level: 'silent' }),
-    resyncBook: (t) => resyncs.push(t),
   });
+  handler.onNewMarket((ref) => refreshes.push(ref));
+  handler.onCrossedBook((t) => resyncs.push(t));
   return { handler, publisher, dirty, resolved, refreshes, resyncs };
 }
 
