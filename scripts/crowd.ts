@@ -7,7 +7,8 @@
  * (SIM_CONTROL_TOKEN; the run line hands the same one to both).
  */
 import { Redis } from 'ioredis';
-import { createLogger, loadConfig } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
+import { loadConfig } from '@pm/shared/config';
 import { createDb, migrate } from '@pm/shared/db';
 import { createRecords } from '@pm/shared/records';
 import { createCrowd } from './lib/crowd/crowd.js';

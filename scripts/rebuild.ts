@@ -8,7 +8,8 @@
  * Against the stack's DATABASE_URL / REDIS_URL / REDIS_PREFIX.
  */
 import { Redis } from 'ioredis';
-import { createSnapshotTrigger, loadConfig } from '@pm/shared';
+import { createSnapshotTrigger } from '@pm/shared/queues';
+import { loadConfig } from '@pm/shared/config';
 import { createDb, migrate, sql } from '@pm/shared/db';
 import { createRecordsTrigger } from '@pm/shared/records';
 import { rebuildProjections } from '../services/worker/src/projections/index.js';

@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { loadConfig } from '@pm/shared';
+import { loadConfig } from '@pm/shared/config';
 import { createDb, migrate, sql, type Db } from '@pm/shared/db';
 import { createRecords, RecordRefused, RecordsUnavailable, type Records } from '@pm/shared/records';
 

@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, ensureDatabase, migrate, parseConfig } from '@pm/shared';
+import { ConfigError, parseConfig } from '@pm/shared/config';
+import { ensureDatabase, migrate } from '@pm/shared/db';
 import { ensureInfra, InfraError, portOpen } from './lib/infra.js';
 import { createSupervisor, describeStatus, type ServiceSpec } from './lib/supervisor.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { portOpen } from '@pm/shared';
+import { portOpen } from '@pm/shared/net';
 import { freePort } from '../../test/support/stack.js';
 import { ensureInfra, InfraError } from './infra.js';
 

@@ -3,7 +3,7 @@ import { mkdirSync, chownSync, existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { portOpen } from '@pm/shared';
+import { portOpen } from '@pm/shared/net';
 
 export { portOpen };
 

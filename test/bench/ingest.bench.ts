@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { WebSocketServer } from 'ws';
-import { redisKeys } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
 import { createTestRedis } from '@pm/shared/testing';
 import { createMarketHandler } from '../../services/ingestor/src/market-feed/market-handler.js';
 import { createChancePublisher } from '../../services/ingestor/src/market-feed/chance-publisher.js';

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { queuePrefix } from '@pm/shared';
+import { queuePrefix } from '@pm/shared/queues';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, freePort, startOwnRedis } from '@pm/shared/testing';
 import { projectChanges, rebuildProjections } from '../../services/worker/src/projections/index.js';

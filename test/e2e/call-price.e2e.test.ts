@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { createDb, eventSchema, type Db, type Event } from '@pm/shared';
+import { createDb, type Db } from '@pm/shared/db';
+import { eventSchema, type Event } from '@pm/shared/api';
 import { createRecords, type Records } from '@pm/shared/records';
 import { startStack, type Stack } from '../support/stack.js';
 import { until as poll } from '../support/poll.js';

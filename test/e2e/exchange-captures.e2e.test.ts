@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, sql } from '@pm/shared';
+import { createDb, sql } from '@pm/shared/db';
 import { startStack, untilMarketConnected, type Stack } from '../support/stack.js';
 
 /**

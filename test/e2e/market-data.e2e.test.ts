@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createDb, sql, type Db } from '@pm/shared';
+import { createDb, sql, type Db } from '@pm/shared/db';
 import {
   CATEGORY_DISPLAY_ORDER,
   liveMatchesResponseSchema,

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisKeys } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
 import { startStack, type Stack } from '../support/stack.js';
 import { until } from '../support/poll.js';
 import { apiChance, missed, priceBurst, priceTargets, type PriceTarget } from '../support/price-bursts.js';

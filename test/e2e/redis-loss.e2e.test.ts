@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { createDb, sql, type Db } from '@pm/shared';
+import { createDb, sql, type Db } from '@pm/shared/db';
 import { createRecords, RecordRefused, type Records } from '@pm/shared/records';
 import { freePort, startStack, type Stack } from '../support/stack.js';
 import { startOwnRedis, type OwnRedis } from '../support/own-servers.js';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { CATEGORIES, eventCardSchema, eventSchema, redisKeys, type EventCard, type Event } from '@pm/shared';
+import { CATEGORIES, eventCardSchema, eventSchema, type EventCard, type Event } from '@pm/shared/api';
+import { redisKeys } from '@pm/shared/redis';
 import { startStack, type Stack } from '../support/stack.js';
 import { until as poll } from '../support/poll.js';
 

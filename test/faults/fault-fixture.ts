@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { redisKeys } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
 import { sql, type Db } from '@pm/shared/db';
 import type { Records } from '@pm/shared/records';
 import { setChance } from '../../services/worker/src/settlement/test-fixture.js';

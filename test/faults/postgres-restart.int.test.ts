@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { createLogger, parseConfig, portOpen } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
+import { parseConfig } from '@pm/shared/config';
+import { portOpen } from '@pm/shared/net';
 import { createDb, ensureDatabase, migrate, sql, type Db } from '@pm/shared/db';
 import { createRecords, RecordsUnavailable, type Records } from '@pm/shared/records';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createLogger, parseConfig, queuePrefix, type QueueName } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
+import { parseConfig } from '@pm/shared/config';
+import { queuePrefix, type QueueName } from '@pm/shared/queues';
 import { sql } from '@pm/shared/db';
 import { createRecords, type Records } from '@pm/shared/records';
 import { createTestDatabase, type TestDatabase } from '@pm/shared/testing';

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { configSchema, parseConfig } from '@pm/shared';
+import { configSchema, parseConfig } from '@pm/shared/config';
 
 /**
  * No Docker engine runs here, so the compose file and the Dockerfile are checked statically: every

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { portOpen } from '@pm/shared';
+import { portOpen } from '@pm/shared/net';
 import { startEmbeddedPostgres } from '../../scripts/lib/infra.js';
 import { freePort } from './stack.js';
 import { until } from './poll.js';

@@ -1,4 +1,4 @@
-import { exportedMetricNames, metricTable, type ServiceName } from '@pm/shared';
+import { exportedMetricNames, metricTable, type ServiceName } from '@pm/shared/metrics';
 
 /**
  * What a PromQL expression reads, to check dashboards and alert rules against what the services

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { redisKeys } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
 import { sql, type Db } from '@pm/shared/db';
 
 /**

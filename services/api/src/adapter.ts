@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
-import type { SnapshotName } from '@pm/shared';
+import type { SnapshotName } from '@pm/shared/redis';
 import { CACHE_MAX_AGE_SECONDS, type EndpointOf, type EndpointPath, type ParamsOf } from '@pm/shared/api';
 import { ApiError } from './errors.js';
 import type { Handler, HandlerContext } from './handler.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { marketEventResponseSchema } from '@pm/shared/api';
-import { redisKeys } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
 import { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
 import { event, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 

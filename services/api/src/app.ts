@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Config, Logger } from '@pm/shared';
+import type { Config } from '@pm/shared/config';
+import type { Logger } from '@pm/shared/logger';
 import { buildOpenApiDocument, endpoints, type EndpointPath } from '@pm/shared/api';
 import { endpointRoute } from './adapter.js';
 import { docsPage, DOCS_PATH } from './docs-page.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import type { SnapshotName } from '@pm/shared';
+import type { SnapshotName } from '@pm/shared/redis';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import { apiRedis, combo, event, leaderboardRow, listSnapshot, searchSnapshot, startApp, writeFeed, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 

@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
-import type { ServiceMetrics } from '@pm/shared';
+import type { ServiceMetrics } from '@pm/shared/metrics';
 
 /**
  * /metrics of an API that runs several processes (node:cluster): the primary asks every worker for

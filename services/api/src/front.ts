@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
 import type { RequestObserver } from './metrics.js';
 import { clientKey, countedAlready, type RateLimitDecision, type RateLimiter } from './rate-limit.js';
 import type { ReadyCache } from './ready-cache.js';

@@ -1,4 +1,6 @@
-import type { Config, Logger, SnapshotName } from '@pm/shared';
+import type { Config } from '@pm/shared/config';
+import type { Logger } from '@pm/shared/logger';
+import type { SnapshotName } from '@pm/shared/redis';
 import type { EndpointPath, ParamsOf, ResponseOf } from '@pm/shared/api';
 import type { z } from 'zod';
 import type { HeldSnapshot } from './snapshot-store.js';

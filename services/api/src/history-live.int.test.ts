@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
-import type { HistorySnapshot, LiveSnapshot } from '@pm/shared';
+import type { HistorySnapshot, LiveSnapshot } from '@pm/shared/snapshots';
 import { errorBodySchema, liveMatchesResponseSchema, marketHistoryResponseSchema, type ErrorBody } from '@pm/shared/api';
 import { apiRedis, event, startApp, writeFeed, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 

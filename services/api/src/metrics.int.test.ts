@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { redisKeys } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import { apiRedis, event, listSnapshot, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 

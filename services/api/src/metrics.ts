@@ -1,7 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
-import { answerOps, redisCheck, redisKeys, SNAPSHOT_FAMILIES, type Logger, type ReadinessCheck, type ServiceMetrics, type SnapshotName } from '@pm/shared';
+import { answerOps, redisCheck, type ReadinessCheck } from '@pm/shared/ops';
+import { redisKeys, SNAPSHOT_FAMILIES, type SnapshotName } from '@pm/shared/redis';
+import type { Logger } from '@pm/shared/logger';
+import type { ServiceMetrics } from '@pm/shared/metrics';
 import { endpointList } from '@pm/shared/api';
 
 /**

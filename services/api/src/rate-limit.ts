@@ -1,7 +1,8 @@
 import { isIPv6, type Socket } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { Redis } from 'ioredis';
-import { redisKeys, type Logger } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
+import type { Logger } from '@pm/shared/logger';
 import type { RateLimitState } from './respond.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { SnapshotName } from '@pm/shared';
+import type { SnapshotName } from '@pm/shared/redis';
 import type { ReadyResponse } from './ready-response.js';
 import type { SnapshotStore } from './snapshot-store.js';
 

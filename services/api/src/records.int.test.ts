@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
-import type { SnapshotName } from '@pm/shared';
+import type { SnapshotName } from '@pm/shared/redis';
 import {
   callListResponseSchema,
   callResponseSchema,

@@ -1,7 +1,9 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Redis } from 'ioredis';
-import { createServiceMetrics, type Config, type Logger, type ServiceMetrics } from '@pm/shared';
+import { createServiceMetrics, type ServiceMetrics } from '@pm/shared/metrics';
+import type { Config } from '@pm/shared/config';
+import type { Logger } from '@pm/shared/logger';
 import { createApp } from './app.js';
 import { errorBody, ERROR_STATUS, type ErrorCode } from './errors.js';
 import { ALLOWED_METHODS } from './respond.js';

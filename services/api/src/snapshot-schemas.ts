@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HISTORY_RANGES, type EventSnapshot, type HistorySnapshot, type LiveSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared';
+import { HISTORY_RANGES, type EventSnapshot, type HistorySnapshot, type LiveSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
 import { categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema } from '@pm/shared/api';
 
 /**

@@ -1,13 +1,14 @@
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
-import { FEED_FRESH_MS, redisKeys, snapshotAnnouncementSchema, type Logger, type SnapshotName } from '@pm/shared';
+import { FEED_FRESH_MS, redisKeys, snapshotAnnouncementSchema, type SnapshotName } from '@pm/shared/redis';
+import type { Logger } from '@pm/shared/logger';
 import { ApiError } from './errors.js';
 
 /**
  * The worker's snapshots (shared/src/snapshots.ts), held in this process (DESIGN.md "The read path").
  *
  * A snapshot read once is kept, parsed and validated, until the worker announces another version of
- * it on `snapshotAnnounce` (shared/src/snapshot-announce.ts): a read then costs no Redis round trip.
+ * it on `snapshotAnnounce` (shared/src/redis/snapshot-announce.ts): a read then costs no Redis round trip.
  * What is held is trusted only while the subscription is up: until it is (start, or after Redis went
  * away and came back, when announcements may have been missed) every read goes to Redis and nothing
  * is kept; once (re)subscribed the store starts empty. A periodic check of the held versions is the

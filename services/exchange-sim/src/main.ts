@@ -1,4 +1,5 @@
-import { createLogger, loadConfig } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
+import { loadConfig } from '@pm/shared/config';
 import { startSimulator } from './simulator.js';
 
 /** Composition root of the exchange simulator. */

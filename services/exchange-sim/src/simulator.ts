@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createLogger, type Logger } from '@pm/shared';
+import { createLogger, type Logger } from '@pm/shared/logger';
 import { createSimServer } from './http/server.js';
 import type { ExchangeSource } from './protocol.js';
 import { ReplayExchange } from './replay/replay-source.js';

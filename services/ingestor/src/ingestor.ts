@@ -1,5 +1,8 @@
 import type { Redis } from 'ioredis';
-import { createSnapshotTrigger, redisKeys, type Config, type Logger } from '@pm/shared';
+import { createSnapshotTrigger } from '@pm/shared/queues';
+import { redisKeys } from '@pm/shared/redis';
+import type { Config } from '@pm/shared/config';
+import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import type { OrderBook } from '@pm/shared/domain';
 import { systemClock, type Clock } from './common/clock.js';

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { createServiceMetrics, redisKeys, setTotal, type ServiceMetrics } from '@pm/shared';
+import { createServiceMetrics, setTotal, type ServiceMetrics } from '@pm/shared/metrics';
+import { redisKeys } from '@pm/shared/redis';
 import type { IngestorStats } from './ingestor.js';
 
 /**

@@ -1,11 +1,12 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { queuePrefix, queues, type JobData, type JobName, type Logger, type QueueName } from '@pm/shared';
+import { queuePrefix, queues, type JobData, type JobName, type QueueName } from '@pm/shared/queues';
+import type { Logger } from '@pm/shared/logger';
 
 /**
  * The job registry: which processor handles each job of each queue this worker consumes.
  *
- * The map is typed from the closed union in shared/src/queues.ts, so a consumed queue with a job
+ * The map is typed from the closed union in shared/src/queues/names.ts, so a consumed queue with a job
  * that has no processor does not compile; `startQueueWorkers` checks again at run time (a cast or a
  * plain-JS caller cannot slip past) and refuses to start rather than fail jobs later.
  */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createLogger } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
 import { missingProcessors, startQueueWorkers, type ProcessorRegistry } from './jobs.js';
 
 const logger = createLogger('worker-test', { LOG_LEVEL: 'silent' });

@@ -1,7 +1,9 @@
 import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
-import { createLogger, loadConfig, onShutdown, postgresCheck, redisCheck, startedCheck, startOpsServer } from '@pm/shared';
-import { createDb, migrate } from '@pm/shared/db';
+import { createLogger } from '@pm/shared/logger';
+import { loadConfig } from '@pm/shared/config';
+import { onShutdown, redisCheck, startedCheck, startOpsServer } from '@pm/shared/ops';
+import { createDb, migrate, postgresCheck } from '@pm/shared/db';
 import { createWorkerMetrics } from './ops.js';
 import { createWorker } from './worker.js';
 

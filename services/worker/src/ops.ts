@@ -1,6 +1,8 @@
 import { Queue, type Job, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createServiceMetrics, queuePrefix, queues, setTotal, sql, type Db, type QueueName, type ServiceMetrics } from '@pm/shared';
+import { createServiceMetrics, setTotal, type ServiceMetrics } from '@pm/shared/metrics';
+import { queuePrefix, queues, type QueueName } from '@pm/shared/queues';
+import { sql, type Db } from '@pm/shared/db';
 
 /**
  * The worker's metrics: jobs this process finished (by queue and outcome) and how long they took,

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createSnapshotTrigger, queuePrefix, redisKeys } from '@pm/shared';
+import { createSnapshotTrigger, queuePrefix } from '@pm/shared/queues';
+import { redisKeys } from '@pm/shared/redis';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 
-/** The producer side (shared/src/snapshot-trigger.ts), as the ingestor uses it. */
+/** The producer side (shared/src/queues/snapshot-trigger.ts), as the ingestor uses it. */
 let tr: TestRedis;
 
 beforeAll(async () => {

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createLogger, createSnapshotTrigger, parseConfig, redisKeys, type SnapshotTrigger } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
+import { createSnapshotTrigger, type SnapshotTrigger } from '@pm/shared/queues';
+import { parseConfig } from '@pm/shared/config';
+import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createWorker, type WorkerService } from './main.js';

@@ -1,6 +1,9 @@
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createSnapshotTrigger, redisKeys, type Config, type Logger, type SnapshotTrigger } from '@pm/shared';
+import { createSnapshotTrigger, type SnapshotTrigger } from '@pm/shared/queues';
+import { redisKeys } from '@pm/shared/redis';
+import type { Config } from '@pm/shared/config';
+import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { startQueueWorkers, type QueueWorkers } from './jobs.js';
 import { createSnapshotBuilder, type Clock } from './snapshots/builder.js';
@@ -19,7 +22,7 @@ import { createReconciler, type Reconciler, type RepairKind } from './outbox/rec
  * The worker service as a factory, so tests and the launcher run it in-process and main.ts only wires.
  *
  * Snapshots: a full build at start, then `build-snapshots` jobs, one at a time, each started as
- * soon as the previous one finished when changes came meanwhile (see shared/src/snapshot-trigger.ts),
+ * soon as the previous one finished when changes came meanwhile (see shared/src/queues/snapshot-trigger.ts),
  * and a sweep every interval, the safety net, that requests a job when the dirty set still holds
  * ids (a trigger call dropped during a Redis blip), when the catalog version moved past the last
  * build's, or when the periodic full build is due.

@@ -1,11 +1,13 @@
 import { z } from 'zod';
+import { CATEGORIES } from '../domain/categories.js';
+
+export { CATEGORIES };
 
 /**
  * The resources of SPEC.md as zod schemas: the single definition from which response validation,
  * the OpenAPI document and the snapshot builder's output types all come.
  */
 
-export const CATEGORIES = ['Football', 'Sport', 'Crypto', 'Politics', 'Economy', 'Tech', 'Culture'] as const;
 export const categorySchema = z.enum(CATEGORIES).meta({ description: 'Event category' });
 export type Category = z.infer<typeof categorySchema>;
 /** The order SPEC.md gives for the `categories` field of the market list. */

@@ -1,4 +1,6 @@
-import type { Category } from '../api/resources.js';
+/** The event categories (DESIGN.md "Categories from exchange tags"); the API's enum is built from this list. */
+export const CATEGORIES = ['Football', 'Sport', 'Crypto', 'Politics', 'Economy', 'Tech', 'Culture'] as const;
+export type Category = (typeof CATEGORIES)[number];
 
 /**
  * Exchange tags → our categories and league/coin keys (DESIGN.md "Categories from exchange tags").

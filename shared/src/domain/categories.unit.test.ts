@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CATEGORIES } from '../api/resources.js';
+import { CATEGORIES } from './categories.js';
 import { LEAGUE_KEYS, classifyEvent, leagueLabel } from './categories.js';
 
 const slugs = (...values: string[]) => values.map((slug) => ({ slug }));

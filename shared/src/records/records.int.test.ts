@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { queuePrefix, redisKeys } from '../index.js';
+import { queuePrefix } from '../queues/names.js';
+import { redisKeys } from '../redis/keys.js';
 import { sql } from '../db/connection.js';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '../testing/index.js';
 import { createRecords, RecordRefused, type Records, type RecordRefusedCode } from './index.js';

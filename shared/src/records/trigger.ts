@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { queuePrefix, type JobData } from '../queues.js';
+import { queuePrefix, type JobData } from '../queues/names.js';
 import { redisKeys } from '../redis/keys.js';
 
 /**

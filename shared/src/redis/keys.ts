@@ -27,7 +27,7 @@ export interface RedisKeys {
   snapshot: (name: SnapshotName) => string;
   /**
    * pub/sub channel: every snapshot write is announced here, in the same MULTI as the write, with
-   * `{"name": <SnapshotName>, "etag": <etag>}` (shared/src/snapshot-announce.ts); the API swaps its
+   * `{"name": <SnapshotName>, "etag": <etag>}` (shared/src/redis/snapshot-announce.ts); the API swaps its
    * in-memory copy on it.
    */
   snapshotAnnounce: string;

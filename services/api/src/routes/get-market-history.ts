@@ -1,4 +1,4 @@
-import { DEFAULT_HISTORY_RANGE } from '@pm/shared';
+import { DEFAULT_HISTORY_RANGE } from '@pm/shared/snapshots';
 import { ApiError } from '../errors.js';
 import type { Handler } from '../handler.js';
 import { eventSnapshotSchema, historySnapshotSchema } from '../snapshot-schemas.js';

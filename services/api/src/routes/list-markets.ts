@@ -1,4 +1,4 @@
-import type { SnapshotName } from '@pm/shared';
+import type { SnapshotName } from '@pm/shared/redis';
 import type { EventCard } from '@pm/shared/api';
 import { ApiError } from '../errors.js';
 import type { Handler } from '../handler.js';

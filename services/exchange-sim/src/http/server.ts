@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
 import type { ExchangeSource } from '../protocol.js';
 import type { MarketChannel } from '../ws/market-channel.js';
 import type { SportsChannel } from '../ws/sports-channel.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { z } from 'zod';
 import type { ExchangeSource, MarketMessage } from '../protocol.js';

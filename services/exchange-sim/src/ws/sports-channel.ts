@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ExchangeSource } from '../protocol.js';
 

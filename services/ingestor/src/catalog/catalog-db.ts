@@ -1,4 +1,4 @@
-import { writeOutbox } from '@pm/shared';
+import { writeOutbox } from '@pm/shared/outbox';
 import { sql, type Db } from '@pm/shared/db';
 import type { CatalogRows, EventRow, MarketRow, OutcomeRow } from './catalog-map.js';
 

@@ -1,5 +1,5 @@
 import { classifyEvent, displayChance } from '@pm/shared/domain';
-import type { Category } from '@pm/shared';
+import type { Category } from '@pm/shared/api';
 import type { GammaEvent, GammaMarket, GammaSport, GammaTag } from '@pm/shared/exchange';
 
 /**

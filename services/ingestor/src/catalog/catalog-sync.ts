@@ -1,4 +1,4 @@
-import type { Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { EMPTY_SPORTS, indexSports, mapEvents, type CatalogRows, type SportsIndex } from './catalog-map.js';
 import { closeVanishedEvent, openEventIds, writeCatalogPage } from './catalog-db.js';

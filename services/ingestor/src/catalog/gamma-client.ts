@@ -1,4 +1,4 @@
-import type { Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
 import { parseGammaEvents, parseGammaSports, type GammaEventsPage, type GammaSport } from '@pm/shared/exchange';
 
 /**

@@ -1,4 +1,5 @@
-import type { Logger, SnapshotTrigger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
+import type { SnapshotTrigger } from '@pm/shared/queues';
 import { createCoalescedWrite } from './coalesced-write.js';
 
 /** What the ingestor needs of the snapshot trigger (`createSnapshotTrigger` in @pm/shared). */

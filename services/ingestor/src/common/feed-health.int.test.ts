@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FEED_FRESH_MS, redisKeys } from '@pm/shared';
+import { FEED_FRESH_MS, redisKeys } from '@pm/shared/redis';
 import { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
 import { createIngestor, type Ingestor } from '../ingestor.js';
 import { createHarness, quietLogger, TEST_TUNING, type Harness } from '../testing/harness.js';

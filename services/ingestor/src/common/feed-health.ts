@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
 import type { Clock } from './clock.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
 import type { FetchHistory, HistoryQuery, PricePoint } from './history-client.js';
 
 /**

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { Logger, RedisKeys } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
+import type { RedisKeys } from '@pm/shared/redis';
 import type { Db } from '@pm/shared/db';
 import type { Clock } from '../common/clock.js';
 import { createHistoryBackfill, type HistoryBackfill, type HistoryBackfillStats } from './history-backfill.js';

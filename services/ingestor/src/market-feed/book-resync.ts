@@ -1,4 +1,4 @@
-import type { Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
 import { parseRestBook, type BookMessage } from '@pm/shared/exchange';
 import type { Clock } from '../common/clock.js';
 

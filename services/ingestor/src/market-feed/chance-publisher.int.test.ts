@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisKeys } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import { createChancePublisher } from './chance-publisher.js';
 import { quietLogger } from '../testing/harness.js';

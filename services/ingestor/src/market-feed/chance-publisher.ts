@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { Logger, RedisKeys } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
+import type { RedisKeys } from '@pm/shared/redis';
 import type { Clock } from '../common/clock.js';
 import { createCoalescedWrite } from '../common/coalesced-write.js';
 

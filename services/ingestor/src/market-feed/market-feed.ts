@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import type { Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
 import { backoffDelay } from '../common/backoff.js';
 
 /**

@@ -1,5 +1,5 @@
 import { OrderBook, displayChance } from '@pm/shared/domain';
-import type { Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
 import {
   parseMarketFrame,
   type BestBidAskMessage,

@@ -1,4 +1,4 @@
-import type { Logger } from '@pm/shared';
+import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
 import { isConnectionLoss } from '@pm/shared/records';
 

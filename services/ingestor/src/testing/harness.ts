@@ -1,5 +1,6 @@
 import { pino } from 'pino';
-import { parseConfig, redisKeys, type Config, type RedisKeys } from '@pm/shared';
+import { parseConfig, type Config } from '@pm/shared/config';
+import { redisKeys, type RedisKeys } from '@pm/shared/redis';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createIngestor, type Ingestor, type IngestorTuning } from '../ingestor.js';
 import { startFakeExchange, type FakeExchange } from './fake-exchange.js';

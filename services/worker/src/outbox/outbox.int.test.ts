@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createLogger, createSnapshotTrigger, queuePrefix, settleJobId, writeOutbox, type SnapshotTrigger } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
+import { createSnapshotTrigger, queuePrefix, settleJobId, type SnapshotTrigger } from '@pm/shared/queues';
+import { writeOutbox } from '@pm/shared/outbox';
 import { sql } from '@pm/shared/db';
 import { createRecordsTrigger, projectionUsersDirtyKey, recordsDirtyKey, type RecordsTrigger } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';

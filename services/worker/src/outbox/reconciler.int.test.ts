@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from 'bullmq';
-import { createLogger, queuePrefix, settleJobId, writeOutbox } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
+import { queuePrefix, settleJobId } from '@pm/shared/queues';
+import { writeOutbox } from '@pm/shared/outbox';
 import { sql } from '@pm/shared/db';
 import { createRecordsTrigger, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';

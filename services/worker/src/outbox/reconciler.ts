@@ -1,6 +1,8 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { queuePrefix, redisKeys, settleJobId, type JobData, type Logger } from '@pm/shared';
+import { queuePrefix, settleJobId, type JobData } from '@pm/shared/queues';
+import { redisKeys } from '@pm/shared/redis';
+import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
 import type { RecordsTrigger } from '@pm/shared/records';
 import { marketsPendingSettlement } from '../settlement/settle-market.js';

@@ -1,6 +1,8 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { listenOutbox, outboxPayloadSchemas, queuePrefix, settleJobId, type JobData, type Logger, type OutboxListener, type OutboxTopic, type SnapshotTrigger } from '@pm/shared';
+import { listenOutbox, outboxPayloadSchemas, type OutboxListener, type OutboxTopic } from '@pm/shared/outbox';
+import { queuePrefix, settleJobId, type JobData, type SnapshotTrigger } from '@pm/shared/queues';
+import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
 import type { RecordsDirtyMember, RecordsTrigger } from '@pm/shared/records';
 
@@ -15,7 +17,7 @@ import type { RecordsDirtyMember, RecordsTrigger } from '@pm/shared/records';
  * Rows become jobs as follows (a batch is merged first, so a burst of records makes one request):
  *   market-resolved → `settle-market` (id `settle-<marketId>`), and the event's snapshots are stale
  *   records-changed, market-settled → projections and record snapshots (shared/src/records/trigger.ts)
- *   events-changed  → the events' snapshots and the catalog version (shared/src/snapshot-trigger.ts)
+ *   events-changed  → the events' snapshots and the catalog version (shared/src/queues/snapshot-trigger.ts)
  *
  * It wakes on the `outbox` NOTIFY that every insert sends on commit (migration 0002), and polls as
  * well, so a lost LISTEN connection costs at most one poll interval.

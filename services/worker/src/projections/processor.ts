@@ -1,7 +1,8 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { JobData, Logger } from '@pm/shared';
+import type { JobData } from '@pm/shared/queues';
+import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { projectionMarketsDirtyKey, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
 import { projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';

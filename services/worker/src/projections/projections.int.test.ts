@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
-import { createLogger, createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
+import { createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/shared/queues';
 import { sql } from '@pm/shared/db';
 import { createRecords, createRecordsTrigger, type Records, type RecordsTrigger } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';

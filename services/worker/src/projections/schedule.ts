@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { queuePrefix, type JobData } from '@pm/shared';
+import { queuePrefix, type JobData } from '@pm/shared/queues';
 import { sql, type Db } from '@pm/shared/db';
 import { PROJECTIONS } from './run.js';
 

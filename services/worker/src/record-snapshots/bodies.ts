@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CALL_LIST_SIZE, CALL_STATUSES, COMBO_LIST_SIZE, LEADERBOARD_SIZE, LEADERBOARD_SORTS, USER_CALL_FILTERS } from '@pm/shared/api';
-import type { SnapshotName } from '@pm/shared';
+import type { SnapshotName } from '@pm/shared/redis';
 import { sql, type Db } from '@pm/shared/db';
 import { RIGHT_MIN_SETTLED } from '../projections/leaderboard.js';
 

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { redisKeys, type Logger } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
+import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { createSnapshotWriter, type SnapshotEntry } from '../snapshots/writer.js';
 import { callBodies, globalBodies, marketBodies, refreshCallJson, userBodies } from './bodies.js';

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { z } from 'zod';
-import type { JobData } from '@pm/shared';
+import type { JobData } from '@pm/shared/queues';
 import type { RecordSnapshotBuilder } from './builder.js';
 
 const jobDataSchema = z.object({ full: z.boolean().optional() });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { createLogger, redisKeys, type SnapshotName } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
+import { redisKeys, type SnapshotName } from '@pm/shared/redis';
 import {
   callListSnapshotSchema,
   callSnapshotSchema,

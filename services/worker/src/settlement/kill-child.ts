@@ -5,7 +5,8 @@
  */
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createLogger, queuePrefix } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
+import { queuePrefix } from '@pm/shared/queues';
 import { createDb } from '@pm/shared/db';
 import { createSettleMarketProcessor } from './processor.js';
 

@@ -1,6 +1,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { z } from 'zod';
-import type { JobData, Logger } from '@pm/shared';
+import type { JobData } from '@pm/shared/queues';
+import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { settleMarket, UnknownMarket, UnresolvedMarket } from './settle-market.js';
 

@@ -1,6 +1,6 @@
 import { comboStatus, comboXp, type SettlementStatus } from '@pm/shared/domain';
 import { sql, type Db } from '@pm/shared/db';
-import { writeOutbox } from '@pm/shared';
+import { writeOutbox } from '@pm/shared/outbox';
 
 /**
  * SettleMarket: in ONE transaction, settle a resolved market's open calls, its open combo legs,

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { redisKeys, writeOutbox } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
+import { writeOutbox } from '@pm/shared/outbox';
 import { sql, type Db } from '@pm/shared/db';
 
 /**

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { redisKeys, type Logger, type SnapshotName } from '@pm/shared';
+import { redisKeys, type SnapshotName } from '@pm/shared/redis';
+import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { createCatalogCache } from './catalog.js';
 import { createDayAgoLookup } from './day-ago.js';

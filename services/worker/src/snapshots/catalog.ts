@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { categorySchema, type Team } from '@pm/shared';
+import { categorySchema, type Team } from '@pm/shared/api';
 import { sql, type Db } from '@pm/shared/db';
 import type { CatalogEvent, CatalogMarket, GameState } from './model.js';
 

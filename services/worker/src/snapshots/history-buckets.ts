@@ -1,4 +1,4 @@
-import { HISTORY_RANGES, HISTORY_RANGE_WINDOWS, type HistoryRange } from '@pm/shared';
+import { HISTORY_RANGES, HISTORY_RANGE_WINDOWS, type HistoryRange } from '@pm/shared/snapshots';
 import type { HistoryPoint } from '@pm/shared/api';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { liveMatchSchema } from '@pm/shared';
+import { liveMatchSchema } from '@pm/shared/api';
 import type { CatalogEvent, CatalogMarket, GameState } from './model.js';
 import { bucketOf, downsample, dueRanges, rangeStart } from './history-buckets.js';
 import { buildLiveSnapshot, matchResult } from './live.js';

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createLogger, historyPointSchema, HISTORY_RANGES, liveMatchSchema, redisKeys } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
+import { historyPointSchema, liveMatchSchema } from '@pm/shared/api';
+import { HISTORY_RANGES } from '@pm/shared/snapshots';
+import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createSnapshotBuilder } from './builder.js';

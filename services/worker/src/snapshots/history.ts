@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { HISTORY_RANGES, HISTORY_RANGE_WINDOWS, redisKeys, type HistoryRange, type HistorySnapshot, type Logger } from '@pm/shared';
+import { HISTORY_RANGES, HISTORY_RANGE_WINDOWS, type HistoryRange, type HistorySnapshot } from '@pm/shared/snapshots';
+import { redisKeys } from '@pm/shared/redis';
+import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
 import type { Clock } from './builder.js';
 import { dueRanges, rangeStart, roundChance } from './history-buckets.js';

@@ -1,4 +1,5 @@
-import type { LiveMatch, LiveSnapshot, Result, Team } from '@pm/shared';
+import type { LiveMatch, Result, Team } from '@pm/shared/api';
+import type { LiveSnapshot } from '@pm/shared/snapshots';
 import type { CatalogEvent, CatalogMarket, Chances, GameState } from './model.js';
 import { busiestFirst, eventUrl, outcomeChance } from './payloads.js';
 

@@ -1,4 +1,4 @@
-import type { Category, Team } from '@pm/shared';
+import type { Category, Team } from '@pm/shared/api';
 
 /**
  * The catalog as the snapshot builder holds it in memory: what Postgres says about events, their

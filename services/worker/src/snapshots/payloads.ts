@@ -1,20 +1,7 @@
 import { leagueLabel, oddsFor } from '@pm/shared/domain';
-import {
-  CATEGORIES,
-  CATEGORY_DISPLAY_ORDER,
-  LIST_SNAPSHOT_SIZE,
-  type Event,
-  type EventCard,
-  type EventSnapshot,
-  type Game,
-  type LeagueEntry,
-  type Market,
-  type MarketListSnapshot,
-  type MarketSearchSnapshot,
-  type Odds,
-  type Outcome,
-  type SnapshotName,
-} from '@pm/shared';
+import { CATEGORIES, CATEGORY_DISPLAY_ORDER, type Event, type EventCard, type Game, type LeagueEntry, type Market, type Odds, type Outcome } from '@pm/shared/api';
+import { LIST_SNAPSHOT_SIZE, type EventSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
+import type { SnapshotName } from '@pm/shared/redis';
 import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, DayAgo, GameState, Splits } from './model.js';
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { eventCardSchema, eventSchema, leagueEntrySchema, LIST_SNAPSHOT_SIZE, type Category } from '@pm/shared';
+import { eventCardSchema, eventSchema, leagueEntrySchema, type Category } from '@pm/shared/api';
+import { LIST_SNAPSHOT_SIZE } from '@pm/shared/snapshots';
 import type { CatalogEvent, CatalogMarket, GameState } from './model.js';
 import {
   buildEvent,

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { z } from 'zod';
-import type { JobData } from '@pm/shared';
+import type { JobData } from '@pm/shared/queues';
 import type { SnapshotBuilder } from './builder.js';
 
 const jobDataSchema = z.object({ reason: z.string() });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, redisKeys } from '@pm/shared';
+import { createLogger } from '@pm/shared/logger';
+import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createSnapshotBuilder, type SnapshotBuilder } from './builder.js';

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { categorySchema, eventCardSchema, eventSchema, leagueEntrySchema, redisKeys, type SnapshotName } from '@pm/shared';
+import { categorySchema, eventCardSchema, eventSchema, leagueEntrySchema } from '@pm/shared/api';
+import { redisKeys, type SnapshotName } from '@pm/shared/redis';
 import { sql, type Db } from '@pm/shared/db';
 import { etagOf } from './writer.js';
 

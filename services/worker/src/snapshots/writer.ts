@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { queueSnapshotWrites, redisKeys, type SnapshotName } from '@pm/shared';
+import { queueSnapshotWrites, redisKeys, type SnapshotName } from '@pm/shared/redis';
 
 /**
  * Writes snapshots to Redis as hashes `{ body, etag, built_at }` (shared/src/redis/keys.ts).
@@ -12,7 +12,7 @@ import { queueSnapshotWrites, redisKeys, type SnapshotName } from '@pm/shared';
  *   build among themselves, change together or not at all (a worker stopped mid-build leaves the
  *   previous build whole).
  * - Each written snapshot is announced on `snapshotAnnounce` in that same MULTI
- *   (shared/src/snapshot-announce.ts): API processes hold snapshots in memory and swap them on it.
+ *   (shared/src/redis/snapshot-announce.ts): API processes hold snapshots in memory and swap them on it.
  */
 
 /** A payload to serialise, or a body already serialised (the record snapshots come as JSON text from SQL). */

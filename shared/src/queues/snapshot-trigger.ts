@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Logger } from './logger.js';
-import { queuePrefix, SNAPSHOT_DEDUP_ID, type JobData } from './queues.js';
-import { redisKeys } from './redis/keys.js';
+import type { Logger } from '../logger.js';
+import { queuePrefix, SNAPSHOT_DEDUP_ID, type JobData } from './names.js';
+import { redisKeys } from '../redis/keys.js';
 
 /**
  * The producer side of snapshot rebuilds, used by the ingestor's hot path (every order-book change)

@@ -1,6 +1,6 @@
 import type { ChainableCommander } from 'ioredis';
 import { z } from 'zod';
-import { redisKeys, type SnapshotName } from './redis/keys.js';
+import { redisKeys, type SnapshotName } from './keys.js';
 
 /**
  * How a snapshot write is published (DESIGN.md "The read path"): the hash `{body, etag, built_at}`,

@@ -1,9 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
-import { sql, type Db } from './db/index.js';
-import type { Logger } from './logger.js';
-import type { ServiceMetrics, ServiceName } from './metrics.js';
+import type { Logger } from '../logger.js';
+import type { ServiceMetrics, ServiceName } from '../metrics.js';
 
 /**
  * The operations surface every service shares: `/metrics` (Prometheus text), `/healthz` (alive: 200
@@ -43,11 +42,11 @@ export async function checkReadiness(checks: Record<string, ReadinessCheck>, tim
 }
 
 /** A dependency's own checks give up before the probe's overall deadline, so their words win. */
-const DEPENDENCY_DEADLINE_MS = 1_500;
+export const DEPENDENCY_DEADLINE_MS = 1_500;
 
-class DeadlineError extends Error {}
+export class DeadlineError extends Error {}
 
-async function withDeadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+export async function withDeadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new DeadlineError(message)), ms)))]);
@@ -73,38 +72,12 @@ const CONNECTION_FAILURES: Record<string, string> = {
  * for anything the server itself said (a missing database, a server still loading): never a client's
  * raw error object or a stack.
  */
-function dependencyError(where: string, err: unknown): Error {
+export function dependencyError(where: string, err: unknown): Error {
   const code = (err as { code?: unknown } | null)?.code;
   const failure = typeof code === 'string' ? CONNECTION_FAILURES[code] : undefined;
   if (failure) return new Error(`${where} is not answering (${failure})`);
   const message = err instanceof Error ? err.message : String(err);
   return new Error(message.startsWith(where) ? message : `${where} answered with an error: ${message}`);
-}
-
-/**
- * Postgres answers a query. `databaseUrl` names the server in the words of a failure (never its
- * password). The pool takes about 2 s to give up on a server that refuses connections, longer than a
- * probe waits, so a probe that times out reports the reason the previous attempt failed, if any.
- */
-export function postgresCheck(db: Db, databaseUrl: string): ReadinessCheck {
-  const url = new URL(databaseUrl);
-  const where = `Postgres at ${url.hostname}:${url.port || '5432'}`;
-  let lastFailure: unknown;
-  return async () => {
-    const query = db.query(sql`select 1`).then(
-      () => (lastFailure = undefined),
-      (err: unknown) => {
-        lastFailure = err;
-        throw err;
-      },
-    );
-    query.catch(() => {}); // still running when the deadline passes: its failure is kept, not thrown
-    try {
-      await withDeadline(query, DEPENDENCY_DEADLINE_MS, `${where} is not answering (no reply within ${DEPENDENCY_DEADLINE_MS} ms)`);
-    } catch (err) {
-      throw dependencyError(where, err instanceof DeadlineError && lastFailure !== undefined ? lastFailure : err);
-    }
-  };
 }
 
 /**
