@@ -242,13 +242,24 @@ describe('GET /api/v1/odds', () => {
     });
   });
 
-  it('accepts 1 (no profit)', async () => {
-    const data = await body(await get('/api/v1/odds?chance=1'), oddsResponseSchema);
-    expect(data.profit_on_10).toBe(0);
-    expect(data.wins_on_10).toBe(10);
+  // DESIGN.md "Odds at the extremes": finite and honest at the exchange's extreme ticks.
+  it.each([
+    ['0.001', { wins_on_10: 10000, profit_on_10: 9990, odds: { percent: '0.1%', decimal: '1000.00', fractional: '999/1', american: '+99900', price: '0¢' } }],
+    ['0.005', { wins_on_10: 2000, profit_on_10: 1990, odds: { percent: '1%', decimal: '200.00', fractional: '199/1', american: '+19900', price: '1¢' } }],
+    ['0.995', { wins_on_10: 10.05, profit_on_10: 0.05, odds: { percent: '99.5%', decimal: '1.01', fractional: '1/199', american: '-19900', price: '100¢' } }],
+    ['0.999', { wins_on_10: 10.01, profit_on_10: 0.01, odds: { percent: '99.9%', decimal: '1.00', fractional: '1/999', american: '-99900', price: '100¢' } }],
+  ])('converts the extreme %s', async (chance, expected) => {
+    const data = await body(await get(`/api/v1/odds?chance=${chance}`), oddsResponseSchema);
+    expect(data).toMatchObject({ chance: Number(chance), ...expected });
   });
 
-  it.each(['chance=0', 'chance=1.5', 'chance=abc', 'chance=', '', 'chance=NaN', 'chance=Infinity', 'chance=0x1', 'chance=1e-400', 'chance=-0.5'])(
+  it('follows the smallest chance it accepts exactly, in plain numbers', async () => {
+    const data = await body(await get('/api/v1/odds?chance=0.000000000000000001'), oddsResponseSchema);
+    expect(data.wins_on_10).toBe(1e19);
+    expect(data.odds.decimal).toBe('1000000000000000000.00');
+  });
+
+  it.each(['chance=0', 'chance=1', 'chance=1.0', 'chance=0.9999999999999999999', 'chance=1.5', 'chance=abc', 'chance=', '', 'chance=NaN', 'chance=Infinity', 'chance=0x1', 'chance=1e-400', 'chance=-0.5'])(
     'answers %s with 400 naming chance',
     async (query) => {
       expect(await expectError(await get(`/api/v1/odds?${query}`), 400, 'bad_request')).toMatch(/^chance (must be|is required)/);

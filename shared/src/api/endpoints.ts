@@ -149,12 +149,13 @@ export function pathParam(name: string, opts: { max: number; description: string
 }
 
 /**
- * The `chance` of /odds: required, written as a plain decimal (`0.25`, `.25`, `1`), 0 < chance ≤ 1.
+ * The `chance` of /odds: required, written as a plain decimal (`0.25`, `.25`), 0 < chance < 1.
  * Exponents, hex, signs, `NaN`, `Infinity` and more than 20 characters are refused: they are never
- * what a person means, and the length cap keeps 10 ÷ chance a finite, printable number.
+ * what a person means, and the length cap keeps 10 ÷ chance a finite, printable number. 0 and 1 have
+ * no odds (nothing to win; no price to pay), DESIGN.md "Odds at the extremes".
  */
 export function chanceParam(name: string) {
-  const rule = 'a decimal number greater than 0 and at most 1, e.g. 0.25';
+  const rule = 'a decimal number greater than 0 and less than 1, e.g. 0.25';
   const error = `${name} must be ${rule}`;
   return z
     .string({ error: (issue) => (issue.input === undefined ? `${name} is required: ${rule}` : error) })
@@ -162,7 +163,7 @@ export function chanceParam(name: string) {
     .max(20, { error })
     .regex(/^(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/, { error })
     .transform(Number)
-    .pipe(z.number({ error }).gt(0, { error }).lte(1, { error }))
+    .pipe(z.number({ error }).gt(0, { error }).lt(1, { error }))
     .meta({ description: `The chance to convert: ${rule}. Plain decimal notation only (no exponent), at most 20 characters.` });
 }
 
@@ -214,8 +215,8 @@ export type LiveMatchesResponse = z.infer<typeof liveMatchesResponseSchema>;
 export const oddsResponseSchema = z
   .object({
     ok: z.literal(true),
-    chance: z.number().gt(0).max(1).meta({ description: 'The chance converted' }),
-    wins_on_10: z.number().meta({ description: 'What 10 wins: 10 ÷ chance' }),
+    chance: z.number().gt(0).lt(1).meta({ description: 'The chance converted' }),
+    wins_on_10: z.number().meta({ description: 'What 10 wins: 10 ÷ chance, 2 decimals (exact from the chance, however small)' }),
     profit_on_10: z.number().meta({ description: 'Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals' }),
     xp_if_right: z.number().int().meta({ description: 'XP a right call would earn: 10 + round(90 × (1 − chance))' }),
     odds: oddsSchema,
@@ -441,7 +442,8 @@ const endpointTable = [
     summary: 'Convert odds',
     description: [
       'Writes a chance in every odds format, with what 10 wins, the profit on 10 of a right call and the XP it would earn.',
-      '`chance` must be a plain decimal greater than 0 and at most 1: `0`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s. `1` is valid (profit 0).',
+      '`chance` must be a plain decimal greater than 0 and less than 1: `0`, `1`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s (0 and 1 have no odds: nothing to win, or no price to pay).',
+      'At the extremes (the exchange quotes 0.001 to 0.999) every format stays finite and honest: `percent` shows decimals where whole-number rounding would say 0% or 100% (`0.1%`, `99.9%`); `fractional` is the closest n/d with d ≤ 1000, exact for every 0.001 tick (`999/1`, `1/199`, `1/999`); `american` is a real line (`+99900`, `-99900`); `wins_on_10` and `profit_on_10` follow from the chance exactly.',
     ].join('\n\n'),
     tags: ['Odds'],
     params: z.object({ chance: chanceParam('chance') }),

@@ -22,10 +22,10 @@ const chance = z.number().min(0).max(1).meta({ description: 'Chance, 0 to 1' });
 
 export const oddsSchema = z
   .object({
-    percent: z.string().meta({ description: 'Whole percent with a % sign', examples: ['25%'] }),
+    percent: z.string().meta({ description: 'Whole percent with a % sign; with decimals where whole would say 0% or 100% of a chance that is neither (0.001 → 0.1%, 0.999 → 99.9%)', examples: ['25%'] }),
     decimal: z.string().meta({ description: 'Decimal odds, two decimals', examples: ['4.00'] }),
-    fractional: z.string().meta({ description: 'numerator/denominator', examples: ['3/1'] }),
-    american: z.string().meta({ description: 'Signed, leading + or -', examples: ['+300'] }),
+    fractional: z.string().meta({ description: 'numerator/denominator: the closest fraction to (1 − chance)/chance with a denominator of at most 1000 (0.999 → 1/999)', examples: ['3/1'] }),
+    american: z.string().meta({ description: 'Signed, leading + or - (0.001 → +99900, 0.999 → -99900)', examples: ['+300'] }),
     price: z.string().meta({ description: 'Whole cents with a cent sign', examples: ['25¢'] }),
   })
   .meta({ id: 'Odds', description: 'The same chance written five ways' });

@@ -5,7 +5,7 @@ import { roundTo } from './rounding.js';
  * Structurally identical to the `Odds` resource schema in `api/resources.ts`.
  */
 export interface Odds {
-  /** Whole percent with a % sign, e.g. `25%`. */
+  /** Whole percent with a % sign, e.g. `25%`; with decimals where whole would say 0% or 100% (`0.3%`, `99.9%`). */
   percent: string;
   /** Decimal odds with two decimals, e.g. `4.00`. */
   decimal: string;
@@ -20,76 +20,115 @@ export interface Odds {
 /**
  * The smallest chance the payout formats (decimal, fractional, american) are computed from.
  *
- * Why: `/odds` accepts any chance above 0, and 1/c grows without bound (1/5e-324 is Infinity,
- * and `toFixed` switches to exponent notation from 1e21). One in a million already reads as
- * "1000000.00" / "999999/1" / "+99999900"; nothing on the exchange trades below a 0.001 tick.
- * The percent and price formats keep the real chance (they round to `0%` / `0¢`).
+ * Why: 1/c grows without bound (1/5e-324 is Infinity, and `toFixed` switches to exponent notation
+ * from 1e21). `/odds` accepts at most 20 characters, so the smallest chance it can be asked about is
+ * 1e-18 and every answer it gives follows from c exactly; only a caller passing a smaller number
+ * (none does) gets the payout formats of 1e-18.
  */
-export const MIN_ODDS_CHANCE = 0.000001;
+export const MIN_ODDS_CHANCE = 1e-18;
 
-/** Largest denominator of the fractional format (DESIGN.md: d ≤ 100). */
-const MAX_DENOMINATOR = 100;
+/**
+ * Largest denominator of the fractional format (DESIGN.md "Odds at the extremes": d ≤ 1000). With
+ * the exchange's 0.001 tick, (1 − c)/c = (1000 − k)/k, so every quoted chance gets its exact
+ * fraction: 0.999 → `1/999`, 0.001 → `999/1`, 0.535 → `93/107`.
+ */
+export const MAX_DENOMINATOR = 1000;
 
 /** Relative slack when comparing approximation errors, so float noise never beats a simpler fraction. */
 const ERROR_EPSILON = 1e-12;
 
+/** The exchange's extreme ticks: the odds of a settled outcome (chance 0 or 1) are written at these. */
+export const SETTLED_ODDS_AT = { low: 0.001, high: 0.999 } as const;
+
 /**
  * Writes a chance in the five odds formats of DESIGN.md:
- * - percent `round(100c)%`; price `round(100c)¢`;
+ * - percent `round(100c)%`, with as many decimals as it takes (at least one) when whole-number
+ *   rounding would say `0%` or `100%` of a chance that is neither: 0.003 → `0.3%`, 0.999 → `99.9%`,
+ *   0.995 → `99.5%` (0.005 → `1%`: whole rounding says 1%, which is neither);
+ * - price `round(100c)¢` (SPEC.md: whole cents);
  * - decimal `1/c` to 2 places;
- * - fractional: the simplest n/d with d ≤ 100 closest to the profit ratio (1−c)/c
- *   (0.25 → `3/1`, 0.8 → `1/4`, 0.5 → `1/1`);
- * - american `-round(100c/(1−c))` when c > 0.5, else `+round(100(1−c)/c)` (0.25 → `+300`, 0.8 → `-400`).
+ * - fractional: the n/d with d ≤ 1000 closest to the profit ratio (1−c)/c, ties to the smaller d
+ *   (0.25 → `3/1`, 0.8 → `1/4`, 0.999 → `1/999`, 0.001 → `999/1`);
+ * - american `-round(100c/(1−c))` when c > 0.5, else `+round(100(1−c)/c)` (0.25 → `+300`,
+ *   0.8 → `-400`, 0.999 → `-99900`, 0.001 → `+99900`).
+ * Every string is finite and plain (no exponent) for every chance `/odds` accepts.
  *
- * Edge cases (the docs are silent; chosen so every string is readable and never NaN/Infinity):
- * - near-certain c (≥ 200/201 ≈ 0.995): fractional is `0/1`, because with d ≤ 100 zero is the closest
- *   fraction to a profit ratio under 1/200 (the rule as written, not a special case).
- * - c = 1 (certain): decimal `1.00` and fractional `0/1` (exact: the stake comes back, no profit).
- *   American odds of a certainty are −∞, which is not a number anyone can use, so american is
- *   computed at 1 − {@link MIN_ODDS_CHANCE}: `-99999900`.
- * - tiny c: decimal, fractional and american are computed from max(c, {@link MIN_ODDS_CHANCE}),
- *   so 0.001 gives `1000.00`, `999/1`, `+99900` and 1e-9 gives `1000000.00`, `999999/1`,
- *   `+99999900`. Percent and price still round the real chance (0.001 → `0%`, `0¢`).
+ * A chance of 0 or 1 has no odds (nothing to win, or no price to pay): see {@link oddsForDisplay}
+ * for outcomes that are settled.
  *
- * @throws RangeError when c is not a finite number in (0, 1]. Callers validate input first
+ * @throws RangeError when c is not a finite number in (0, 1). Callers validate input first
  *   (the `/odds` endpoint answers 400), so reaching this is a programming error.
  */
 export function oddsFor(chance: number): Odds {
-  if (typeof chance !== 'number' || !Number.isFinite(chance) || chance <= 0 || chance > 1) {
-    throw new RangeError(`chance must be a finite number in (0, 1], got ${String(chance)}`);
+  if (typeof chance !== 'number' || !Number.isFinite(chance) || chance <= 0 || chance >= 1) {
+    throw new RangeError(`chance must be a finite number in (0, 1), got ${String(chance)}`);
   }
   const payoutChance = Math.max(chance, MIN_ODDS_CHANCE);
-  const cents = roundTo(100 * chance, 0);
   return {
-    percent: `${cents}%`,
+    percent: `${percentOf(chance)}%`,
     decimal: roundTo(1 / payoutChance, 2).toFixed(2),
     fractional: fractionalOdds(payoutChance),
-    american: americanOdds(Math.min(payoutChance, 1 - MIN_ODDS_CHANCE)),
-    price: `${cents}¢`,
+    american: americanOdds(payoutChance),
+    price: `${roundTo(100 * chance, 0)}¢`,
   };
 }
 
-/** Simplest n/d (d ≤ 100) closest to (1−c)/c; ties go to the smaller denominator. */
+/**
+ * The odds shown for an outcome whose chance may be 0 or 1 (a resolved market's loser and winner):
+ * percent and price say `0%`/`0¢` or `100%`/`100¢`, and the payout formats are those of the
+ * exchange's extreme ticks ({@link SETTLED_ODDS_AT}), so every string keeps its format rather than
+ * becoming a placeholder a client cannot parse. Any other chance is {@link oddsFor}.
+ */
+export function oddsForDisplay(chance: number): Odds {
+  if (!(chance > 0)) return { ...oddsFor(SETTLED_ODDS_AT.low), percent: '0%', price: '0¢' };
+  if (chance >= 1) return { ...oddsFor(SETTLED_ODDS_AT.high), percent: '100%', price: '100¢' };
+  return oddsFor(chance);
+}
+
+/** 100c rounded to whole, or to the fewest decimals (1 to 15) that say neither 0 nor 100. */
+function percentOf(chance: number): string {
+  const whole = roundTo(100 * chance, 0);
+  if (whole !== 0 && whole !== 100) return String(whole);
+  for (let places = 1; places <= 15; places += 1) {
+    const value = roundTo(100 * chance, places);
+    if (value !== 0 && value !== 100) return value.toFixed(places);
+  }
+  return String(whole);
+}
+
+/**
+ * The fraction n/d (d ≤ MAX_DENOMINATOR) closest to (1−c)/c, ties to the smaller denominator: the
+ * last continued-fraction convergent within the bound or the best semiconvergent after it (the
+ * classic bounded best approximation, as Python's Fraction.limit_denominator), in O(log) steps
+ * rather than a loop over every denominator — it runs for every outcome of every snapshot build.
+ * A unit test holds it equal to the exhaustive search.
+ */
 function fractionalOdds(chance: number): string {
   const ratio = (1 - chance) / chance;
-  let bestN = Math.round(ratio);
-  let bestD = 1;
-  let bestError = Math.abs(ratio - bestN);
-  for (let d = 2; d <= MAX_DENOMINATOR && bestError > 0; d += 1) {
-    const n = Math.round(ratio * d);
-    const error = Math.abs(ratio - n / d);
-    // Strictly better by more than float noise: 0.8 gives 0.24999999999999994, which must stay 1/4
-    // rather than drift to some 25/100-like fraction on a last-bit difference.
-    if (error < bestError - ERROR_EPSILON * Math.max(1, ratio)) {
-      bestN = n;
-      bestD = d;
-      bestError = error;
-    }
+  // Convergents p/q of the continued fraction of `ratio`, computed on the float.
+  let [p0, q0, p1, q1] = [0, 1, 1, 0];
+  let x = ratio;
+  for (let i = 0; i < 64; i += 1) {
+    const a = Math.floor(x);
+    const q2 = q0 + a * q1;
+    if (q2 > MAX_DENOMINATOR) break;
+    [p0, q0, p1, q1] = [p1, q1, p0 + a * p1, q2];
+    const frac = x - a;
+    if (frac < 1e-12 * Math.max(1, x)) break;
+    x = 1 / frac;
   }
-  // The first denominator reaching the best error is already in lowest terms (a reducible n/d
-  // equals a fraction with a smaller d, which would have been found first), but reduce anyway.
-  const divisor = gcd(bestN, bestD);
-  return `${bestN / divisor}/${bestD / divisor}`;
+  // p1/q1: the last convergent within the bound. The best semiconvergent with q ≤ MAX_DENOMINATOR:
+  const k = Math.floor((MAX_DENOMINATOR - q0) / q1);
+  const [sp, sq] = [p0 + k * p1, q0 + k * q1];
+  const convergentError = Math.abs(ratio - p1 / q1);
+  const semiError = Math.abs(ratio - sp / sq);
+  // Better by more than float noise wins; within float noise it is a tie, and ties go to the smaller
+  // denominator (0.8's ratio is 0.24999999999999994, which must stay 1/4).
+  const tolerance = ERROR_EPSILON * Math.max(1, ratio);
+  const semiWins = semiError < convergentError - tolerance || (Math.abs(semiError - convergentError) <= tolerance && sq < q1);
+  const [n, d] = semiWins ? [sp, sq] : [p1, q1];
+  const divisor = gcd(n, d);
+  return `${n / divisor}/${d / divisor}`;
 }
 
 function americanOdds(chance: number): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MIN_ODDS_CHANCE, oddsFor } from './odds.js';
+import { MAX_DENOMINATOR, MIN_ODDS_CHANCE, oddsFor, oddsForDisplay } from './odds.js';
 
 const NUMERIC = /^[+-]?\d+(\.\d+)?$/;
 
@@ -10,7 +10,7 @@ function expectReadable(odds: ReturnType<typeof oddsFor>): void {
   expect(odds.decimal).toMatch(/^\d+\.\d\d$/);
   expect(odds.fractional).toMatch(/^\d+\/\d+$/);
   expect(odds.american).toMatch(/^[+-]\d+$/);
-  expect(odds.percent).toMatch(/^\d+%$/);
+  expect(odds.percent).toMatch(/^\d+(\.\d+)?%$/);
   expect(odds.price).toMatch(/^\d+¢$/);
 }
 
@@ -36,45 +36,56 @@ describe('oddsFor', () => {
     expect(oddsFor(0.52).fractional).toBe('12/13');
   });
 
-  it('given a ratio no d ≤ 100 hits exactly, when converted, then the denominator stays at most 100', () => {
-    const [, d] = oddsFor(0.123).fractional.split('/');
-    expect(Number(d)).toBeLessThanOrEqual(100);
-    // (1 − 0.123)/0.123 = 7.1301…; 713/100 (7.13) is closer than any smaller denominator.
-    expect(oddsFor(0.123).fractional).toBe('713/100');
+  it('given a ratio no d ≤ 1000 hits exactly, when converted, then the denominator stays at most 1000', () => {
+    // (1 − 0.123)/0.123 = 877/123 exactly; 0.3333337 needs more than 1000 to be exact.
+    expect(oddsFor(0.123).fractional).toBe('877/123');
     expect(oddsFor(0.37).fractional).toBe('63/37');
     expect(oddsFor(0.07).fractional).toBe('93/7');
+    const [, d] = oddsFor(0.3333337).fractional.split('/');
+    expect(Number(d)).toBeLessThanOrEqual(MAX_DENOMINATOR);
   });
 
-  it('given 0.999, when converted, then rounds percent to 100% and fractional to the closest 0/1', () => {
-    const odds = oddsFor(0.999);
-    // (1 − c)/c = 0.001: 0/1 is closer than 1/100, the smallest non-zero fraction with d ≤ 100.
-    expect(odds).toEqual({ percent: '100%', decimal: '1.00', fractional: '0/1', american: '-99900', price: '100¢' });
-    expectReadable(odds);
-  });
-
-  it('given certainty c = 1, when converted, then decimal 1.00, fractional 0/1 and a capped readable american', () => {
-    const odds = oddsFor(1);
-    expect(odds).toEqual({ percent: '100%', decimal: '1.00', fractional: '0/1', american: '-99999900', price: '100¢' });
-    expectReadable(odds);
-  });
-
-  it('given a long shot 0.001, when converted, then every string is finite and readable', () => {
-    const odds = oddsFor(0.001);
-    expect(odds).toEqual({ percent: '0%', decimal: '1000.00', fractional: '999/1', american: '+99900', price: '0¢' });
-    expectReadable(odds);
-  });
-
-  it('given a chance below one in a million, when converted, then payout formats use the floor instead of overflowing', () => {
-    const floor = oddsFor(MIN_ODDS_CHANCE);
-    expect(floor.decimal).toBe('1000000.00');
-    expect(floor.american).toBe('+99999900');
-    for (const tiny of [1e-9, 1e-300, Number.MIN_VALUE]) {
-      const odds = oddsFor(tiny);
-      expectReadable(odds);
-      expect(odds.decimal).toBe(floor.decimal);
-      expect(odds.american).toBe(floor.american);
-      expect(odds.fractional).toBe('999999/1');
+  it('given every exchange tick, when converted, then fractional is exact: (1 − c)/c in lowest terms', () => {
+    for (let k = 1; k < 1000; k += 1) {
+      const [n, d] = oddsFor(k / 1000).fractional.split('/').map(Number);
+      const g = gcdOf(1000 - k, k);
+      expect([n, d], `at ${k / 1000}`).toEqual([(1000 - k) / g, k / g]);
     }
+  });
+
+  it('given random chances, when converted, then fractional equals the exhaustive search over d ≤ 1000', () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (let i = 0; i < 2000; i += 1) {
+      const c = Math.max(1e-9, Math.min(1 - 1e-9, random()));
+      expect(oddsFor(c).fractional, `at ${c}`).toBe(exhaustiveFraction(c));
+    }
+  });
+
+  // DESIGN.md "Odds at the extremes": the exchange quotes 0.001–0.999; every format stays finite and honest.
+  it.each([
+    [0.001, { percent: '0.1%', decimal: '1000.00', fractional: '999/1', american: '+99900', price: '0¢' }],
+    [0.005, { percent: '1%', decimal: '200.00', fractional: '199/1', american: '+19900', price: '1¢' }],
+    [0.995, { percent: '99.5%', decimal: '1.01', fractional: '1/199', american: '-19900', price: '100¢' }],
+    [0.999, { percent: '99.9%', decimal: '1.00', fractional: '1/999', american: '-99900', price: '100¢' }],
+    [0.003, { percent: '0.3%', decimal: '333.33', fractional: '997/3', american: '+33233', price: '0¢' }],
+  ])('given the extreme %s, when converted, then every format is finite and honest', (chance, expected) => {
+    const odds = oddsFor(chance);
+    expect(odds).toEqual(expected);
+    expectReadable(odds);
+  });
+
+  it('given a chance whose one decimal still says 0% or 100%, when converted, then percent takes more decimals', () => {
+    expect(oddsFor(0.0004).percent).toBe('0.04%');
+    expect(oddsFor(0.9995).percent).toBe('99.95%');
+  });
+
+  it('given the smallest chance /odds accepts (1e-18), when converted, then payout formats follow it and stay plain', () => {
+    const odds = oddsFor(MIN_ODDS_CHANCE);
+    expect(odds.decimal).toBe('1000000000000000000.00');
+    expect(odds.american).toBe('+100000000000000000000');
+    expectReadable(odds);
+    for (const tiny of [1e-19, 1e-300, Number.MIN_VALUE]) expect(oddsFor(tiny).decimal).toBe(odds.decimal);
   });
 
   it('given a half-cent chance, when converted, then percent and price round half up', () => {
@@ -83,7 +94,7 @@ describe('oddsFor', () => {
   });
 
   it('given many chances, when converted, then american sign follows c > 0.5 and values parse as numbers', () => {
-    for (let i = 1; i <= 1000; i += 1) {
+    for (let i = 1; i < 1000; i += 1) {
       const c = i / 1000;
       const odds = oddsFor(c);
       expectReadable(odds);
@@ -93,8 +104,36 @@ describe('oddsFor', () => {
   });
 
   it('given an invalid chance, when converted, then throws RangeError', () => {
-    for (const bad of [0, -0.1, 1.0001, Number.NaN, Number.POSITIVE_INFINITY]) {
+    for (const bad of [0, 1, -0.1, 1.0001, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(() => oddsFor(bad)).toThrow(RangeError);
     }
   });
 });
+
+describe('oddsForDisplay', () => {
+  it('given a settled loser (0) or winner (1), when shown, then percent and price say so and the payout formats are those of the extreme ticks', () => {
+    expect(oddsForDisplay(0)).toEqual({ percent: '0%', decimal: '1000.00', fractional: '999/1', american: '+99900', price: '0¢' });
+    expect(oddsForDisplay(1)).toEqual({ percent: '100%', decimal: '1.00', fractional: '1/999', american: '-99900', price: '100¢' });
+  });
+
+  it('given a chance in between, when shown, then it is oddsFor', () => {
+    expect(oddsForDisplay(0.999)).toEqual(oddsFor(0.999));
+  });
+});
+
+function gcdOf(a: number, b: number): number {
+  return b === 0 ? a : gcdOf(b, a % b);
+}
+
+/** The rule as written: the n/d with d ≤ 1000 closest to (1 − c)/c, ties to the smaller d, in lowest terms. */
+function exhaustiveFraction(c: number): string {
+  const ratio = (1 - c) / c;
+  let best = { n: Math.round(ratio), d: 1, error: Math.abs(ratio - Math.round(ratio)) };
+  for (let d = 2; d <= MAX_DENOMINATOR; d += 1) {
+    const n = Math.round(ratio * d);
+    const error = Math.abs(ratio - n / d);
+    if (error < best.error - 1e-12 * Math.max(1, ratio)) best = { n, d, error };
+  }
+  const g = gcdOf(best.n, best.d) || 1;
+  return `${best.n / g}/${best.d / g}`;
+}

@@ -8,7 +8,7 @@ import { queueSnapshotWrites, redisKeys, type SnapshotName } from '@pm/shared/re
 import type { EventSnapshot, MarketListSnapshot, MarketSearchSnapshot } from '@pm/shared/snapshots';
 import type { Logger } from '@pm/shared/logger';
 import { CATEGORY_DISPLAY_ORDER, type Category, type Combo, type Event, type EventCard, type LeagueEntry, type LeaderboardRow, type Market } from '@pm/shared/api';
-import { oddsFor } from '@pm/shared/domain';
+import { oddsForDisplay } from '@pm/shared/domain';
 import { createApiServer, type ApiServer } from '../server.js';
 
 /** Test helpers: snapshot payloads in the worker's documented format, and an app on a free port. */
@@ -16,7 +16,7 @@ import { createApiServer, type ApiServer } from '../server.js';
 const WEB = 'http://localhost:3000';
 
 export function outcome(name: string, chance: number) {
-  return { name, chance, odds: oddsFor(chance) };
+  return { name, chance, odds: oddsForDisplay(chance) };
 }
 
 export function market(id: string, question: string, chance = 0.5): Market {

@@ -1,4 +1,4 @@
-import { leagueLabel, oddsFor } from '@pm/shared/domain';
+import { leagueLabel, oddsForDisplay } from '@pm/shared/domain';
 import { CATEGORIES, CATEGORY_DISPLAY_ORDER, type Event, type EventCard, type Game, type LeagueEntry, type Market, type Odds, type Outcome } from '@pm/shared/api';
 import { LIST_SNAPSHOT_SIZE, type EventSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
 import type { SnapshotName } from '@pm/shared/redis';
@@ -13,19 +13,13 @@ import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, DayAgo, Game
 export const CARD_MARKETS = 3;
 
 /**
- * The chance the odds of a chance of 0 are written at: 0.001, the exchange's smallest price tick,
- * i.e. the longest odds its book can quote. Chance 0 shows up for a resolved losing outcome (and for
- * an outcome with neither a live nor a catalog price); `oddsFor` rejects 0 (there are no finite odds
- * on an impossible outcome), and a fixed placeholder object ("—") would break clients that parse the
- * formats. So such an outcome reads `0%`, `1000.00`, `999/1`, `+99900`, `0¢`: every string keeps its
- * format, and percent and price still say 0. A chance of 1 needs no clamp: `oddsFor(1)` is defined
- * (`100%`, `1.00`, `0/1`, …). The outcome's `chance` field itself is never clamped.
+ * The odds of an outcome's chance, which may be 0 (a resolved loser, or an outcome with no price at
+ * all) or 1 (a resolved winner): `oddsForDisplay` writes those at the exchange's extreme ticks with
+ * percent and price still saying 0 or 100, so every string keeps its format (DESIGN.md "Odds at the
+ * extremes"). The outcome's `chance` field itself is never clamped.
  */
-export const ZERO_CHANCE_ODDS_AT = 0.001;
-
 export function oddsForChance(chance: number): Odds {
-  if (!(chance > 0)) return oddsFor(ZERO_CHANCE_ODDS_AT);
-  return oddsFor(Math.min(chance, 1));
+  return oddsForDisplay(Math.min(chance, 1));
 }
 
 /**

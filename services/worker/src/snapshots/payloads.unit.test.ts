@@ -63,8 +63,8 @@ describe('odds of a chance', () => {
   it('given 0 (a resolved losing outcome), then odds at the 0.001 tick, percent and price still 0', () => {
     expect(oddsForChance(0)).toEqual({ percent: '0%', decimal: '1000.00', fractional: '999/1', american: '+99900', price: '0¢' });
   });
-  it('given 1 (a resolved winning outcome), then certain odds', () => {
-    expect(oddsForChance(1)).toMatchObject({ percent: '100%', decimal: '1.00', price: '100¢' });
+  it('given 1 (a resolved winning outcome), then odds at the 0.999 tick, percent and price still 100', () => {
+    expect(oddsForChance(1)).toEqual({ percent: '100%', decimal: '1.00', fractional: '1/999', american: '-99900', price: '100¢' });
   });
 });
 
