@@ -36,6 +36,10 @@ export const configSchema = z.object({
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3002),
   SIM_PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   PUBLIC_WEB_URL: url(['http', 'https']).default('http://localhost:3000').transform((v) => v.replace(/\/+$/, '')),
+  // Signs the `next_cursor` of list pages (HMAC), so a cursor altered by hand or made for another list
+  // is a 400. Every API replica must share it; set a random one in production (knowing it lets someone
+  // start a page anywhere in a public list, nothing more).
+  CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').default('pm-development-cursor-secret'),
   GAMMA_URL: url(['http', 'https']).default('http://127.0.0.1:4000').transform((v) => v.replace(/\/+$/, '')),
   CLOB_URL: url(['http', 'https']).default('http://127.0.0.1:4000').transform((v) => v.replace(/\/+$/, '')),
   CLOB_WS_URL: url(['ws', 'wss']).default('ws://127.0.0.1:4000').transform((v) => v.replace(/\/+$/, '')),

@@ -24,7 +24,7 @@ import { strongEtag } from './respond.js';
  * Bump when the API changes how it shapes a body from the same snapshot (a field added or renamed
  * here), so ETags handed out by the previous version stop matching.
  */
-const RESPONSE_REVISION = '2';
+const RESPONSE_REVISION = '3';
 
 /** Raw inputs of one request: path parameters and the query parameters the endpoint knows. */
 function rawParams(endpoint: { pathParams: readonly string[]; params: { shape: object } }, req: Request): Record<string, string> {
@@ -63,18 +63,22 @@ function canonicalParams(params: object): string {
   return JSON.stringify(entries);
 }
 
-/** The identity of a response, as listed above; `body` only when no snapshot was read (a computed answer is its own version). */
+/**
+ * The identity of a response, as listed above; `body` too when no snapshot was read (a computed
+ * answer is its own version) or when part of it came from Postgres (a page past the first).
+ */
 export function cacheIdentity(
   path: string,
   params: object,
   versions: ReadonlyArray<readonly [SnapshotName, string | null]>,
   live: boolean | undefined,
   body: Buffer,
+  fromPostgres = false,
 ): string {
   const parts = [RESPONSE_REVISION, path, canonicalParams(params)];
   for (const [name, etag] of versions) parts.push(`${name}@${etag ?? 'absent'}`);
   if (live !== undefined) parts.push(`live=${live}`);
-  if (versions.length === 0) parts.push(createHash('sha1').update(body).digest('base64url'));
+  if (versions.length === 0 || fromPostgres) parts.push(createHash('sha1').update(body).digest('base64url'));
   return parts.join('\n');
 }
 
@@ -103,6 +107,9 @@ export function endpointRoute<P extends EndpointPath>(
     const params = parseParams(endpoint, rawParams(endpoint, req));
     const versions: Array<readonly [SnapshotName, string | null]> = [];
     let live: boolean | undefined;
+    // A page read from Postgres has no version to be retired by: it is answered once, never held.
+    let fromPostgres = false;
+    const pages = ctx.pages;
     const noted: HandlerContext = {
       ...ctx,
       snapshots: {
@@ -113,11 +120,18 @@ export function endpointRoute<P extends EndpointPath>(
         },
       },
       live: () => (live = ctx.live()),
+      pages: {
+        calls: (q) => ((fromPostgres = true), pages.calls(q)),
+        userCalls: (q) => ((fromPostgres = true), pages.userCalls(q)),
+        combos: (q) => ((fromPostgres = true), pages.combos(q)),
+        leaderboard: (q) => ((fromPostgres = true), pages.leaderboard(q)),
+        close: () => pages.close(),
+      },
     };
     const { data } = await handler(params, noted);
     const body = Buffer.from(JSON.stringify({ ok: true, ...data }));
-    const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body)), cacheControl, body);
-    readyCache.remember(target, { ready, versions, live });
+    const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body, fromPostgres)), cacheControl, body);
+    if (!fromPostgres) readyCache.remember(target, { ready, versions, live });
     return ready;
   }
 }

@@ -3,6 +3,8 @@ import type { Logger } from '@pm/shared/logger';
 import type { SnapshotName } from '@pm/shared/redis';
 import type { EndpointPath, ParamsOf, ResponseOf } from '@pm/shared/api';
 import type { z } from 'zod';
+import type { Cursors } from './pages/cursor.js';
+import type { PageReader } from './pages/pages.js';
 import type { HeldSnapshot } from './snapshot-store.js';
 
 /**
@@ -14,6 +16,12 @@ export interface HandlerContext {
   snapshots: { read<T>(name: SnapshotName, schema: z.ZodType<T>): Promise<HeldSnapshot<T> | null> };
   /** Whether prices count as live now (DESIGN.md: feed connected, last message under 30 s old). */
   live(): boolean;
+  /** Pages past the first of the lists (Postgres, read-only). A body read through it is never held as a ready response. */
+  pages: PageReader;
+  /** Makes and checks `next_cursor` / `?cursor=`. */
+  cursors: Cursors;
+  /** The slug of the event holding a market, from the worker's market index; null when unknown. */
+  marketEvent(marketId: string): Promise<string | null>;
   /** Unix ms. */
   clock: () => number;
   config: Config;

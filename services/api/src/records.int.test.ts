@@ -161,7 +161,7 @@ describe('GET /api/v1/calls', () => {
     const m1 = await ok('/api/v1/calls?market=m1', callListResponseSchema, 15);
     expect(m1).toMatchObject({ count: 3, platform_split: [3, 1] });
     const none = await ok('/api/v1/calls?market=no-such-market', callListResponseSchema, 15);
-    expect(none).toEqual({ ok: true, count: 0, platform_split: [], calls: [] });
+    expect(none).toEqual({ ok: true, count: 0, platform_split: [], calls: [], next_cursor: null });
   });
 
   it.each(['limit=0', 'limit=101', 'limit=abc', 'limit=1.5', 'limit=-1', 'limit=1&limit=2', `market=${'x'.repeat(101)}`])('refuses %s with a 400 naming the parameter', async (query) => {

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { createServiceMetrics, type ServiceMetrics } from '@pm/shared/metrics';
 import type { Config } from '@pm/shared/config';
 import type { Logger } from '@pm/shared/logger';
+import { redisKeys } from '@pm/shared/redis';
 import { createApp } from './app.js';
 import { errorBody, ERROR_STATUS, type ErrorCode } from './errors.js';
 import { ALLOWED_METHODS } from './respond.js';
@@ -12,6 +13,9 @@ import { apiReadiness, collectSnapshotAges, opsRoutes, requestObserver } from '.
 import { createRateLimiter } from './rate-limit.js';
 import { createReadyCache } from './ready-cache.js';
 import { createSnapshotStore, type SnapshotStore } from './snapshot-store.js';
+import { createCursors } from './pages/cursor.js';
+import { createPageReader } from './pages/pages.js';
+import { ApiError } from './errors.js';
 
 export interface ApiServerDependencies {
   config: Config;
@@ -34,7 +38,7 @@ export interface ApiServer {
   server: http.Server;
   snapshots: SnapshotStore;
   metrics: ServiceMetrics<'api'>;
-  /** Stops the subscription and timers (the caller closes the server). */
+  /** Stops the subscription and timers and closes the page reader's pool (the caller closes the server). */
   stop(): Promise<void>;
 }
 
@@ -52,6 +56,17 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const readyCache = createReadyCache(snapshots);
   const limiter = createRateLimiter({ redis, prefix: config.REDIS_PREFIX, limit: config.RATE_LIMIT_PER_MINUTE, logger });
   const observer = requestObserver(metrics, logger);
+  // Pages past the first (pages/pages.ts): a small pool, connected on the first such page only.
+  const pages = createPageReader({ databaseUrl: config.DATABASE_URL, webUrl: config.PUBLIC_WEB_URL, logger });
+  const marketEvents = redisKeys(config.REDIS_PREFIX).marketEvents;
+  const marketEvent = async (marketId: string): Promise<string | null> => {
+    try {
+      return await redis.hget(marketEvents, marketId);
+    } catch (err) {
+      logger.warn({ err }, 'redis unavailable');
+      throw new ApiError('unavailable', 'market data is unavailable right now; please try again shortly', { cause: err });
+    }
+  };
   const ops = opsRoutes({
     metrics,
     readiness: apiReadiness(redis, config.REDIS_PREFIX),
@@ -61,7 +76,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const app = createApp({
     config,
     logger,
-    ctx: { snapshots, live: () => snapshots.live(), clock, config, logger },
+    ctx: { snapshots, live: () => snapshots.live(), clock, config, logger, pages, cursors: createCursors(config.CURSOR_SECRET), marketEvent },
     limiter,
     readyCache,
     observer,
@@ -72,7 +87,15 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
   snapshots.start();
-  return { server, snapshots, metrics, stop: () => snapshots.stop() };
+  return {
+    server,
+    snapshots,
+    metrics,
+    stop: async () => {
+      await snapshots.stop();
+      await pages.close();
+    },
+  };
 }
 
 /** Node's parser errors (issue 9): the JSON error body with a status that says what was wrong. */

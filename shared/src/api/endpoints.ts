@@ -148,6 +148,17 @@ export function pathParam(name: string, opts: { max: number; description: string
   return z.string({ error }).min(1, { error }).max(opts.max, { error }).meta({ description: opts.description });
 }
 
+/** The `cursor` of a list: a `next_cursor` as the list gave it (checked by the API: signed, and for this list). */
+export function cursorParam() {
+  const error = 'cursor must be a next_cursor exactly as a previous page of this list gave it';
+  return z
+    .preprocess(emptyIsOmitted, z.string({ error }).max(512, { error }).optional())
+    .meta({
+      description:
+        'The `next_cursor` of the previous page, as given: the page after it. Omitted: the first page. A cursor that was altered, or that another list (or the same list with other parameters) gave, is a 400.',
+    });
+}
+
 /**
  * The `chance` of /odds: required, written as a plain decimal (`0.25`, `.25`), 0 < chance < 1.
  * Exponents, hex, signs, `NaN`, `Infinity` and more than 20 characters are refused: they are never
@@ -319,12 +330,14 @@ const endpointTable = [
       'Public calls, newest first (by `made_at`, then id).',
       'With `market`, only that market\'s calls, and the response adds `platform_split`: how many people\'s latest call on the market is on each outcome, in outcome order (one per person; empty when nobody has called it).',
       'A `market` id nobody has called — including an id the service does not know — answers 200 with `count` 0, `calls` [] and `platform_split` []: markets come and go with the catalog, so an id that has no calls is an empty list, not an error.',
-      'At most the 100 newest calls (of the market, with `market`) are available. 503 while the records have not been built yet (a service just started).',
+      'Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` for the next page. A walk never skips or repeats an item while new ones arrive: new items appear at the head of the list, before the walk\'s first page. The first page is the live list (cached 15 s); pages after it are read from the records themselves.',
+      'A walk returns every call that was on the list when its first page was made, exactly once; each page shows the calls as they are now (a call settled since shows its result). 503 while the records have not been built yet (a service just started).',
     ].join('\n\n'),
     tags: ['Calls'],
     params: z.object({
       market: textParam('market', { max: 100, description: 'A market id; when given, only its calls, and the response adds `platform_split`.' }),
       limit: intParam('limit', { min: 1, max: 100, default: 25, description: 'How many calls to return.' }),
+      cursor: cursorParam(),
     }),
     response: callListResponseSchema,
     cache: 'live',
@@ -376,13 +389,15 @@ const endpointTable = [
     description: [
       "A person's calls, newest first, in the same shape as the call list; `status` filters them (omitted means all).",
       'The handle matches case-insensitively, with or without a leading `@`; `handle` in the response is spelled as the person does. An unknown handle is a 404; a person with no calls (of that status) gives an empty list.',
-      'At most the 100 newest calls of each filter are available.',
+      'Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` for the next page. A walk never skips or repeats an item while new ones arrive: new items appear at the head of the list, before the walk\'s first page. The first page is the live list (cached 15 s); pages after it are read from the records themselves.',
+      'With `status`, a call that leaves the filter during a walk (an open call settles) is not on later pages, and one that joins it shows up where its `made_at` places it if the walk has not passed that point yet; no call is ever shown twice.',
     ].join('\n\n'),
     tags: ['People'],
     params: z.object({
       handle: pathParam('handle', { max: 51, description: 'The handle, with or without a leading @; case-insensitive' }),
       status: enumParam('status', CALL_STATUSES, 'open, won, lost or void; omitted means all. Case-insensitive.'),
       limit: intParam('limit', { min: 1, max: 100, default: 25, description: 'How many calls to return.' }),
+      cursor: cursorParam(),
     }),
     response: userCallsResponseSchema,
     cache: 'list',
@@ -399,12 +414,13 @@ const endpointTable = [
     description: [
       'Public records ranked on settled calls, ordered by `rank`.',
       '`sort`: `profit` (default) by total profit on 10; `right` by right_pct among people with 5 or more settled calls only; `xp` by XP; `week` by profit of calls settled in the last 7 days. Ties go to more settled calls, then handle (alphabetical).',
-      'At most the top 100 rows are available. 503 while the records have not been built yet.',
+      'Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` for the next page. The cursor keeps the ranking the walk started from: ranks change as calls settle, and a walk shows each person once, at the rank they had on its first page, with their figures as they are now. A ranking stays walkable for 15 minutes after the next one replaced it; an older cursor is a 400 saying to start again. Each board holds the top 1,000. 503 while the records have not been built yet.',
     ].join('\n\n'),
     tags: ['People'],
     params: z.object({
       sort: enumParam('sort', LEADERBOARD_SORTS, 'profit (default), right (only people with 5 or more settled calls), xp, or week (profit in the last 7 days). Case-insensitive.'),
       limit: intParam('limit', { min: 1, max: 100, default: 25, description: 'How many rows to return.' }),
+      cursor: cursorParam(),
     }),
     response: leaderboardResponseSchema,
     cache: 'list',
@@ -421,12 +437,14 @@ const endpointTable = [
     description: [
       'Public combos of one status, newest first: open (default), won, lost or void. `status` in the response is the filter applied.',
       'A combo is lost as soon as any leg is lost, void when every leg is void, won when every leg is settled with none lost and at least one won; otherwise open. `chance` and `wins_on_10` are fixed when the combo is made.',
-      'At most the 50 newest combos of each status are available. 503 while the records have not been built yet.',
+      'Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` for the next page. A walk never skips or repeats an item while new ones arrive: new items appear at the head of the list, before the walk\'s first page. The first page is the live list (cached 15 s); pages after it are read from the records themselves.',
+      'A combo that leaves the status during a walk (an open combo settles) is not on later pages, and one that joins it shows up where its `made_at` places it if the walk has not passed that point yet; no combo is ever shown twice. Each leg carries its event\'s slug (`event`). 503 while the records have not been built yet.',
     ].join('\n\n'),
     tags: ['Calls'],
     params: z.object({
       status: enumParam('status', CALL_STATUSES, 'open (default), won, lost or void. Case-insensitive.'),
       limit: intParam('limit', { min: 1, max: 50, default: 20, description: 'How many combos to return.' }),
+      cursor: cursorParam(),
     }),
     response: comboListResponseSchema,
     cache: 'live',

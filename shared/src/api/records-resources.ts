@@ -119,6 +119,7 @@ export type LeaderboardRow = z.infer<typeof leaderboardRowSchema>;
 export const legSchema = z
   .object({
     market_id: z.string(),
+    event: z.string().meta({ description: "Slug of the leg's event (GET /api/v1/markets/{event}; or /api/v1/markets/by-id/{market_id})" }),
     question: z.string(),
     outcome: z.string(),
     outcome_index: z.number().int().min(0),
@@ -146,6 +147,15 @@ export type Combo = z.infer<typeof comboSchema>;
 // ---------------------------------------------------------------------------------------------
 // Response bodies of endpoints 5–10.
 
+/** DESIGN.md "Pagination": the next page's `cursor`, null on the last page. */
+const nextCursor = z
+  .string()
+  .nullable()
+  .meta({
+    description:
+      'Pass as `cursor` (same path and parameters; `limit` may change) for the next page; null on the last page. Opaque and signed: an altered cursor, or one from another list, is a 400.',
+  });
+
 export const callListResponseSchema = z
   .object({
     ok: z.literal(true),
@@ -155,6 +165,7 @@ export const callListResponseSchema = z
       .optional()
       .meta({ description: 'Present when `market` is given: people whose latest call on the market is on each outcome, in outcome order; empty when nobody has called it' }),
     calls: z.array(callSchema).meta({ description: 'Newest first' }),
+    next_cursor: nextCursor,
   })
   .meta({ id: 'CallListResponse' });
 
@@ -168,6 +179,7 @@ export const userCallsResponseSchema = z
     handle: z.string().meta({ description: 'The handle as the person spells it' }),
     count: z.number().int().min(0),
     calls: z.array(callSchema).meta({ description: 'Newest first' }),
+    next_cursor: nextCursor,
   })
   .meta({ id: 'UserCallsResponse' });
 
@@ -177,6 +189,7 @@ export const leaderboardResponseSchema = z
     sort: leaderboardSortSchema,
     count: z.number().int().min(0),
     rows: z.array(leaderboardRowSchema).meta({ description: 'Ordered by rank' }),
+    next_cursor: nextCursor,
   })
   .meta({ id: 'LeaderboardResponse' });
 
@@ -186,6 +199,7 @@ export const comboListResponseSchema = z
     status: callStatusSchema.meta({ description: 'The applied filter' }),
     count: z.number().int().min(0),
     combos: z.array(comboSchema).meta({ description: 'Newest first' }),
+    next_cursor: nextCursor,
   })
   .meta({ id: 'ComboListResponse' });
 
@@ -214,8 +228,12 @@ export type UserSnapshot = z.infer<typeof userSnapshotSchema>;
 export const userCallsSnapshotSchema = z.object({ handle: z.string(), calls: z.array(callSchema) });
 export type UserCallsSnapshot = z.infer<typeof userCallsSnapshotSchema>;
 
-/** `leaderboard:<profit|right|xp|week>`: the top rows (at most LEADERBOARD_SIZE), by rank. */
-export const leaderboardSnapshotSchema = z.object({ rows: z.array(leaderboardRowSchema) });
+/**
+ * `leaderboard:<profit|right|xp|week>`: the top rows (at most LEADERBOARD_SIZE), by rank, and the
+ * ranking version they are (migration 0005), which the API's next_cursor pins. `version` is absent
+ * only from a snapshot written before ranking versions existed, until the worker's start-up build.
+ */
+export const leaderboardSnapshotSchema = z.object({ version: z.number().int().min(0).optional(), rows: z.array(leaderboardRowSchema) });
 export type LeaderboardSnapshot = z.infer<typeof leaderboardSnapshotSchema>;
 
 /** `combos:<open|won|lost|void>`: the newest combos of that status (at most COMBO_LIST_SIZE). */

@@ -41,6 +41,12 @@ export interface RedisKeys {
   snapshotBuiltAt: string;
   /** prefix for the API's rate-limit counters (rate-limit-redis appends the client key). */
   rateLimitPrefix: string;
+  /**
+   * hash: market id → the slug of its event, for `/api/v1/markets/by-id/{marketId}`. Written by the
+   * worker's snapshot builder for every event whose page it builds from the catalog (open events on
+   * each catalog load, closed ones when their page is rebuilt); rebuilt with the pages after a loss.
+   */
+  marketEvents: string;
 }
 
 /**
@@ -85,6 +91,7 @@ export function redisKeys(prefix: string): RedisKeys {
     feedAnnounce: `${prefix}:feed:announce`,
     snapshotBuiltAt: `${prefix}:snapshots:built`,
     rateLimitPrefix: `${prefix}:rl:`,
+    marketEvents: `${prefix}:market-events`,
   };
 }
 

@@ -83,8 +83,8 @@ export const combo = (id: string, status: Combo['status']): Combo => ({
   status,
   xp_awarded: status === 'won' ? 200 : 0,
   legs: [
-    { market_id: 'm1', question: 'Will Arsenal win?', outcome: 'Yes', outcome_index: 0, chance_at_call: 0.4, status: status === 'won' ? 'won' : 'open' },
-    { market_id: 'm3', question: 'Over 2.5 goals?', outcome: 'Over', outcome_index: 0, chance_at_call: 0.4, status: status === 'won' ? 'won' : 'open' },
+    { market_id: 'm1', event: 'ars-che', question: 'Will Arsenal win?', outcome: 'Yes', outcome_index: 0, chance_at_call: 0.4, status: status === 'won' ? 'won' : 'open' },
+    { market_id: 'm3', event: 'ars-che', question: 'Over 2.5 goals?', outcome: 'Over', outcome_index: 0, chance_at_call: 0.4, status: status === 'won' ? 'won' : 'open' },
   ],
   made_at: '2026-11-20T12:00:00.000Z',
   url: `${WEB}/combo/${id}`,

@@ -34,6 +34,12 @@ function board(sort: LeaderboardSort, weekStart: Date) {
 }
 
 /**
+ * How long a ranking stays readable after the next one replaced it: a leaderboard walk (the API's
+ * next_cursor names the version its first page showed) has this long to finish (migration 0005).
+ */
+export const RANKING_KEPT_MINUTES = 15;
+
+/**
  * leaderboard_rows: ranks 1..n per sort (n at most LEADERBOARD_DEPTH), from user_records, so a row
  * always agrees with the record.
  * - profit by profit_on_10, xp by xp: people with at least one settled call;
@@ -42,10 +48,14 @@ function board(sort: LeaderboardSort, weekStart: Date) {
  *   played this week is not on this week's board at 0);
  * - ties: settled desc, then handle (case-insensitively; handles are unique that way, so the order is total).
  * It always re-ranks every board (a change moves everyone below it), but writes only the rows
- * that changed: rows not in the new ranking are deleted, then the missing ones inserted.
+ * that changed: rows not in the new ranking move to leaderboard_retired, then the missing ones are
+ * inserted, both under a new ranking version (leaderboard_versions) — made only when something
+ * changed. Versions replaced more than RANKING_KEPT_MINUTES ago are pruned with the rows only they
+ * could see. A rebuild starts the versions afresh (walks begun before it end with a clear 400).
  */
 export const leaderboard: Projection = {
   name: 'leaderboard_rows',
+  // Still 1: the rows mean what they meant (rank and person); the versions are history beside them.
   version: 1,
   handles: ['UserRecordChanged'],
   tables: ['leaderboard_rows'],
@@ -64,18 +74,52 @@ export const leaderboard: Projection = {
           limit ${LEADERBOARD_DEPTH}
         ) top`;
     });
+    if (scope.all) {
+      // Input: none. Output: none; the rebuild's ranking is the first of a new history.
+      await tx.query(sql`truncate leaderboard_retired`);
+      await tx.query(sql`delete from leaderboard_versions`);
+    }
     // Input: `now` (week window). Output: temp table new_ranks(sort, rank, user_id), the new ranking.
     await tx.query(sql`create temp table new_ranks on commit drop as ${sql.join(tops, sql` union all `)}`);
-    // Input: new_ranks. Output: none; leaderboard_rows becomes exactly new_ranks.
-    await tx.query(sql`
-      delete from leaderboard_rows l
-      where not exists (select 1 from new_ranks n where n.sort = l.sort and n.rank = l.rank and n.user_id = l.user_id)
-    `);
-    await tx.query(sql`
-      insert into leaderboard_rows (sort, rank, user_id)
-      select n.sort, n.rank, n.user_id from new_ranks n
-      where not exists (select 1 from leaderboard_rows l where l.sort = n.sort and l.rank = n.rank and l.user_id = n.user_id)
-    `);
+    // Input: new_ranks. Output: whether the ranking differs from leaderboard_rows at all.
+    const [{ changed }] = (await tx.query(sql`
+      select exists (
+               select 1 from leaderboard_rows l
+               where not exists (select 1 from new_ranks n where n.sort = l.sort and n.rank = l.rank and n.user_id = l.user_id))
+          or exists (
+               select 1 from new_ranks n
+               where not exists (select 1 from leaderboard_rows l where l.sort = n.sort and l.rank = n.rank and l.user_id = n.user_id))
+          or not exists (select 1 from leaderboard_versions) as changed
+    `)) as [{ changed: boolean }];
+    if (changed) {
+      // Input: now. Output: the new ranking version.
+      const [{ version }] = (await tx.query(sql`insert into leaderboard_versions (made_at) values (${scope.now}) returning version`)) as [{ version: number }];
+      // Input: new_ranks, the version. Output: none; leaderboard_rows becomes exactly new_ranks, the
+      // rows it loses kept in leaderboard_retired as of this version.
+      await tx.query(sql`
+        with gone as (
+          delete from leaderboard_rows l
+          where not exists (select 1 from new_ranks n where n.sort = l.sort and n.rank = l.rank and n.user_id = l.user_id)
+          returning l.sort, l.rank, l.user_id, l.from_version
+        )
+        insert into leaderboard_retired (sort, rank, user_id, from_version, to_version)
+        select sort, rank, user_id, from_version, ${version} from gone
+        on conflict (sort, rank, from_version) do nothing
+      `);
+      await tx.query(sql`
+        insert into leaderboard_rows (sort, rank, user_id, from_version)
+        select n.sort, n.rank, n.user_id, ${version} from new_ranks n
+        where not exists (select 1 from leaderboard_rows l where l.sort = n.sort and l.rank = n.rank and l.user_id = n.user_id)
+      `);
+      // Input: now. Output: none; versions replaced more than RANKING_KEPT_MINUTES ago, and the
+      // retired rows no kept version can see (a row retired at t is seen by versions below t).
+      await tx.query(sql`
+        delete from leaderboard_versions v
+        where exists (select 1 from leaderboard_versions n
+                      where n.version > v.version and n.made_at < ${scope.now}::timestamptz - make_interval(mins => ${RANKING_KEPT_MINUTES}))
+      `);
+      await tx.query(sql`delete from leaderboard_retired where to_version <= (select min(version) from leaderboard_versions)`);
+    }
     await tx.query(sql`drop table new_ranks`);
   },
 };

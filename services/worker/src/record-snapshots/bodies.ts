@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CALL_LIST_SIZE, CALL_STATUSES, COMBO_LIST_SIZE, LEADERBOARD_SIZE, LEADERBOARD_SORTS, USER_CALL_FILTERS } from '@pm/shared/api';
 import type { SnapshotName } from '@pm/shared/redis';
-import { sql, type Db } from '@pm/shared/db';
+import { recordJson, sql, type Db } from '@pm/shared/db';
 import { RIGHT_MIN_SETTLED } from '../projections/leaderboard.js';
 
 /**
@@ -14,7 +14,9 @@ import { RIGHT_MIN_SETTLED } from '../projections/leaderboard.js';
  * in value, and no chance or amount is that small.
  *
  * Objects are concatenated text with their keys in SPEC.md's order (jsonObject); lists are
- * `string_agg` of those objects (json_agg would add spaces). Each statement is set-based over any
+ * `string_agg` of those objects (json_agg would add spaces). The resources themselves are defined
+ * once in shared/src/db/record-json.ts, which the API's pages past the first build from too.
+ * Each statement is set-based over any
  * number of ids; the indexes of migration 0003 are behind every one (see record-queries.int.test.ts).
  */
 
@@ -39,75 +41,8 @@ function parseBodies(rows: unknown[]): SnapshotBody[] {
   });
 }
 
-type Fragment = ReturnType<typeof sql>;
-
-/** `[a,b,…]` of the JSON text `item` in `order`, `[]` for none (json_agg would add spaces). */
-const jsonList = (item: Fragment, order: Fragment) => sql`coalesce('[' || string_agg(${item}, ',' order by ${order}) || ']', '[]')`;
-
-/**
- * `{"k1":v1,"k2":v2,…}` by concatenation: keys in the order given, each value already JSON text
- * (the helpers below). About twice as fast per row as row_to_json of a sub-select, whose sub-plan
- * is started per row. Keys are code constants, checked, never input.
- */
-function jsonObject(fields: ReadonlyArray<readonly [string, Fragment]>): Fragment {
-  const parts = fields.map(([key, value], i) => {
-    if (!/^[a-z_0-9]+$/.test(key)) throw new Error(`bad JSON key ${key}`);
-    return sql`${sql.__dangerous__rawValue(`'${i === 0 ? '{' : ','}"${key}":'`)} || ${value}`;
-  });
-  return sql`(${sql.join(parts, sql` || `)} || '}')`;
-}
-/** JSON text of a text value (escaped as JSON.stringify escapes it) or of null. */
-const text = (v: Fragment) => sql`coalesce(to_json((${v})::text)::text, 'null')`;
-/** JSON text of a number (float8 prints the shortest round-trip form, as JavaScript does) or of null. */
-const num = (v: Fragment) => sql`coalesce((${v})::float8::text, 'null')`;
-/** JSON text of an integer or a boolean. */
-const plain = (v: Fragment) => sql`(${v})::text`;
-/** JSON text of a timestamp as Date#toISOString prints it, or of null. */
-const iso = (v: Fragment) => sql`coalesce('"' || pm_iso(${v}) || '"', 'null')`;
-/** JSON text of a public link. */
-const link = (webUrl: string, path: string, id: Fragment) => text(sql`${webUrl}::text || ${path}::text || pm_uri_component(${id})`);
-
-/** The joins every call object needs; `c` is the call. */
-const CALL_JOINS = sql`
-  join users u on u.id = c.user_id
-  join markets m on m.id = c.market_id
-  join events e on e.id = m.event_id
-  join outcomes o on o.market_id = c.market_id and o.outcome_index = c.outcome_index
-`;
-
-/** `profit_on_10` is null while open. */
-const PROFIT = sql`case when c.status <> 'open' then c.profit_on_10 end`;
-
-/**
- * SPEC.md's Call as JSON text (over CALL_JOINS). `copied_from` is `{id, handle}` or null: a missing
- * author would mean a deleted user, and a half object is worse than none.
- */
-const callObject = (webUrl: string) =>
-  jsonObject([
-    ['id', text(sql`c.id`)],
-    ['user', jsonObject([['handle', text(sql`u.handle`)], ['avatar', text(sql`u.avatar`)]])],
-    ['market_id', text(sql`c.market_id`)],
-    ['event', text(sql`e.slug`)],
-    ['question', text(sql`m.question`)],
-    ['outcome', text(sql`o.name`)],
-    ['outcome_index', plain(sql`c.outcome_index`)],
-    ['chance_at_call', num(sql`c.chance_at_call`)],
-    ['thesis', text(sql`c.thesis`)],
-    [
-      'copied_from',
-      // Looked up by key for the few calls that are copies: a join would hash or scan every call.
-      sql`case when c.copied_from is null then 'null' else coalesce((
-            select ${jsonObject([['id', text(sql`cc.id`)], ['handle', text(sql`cu.handle`)]])}
-            from calls cc join users cu on cu.id = cc.user_id where cc.id = c.copied_from
-          ), 'null') end`,
-    ],
-    ['is_fade', plain(sql`c.is_fade`)],
-    ['status', text(sql`c.status`)],
-    ['profit_on_10', num(PROFIT)],
-    ['made_at', iso(sql`c.made_at`)],
-    ['settled_at', iso(sql`c.settled_at`)],
-    ['url', link(webUrl, '/c/', sql`c.id`)],
-  ]);
+type Fragment = recordJson.Fragment;
+const { jsonList, jsonObject, text, num, plain, iso, link, callObject, comboObject, leaderboardRowObject, CALL_JOINS, CALL_PROFIT: PROFIT } = recordJson;
 
 /** A list's calls `r` with their cached Call object as `cj.body` (ensureCallJson made any missing one). */
 const CACHED_CALL = sql`join record_call_json cj on cj.call_id = r.id`;
@@ -283,8 +218,9 @@ export async function marketBodies(db: Queryable, ids: readonly string[], webUrl
 /**
  * inputs: the public web url. outputs: the small global lists, read in one snapshot of the database
  * (a combo and its legs agree): `calls:latest` (the CALL_LIST_SIZE newest calls), `leaderboard:<sort>`
- * (the top LEADERBOARD_SIZE rows of each board from leaderboard_rows; `right` keeps only people with
- * RIGHT_MIN_SETTLED or more settled calls, whatever the projection holds) and `combos:<status>`
+ * (the top LEADERBOARD_SIZE rows of each board from leaderboard_rows and the ranking version they are;
+ * `right` keeps only people with RIGHT_MIN_SETTLED or more settled calls, whatever the projection
+ * holds) and `combos:<status>`
  * (the COMBO_LIST_SIZE newest combos of each status with their legs in leg order).
  */
 export async function globalBodies(db: Db, webUrl: string): Promise<SnapshotBody[]> {
@@ -300,17 +236,7 @@ export async function globalBodies(db: Db, webUrl: string): Promise<SnapshotBody
         ), sorts as (
           select sort from unnest(${[...LEADERBOARD_SORTS]}::text[]) as s(sort)
         ), boards as (
-          select l.sort, l.rank, ${jsonObject([
-            ['rank', plain(sql`l.rank`)],
-            ['handle', text(sql`u.handle`)],
-            ['display_name', text(sql`u.display_name`)],
-            ['avatar', text(sql`u.avatar`)],
-            ...(['right_pct', 'settled', 'won'] as const).map((k) => [k, plain(sql`coalesce(${sql.ident('r', k)}, 0)`)] as const),
-            ['profit_on_10', num(sql`coalesce(r.profit_on_10, 0)`)],
-            ['profit_7d', num(sql`coalesce(r.profit_7d, 0)`)],
-            ['xp', plain(sql`coalesce(r.xp, 0)`)],
-            ['streak', plain(sql`coalesce(r.streak, 0)`)],
-          ])} as j
+          select l.sort, l.rank, ${leaderboardRowObject()} as j
           from leaderboard_rows l
           join users u on u.id = l.user_id
           left join user_records r on r.user_id = l.user_id
@@ -318,33 +244,7 @@ export async function globalBodies(db: Db, webUrl: string): Promise<SnapshotBody
         ), statuses as (
           select status from unnest(${[...CALL_STATUSES]}::text[]) as s(status)
         ), combo_list as (
-          select s.status, k.made_at, k.id, ${jsonObject([
-            ['id', text(sql`k.id`)],
-            ['user', jsonObject([['handle', text(sql`u.handle`)]])],
-            ['chance', num(sql`k.chance`)],
-            ['wins_on_10', num(sql`k.wins_on_10`)],
-            ['status', text(sql`k.status`)],
-            ['xp_awarded', plain(sql`k.xp_awarded`)],
-            ['legs', sql`(
-              select ${jsonList(
-                jsonObject([
-                  ['market_id', text(sql`g.market_id`)],
-                  ['question', text(sql`m.question`)],
-                  ['outcome', text(sql`o.name`)],
-                  ['outcome_index', plain(sql`g.outcome_index`)],
-                  ['chance_at_call', num(sql`g.chance_at_call`)],
-                  ['status', text(sql`g.status`)],
-                ]),
-                sql`g.leg_index`,
-              )}
-              from combo_legs g
-              join markets m on m.id = g.market_id
-              join outcomes o on o.market_id = g.market_id and o.outcome_index = g.outcome_index
-              where g.combo_id = k.id
-            )`],
-            ['made_at', iso(sql`k.made_at`)],
-            ['url', link(webUrl, '/combo/', sql`k.id`)],
-          ])} as j
+          select s.status, k.made_at, k.id, ${comboObject(webUrl)} as j
           from statuses s
           cross join lateral (
             select * from combos k where k.status = s.status order by k.made_at desc, k.id desc limit ${COMBO_LIST_SIZE}
@@ -353,7 +253,10 @@ export async function globalBodies(db: Db, webUrl: string): Promise<SnapshotBody
         )
         select 'calls:latest' as name, '{"calls":' || (select ${jsonList(sql`j`, sql`made_at desc, id desc`)} from latest) || '}' as body
         union all
-        select 'leaderboard:' || s.sort, '{"rows":' || ${jsonList(sql`b.j`, sql`b.rank`)} || '}'
+        -- The ranking version the rows are (migration 0005): the API's next_cursor pins it.
+        select 'leaderboard:' || s.sort,
+               '{"version":' || (select coalesce(max(version), 0) from leaderboard_versions)::text
+               || ',"rows":' || ${jsonList(sql`b.j`, sql`b.rank`)} || '}'
         from sorts s left join boards b on b.sort = s.sort group by s.sort
         union all
         select 'combos:' || s.status, '{"combos":' || ${jsonList(sql`c.j`, sql`c.made_at desc, c.id desc`)} || '}'

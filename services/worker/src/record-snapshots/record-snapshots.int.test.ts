@@ -167,8 +167,8 @@ describe('a full build of the seeded records', () => {
         status: 'open',
         xp_awarded: 0,
         legs: [
-          { market_id: 'm1', question: 'Will Arsenal win?', outcome: 'Yes', outcome_index: 0, chance_at_call: 0.4, status: 'open' },
-          { market_id: 'm3', question: 'Over 2.5 goals?', outcome: 'Under', outcome_index: 1, chance_at_call: 0.4, status: 'open' },
+          { market_id: 'm1', event: 'ars-che', question: 'Will Arsenal win?', outcome: 'Yes', outcome_index: 0, chance_at_call: 0.4, status: 'open' },
+          { market_id: 'm3', event: 'ars-che', question: 'Over 2.5 goals?', outcome: 'Under', outcome_index: 1, chance_at_call: 0.4, status: 'open' },
         ],
         made_at: at(45).toISOString(),
         url: `${WEB_URL}/combo/k-open`,
