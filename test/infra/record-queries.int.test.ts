@@ -7,6 +7,8 @@ import { callBodies, globalBodies, marketBodies, refreshCallJson, userBodies } f
 import { callIdsAfter, calledMarketIdsAfter, expandDirty, userIdsAfter } from '../../services/worker/src/record-snapshots/queries.js';
 import { settleMarket } from '../../services/worker/src/settlement/index.js';
 import { generateDataset, resolveMarket } from '../support/records-dataset.js';
+import { pino } from 'pino';
+import { createPageReader } from '../../services/api/src/pages/pages.js';
 
 /**
  * Every query the worker runs on calls, combos and legs for one settlement — the settle-market
@@ -130,4 +132,26 @@ describe(`the worker's record queries over ${CALLS.toLocaleString('en')} calls`,
     expect(explained.length).toBeGreaterThan(15);
     expect(bad).toEqual([]);
   }, 900_000);
+});
+
+describe(`the API's pages past the first over ${CALLS.toLocaleString('en')} calls`, () => {
+  it('never scan calls sequentially', async () => {
+    explained.length = 0;
+    // The API's page reader (services/api/src/pages), every list and filter it pages, on this database.
+    const pages = createPageReader({ db: explaining(tdb.db), webUrl: 'https://predict.example', logger: pino({ level: 'silent' }) });
+    const [{ version }]: Array<{ version: number }> = await tdb.db.query(sql`select max(version)::int as version from leaderboard_versions`);
+    const pageSizes = [
+      await pages.calls({ market: null, after: `c${Math.floor(CALLS / 2)}`, limit: 100 }),
+      await pages.calls({ market: 'm5', after: 'c5', limit: 100 }),
+      await pages.userCalls({ handle: 'user7', status: 'all', after: 'c12345', limit: 100 }),
+      await pages.userCalls({ handle: 'user7', status: 'won', after: 'c12345', limit: 100 }),
+      await pages.combos({ status: 'open', after: 'k500', limit: 50 }),
+    ].map((p) => p.bodies.length);
+    await pages.leaderboard({ sort: 'profit', version, after: 10, limit: 100 });
+    expect(pageSizes[0]).toBe(100);
+    const bad = explained.filter((e) => e.seqScans.length > 0).map((e) => `${e.seqScans.join(', ')} ← ${e.statement}`);
+    process.stdout.write(`record-queries: ${explained.length} page statements explained, ${bad.length} with a sequential scan of calls\n`);
+    expect(explained.length).toBeGreaterThanOrEqual(7);
+    expect(bad).toEqual([]);
+  }, 120_000);
 });
