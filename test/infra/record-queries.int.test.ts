@@ -139,7 +139,8 @@ describe(`the API's pages past the first over ${CALLS.toLocaleString('en')} call
     explained.length = 0;
     // The API's page reader (services/api/src/pages), every list and filter it pages, on this database.
     const pages = createPageReader({ db: explaining(tdb.db), webUrl: 'https://predict.example', logger: pino({ level: 'silent' }) });
-    const [{ version }]: Array<{ version: number }> = await tdb.db.query(sql`select max(version)::int as version from leaderboard_versions`);
+    const [latest]: Array<{ version: number }> = await tdb.db.query(sql`select max(version)::int as version from leaderboard_versions`);
+    const version = latest?.version ?? 0;
     const pageSizes = [
       await pages.calls({ market: null, after: `c${Math.floor(CALLS / 2)}`, limit: 100 }),
       await pages.calls({ market: 'm5', after: 'c5', limit: 100 }),

@@ -211,7 +211,7 @@ describe('walking /api/v1/leaderboard', () => {
       return { items: body.rows, next: body.next_cursor };
     }, (r) => r.handle, async () => {
       // Someone from the bottom half jumps to the top: every rank between moves.
-      const climber = userIds[USERS - 1 - round++];
+      const climber = Number(userIds[USERS - 1 - round++]);
       await addCalls(1, { status: 'won' });
       await tdb.db.query(sql`update calls set user_id = ${climber}, profit_on_10 = 500 where id = ${`n${String(made).padStart(5, '0')}`}`);
       await projectChanges(tdb.db, { userIds: [climber], marketIds: [] }, new Date());

@@ -63,6 +63,13 @@ export const marketSchema = z
     platform_split: z.array(z.number().int()).meta({ description: "Callers on each outcome (one per person), in outcome order; empty when nobody has called" }),
     closes_at: timestamp.nullable(),
     closed: z.boolean(),
+    resolved_outcome: z
+      .number()
+      .int()
+      .min(0)
+      .nullable()
+      .meta({ description: 'Once resolved: the index of the winning outcome, or null when the market was voided. Null while unresolved (see resolved_at).' }),
+    resolved_at: timestamp.nullable().meta({ description: 'When the market resolved; null while it has not. The history then ends with a point at the final price at this time.' }),
     change_24h: z.number().meta({ description: '24-hour change in chance' }),
     url: z.string(),
   })

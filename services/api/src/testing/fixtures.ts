@@ -29,6 +29,8 @@ export function market(id: string, question: string, chance = 0.5): Market {
     platform_split: [],
     closes_at: '2030-01-01T00:00:00.000Z',
     closed: false,
+    resolved_outcome: null,
+    resolved_at: null,
     change_24h: 0.01,
     url: `${WEB}/m/${id}`,
   };

@@ -46,6 +46,7 @@ const marketRow = z.object({
   one_day_price_change: z.number().nullable(),
   resolved_outcome_index: z.number().int().nullable(),
   voided: z.boolean(),
+  resolved_at: z.date().nullable(),
 });
 const outcomeRow = z.object({
   market_id: z.string(),
@@ -103,7 +104,7 @@ export async function loadCatalog(db: Db, filter: EventFilter): Promise<CatalogR
     const markets = (
       await tx.query(sql`
         select m.id, m.event_id, m.position, m.question, m.label, m.kind, m.closes_at, m.closed,
-               m.one_day_price_change::float8 as one_day_price_change, m.resolved_outcome_index, m.voided
+               m.one_day_price_change::float8 as one_day_price_change, m.resolved_outcome_index, m.voided, m.resolved_at
         from markets m
         join events e on e.id = m.event_id
         where ${f}
@@ -247,6 +248,7 @@ function assemble(
       closesAt: m.closes_at,
       closed: m.closed,
       oneDayPriceChange: m.one_day_price_change,
+      resolution: m.resolved_at === null ? null : { outcome: m.voided ? null : m.resolved_outcome_index, at: m.resolved_at },
       outcomes: outcomesByMarket.get(m.id) ?? [],
     });
   }

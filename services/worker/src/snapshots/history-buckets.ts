@@ -56,3 +56,23 @@ export function dueRanges(lastBuilt: Partial<Record<HistoryRange, number>>, now:
     return at === undefined || now - at >= REBUILD_EVERY_MS[r];
   });
 }
+
+/** How a resolved market ended: when, and the final chance of its first outcome (1 or 0; a voided market's final price). */
+export interface HistoryEnd {
+  /** Unix seconds. */
+  t: number;
+  chance: number;
+}
+
+/**
+ * A resolved market's history ends at its resolution (DESIGN.md "Resolution is data"): points after
+ * `resolved_at` are dropped (books linger after the exchange resolves) and the last point is the
+ * final price at `resolved_at`. That point is the last of its bucket, so any earlier point of the
+ * same bucket gives way to it, as the downsample's rule says. Points come ascending, downsampled.
+ */
+export function endAtResolution(points: readonly HistoryPoint[], range: HistoryRange, end: HistoryEnd): HistoryPoint[] {
+  const { bucketSeconds } = HISTORY_RANGE_WINDOWS[range];
+  const endBucket = bucketOf(end.t, bucketSeconds);
+  const kept = points.filter((p) => p.t <= end.t && bucketOf(p.t, bucketSeconds) !== endBucket);
+  return [...kept, { t: Math.floor(end.t), chance: roundChance(end.chance) }];
+}

@@ -81,6 +81,7 @@ function market(id: string, question: string, outcomes: string[], over: Partial<
     closesAt: null,
     closed: false,
     oneDayPriceChange: null,
+    resolution: null,
     outcomes: outcomes.map((name, index) => ({ index, name, tokenId: `${id}-${index}`, catalogPrice: null, finalChance: null })),
     ...over,
   };

@@ -178,3 +178,26 @@ describe('event snapshots: change_24h and the live list', () => {
     expect(JSON.parse((await readStored(tr.redis, tr.prefix, 'live'))!.body)).toEqual({ matches: [] });
   });
 });
+
+describe('a resolved market (DESIGN.md "Resolution is data")', () => {
+  it('ends its history at resolved_at with the final price, dropping what the book quoted after', async () => {
+    // m2: a point every 10 minutes over the last 6 hours, then it resolves 2 hours ago for its
+    // second outcome (the first outcome's final price is 0), while its book kept quoting.
+    const resolvedAt = NOW_S - 7_200 + 17;
+    const rows = Array.from({ length: 36 }, (_, i) => ({ t: NOW_S - 21_600 + i * 600, chance: 0.6 }));
+    await insertPoints(token('m2', 0), rows);
+    await tdb.db.query(sql`update markets set resolved_outcome_index = 1, resolved_at = to_timestamp(${resolvedAt}), closed = true where id = 'm2'`);
+    await history.build();
+    for (const range of ['1d', '1w', 'max'] as const) {
+      const { points } = await readHistory('m2', range);
+      expect(points.at(-1), range).toEqual({ t: resolvedAt, chance: 0 });
+      expect(points.slice(0, -1).every((p) => p.t < resolvedAt && p.chance === 0.6), range).toBe(true);
+    }
+    // The event page says how it resolved.
+    const builder = createSnapshotBuilder({ db: tdb.db, redis: tr.redis, prefix: tr.prefix, webUrl: WEB_URL, logger, clock: { now: () => now } });
+    await builder.build({ full: true });
+    const event = (await readSnapshot(tr.redis, tr.prefix, 'event:ars-che', eventSnapshotSchema)).event;
+    expect(event.markets.find((m) => m.id === 'm2')).toMatchObject({ resolved_outcome: 1, resolved_at: new Date(resolvedAt * 1000).toISOString() });
+    expect(event.markets.find((m) => m.id === 'm1')).toMatchObject({ resolved_outcome: null, resolved_at: null });
+  });
+});

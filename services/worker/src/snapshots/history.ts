@@ -5,7 +5,7 @@ import { redisKeys } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
 import type { Clock } from './builder.js';
-import { dueRanges, rangeStart, roundChance } from './history-buckets.js';
+import { dueRanges, endAtResolution, rangeStart, roundChance, type HistoryEnd } from './history-buckets.js';
 import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
 
 /**
@@ -45,6 +45,9 @@ export interface HistoryBuilderDeps {
 }
 
 const tokenRow = z.object({ market_id: z.string(), token_id: z.string() });
+/** How far back each look for newly resolved markets reaches behind the last resolved_at seen. */
+const RESOLVED_LOOKBACK_MS = 60_000;
+const endRow = z.object({ id: z.string(), t: z.number(), chance: z.number().nullable() });
 const pointRow = z.object({ token_id: z.string(), t: z.number(), chance: z.number() });
 
 export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
@@ -57,6 +60,10 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
   /** Market → its first outcome's token (fixed for the market's life). */
   const firstToken = new Map<string, string>();
   let started = false;
+  /** The latest resolved_at seen: markets resolved after it get their history's end point at once. */
+  let resolvedSince: Date | undefined;
+  /** Markets taken by newlyResolved in the last look-back window (id → resolved_at ms). */
+  const resolvedTaken = new Map<string, number>();
   let chain: Promise<unknown> = Promise.resolve();
 
   const markAll = (ids: Iterable<string>) => {
@@ -86,6 +93,49 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       select m.id from markets m join events e on e.id = m.event_id where e.closed = false
     `);
     return rows.map((r) => r.id);
+  }
+
+  /**
+   * Markets resolved since the last look (all resolved ones the first time): their ranges are
+   * rebuilt at once, whatever the throttle, so the history ends at the resolution without waiting
+   * for a point that may never come. resolved_at is the resolving transaction's start, so one that
+   * commits late can carry a time below the watermark: each look reaches a minute back and skips
+   * the ids it already took. inputs: the watermark. outputs: market ids; the watermark moves.
+   */
+  async function newlyResolved(): Promise<string[]> {
+    const since = resolvedSince === undefined ? sql`` : sql`and resolved_at > ${new Date(resolvedSince.getTime() - RESOLVED_LOOKBACK_MS)}`;
+    const rows: Array<{ id: string; resolved_at: Date }> = await deps.db.query(sql`
+      select id, resolved_at from markets where resolved_at is not null ${since} order by resolved_at
+    `);
+    const fresh = rows.filter((r) => !resolvedTaken.has(r.id));
+    for (const r of rows) resolvedTaken.set(r.id, r.resolved_at.getTime());
+    const last = rows.at(-1);
+    if (last && (resolvedSince === undefined || last.resolved_at > resolvedSince)) resolvedSince = last.resolved_at;
+    resolvedSince ??= new Date(0);
+    const floor = resolvedSince.getTime() - 2 * RESOLVED_LOOKBACK_MS;
+    for (const [id, at] of resolvedTaken) if (at < floor) resolvedTaken.delete(id);
+    return fresh.map((r) => r.id);
+  }
+
+  /**
+   * inputs: market ids. outputs: for those resolved, when (Unix s) and their first outcome's final
+   * chance: 1 or 0 by the winner, a voided market's final catalog price (none known: no end point).
+   */
+  async function resolutionsOf(marketIds: string[]): Promise<Map<string, HistoryEnd>> {
+    if (marketIds.length === 0) return new Map();
+    const rows = await deps.db.query(sql`
+      select m.id, extract(epoch from m.resolved_at)::float8 as t,
+             case when not m.voided and m.resolved_outcome_index is not null then (m.resolved_outcome_index = 0)::int::float8
+                  else o.catalog_price::float8 end as chance
+      from markets m left join outcomes o on o.market_id = m.id and o.outcome_index = 0
+      where m.id = any(${marketIds}::text[]) and m.resolved_at is not null
+    `);
+    const ends = new Map<string, HistoryEnd>();
+    for (const raw of rows) {
+      const r = endRow.parse(raw);
+      if (r.chance !== null) ends.set(r.id, { t: r.t, chance: r.chance });
+    }
+    return ends;
   }
 
   async function resolveTokens(marketIds: string[]): Promise<void> {
@@ -141,6 +191,9 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       markAll(await openMarkets());
       started = true;
     }
+    const resolved = await newlyResolved();
+    markAll(resolved);
+    for (const id of resolved) lastBuilt.delete(id);
     // Per range, the markets due now (pending for that range and past its throttle), a batch at most.
     const work = new Map<HistoryRange, string[]>(HISTORY_RANGES.map((r) => [r, []]));
     for (const [marketId, ranges] of pending) {
@@ -149,7 +202,9 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
         if (ranges.has(range) && list !== undefined && list.length < batchSize) list.push(marketId);
       }
     }
-    await resolveTokens([...new Set([...work.values()].flat())]);
+    const working = [...new Set([...work.values()].flat())];
+    await resolveTokens(working);
+    const ends = await resolutionsOf(working);
 
     const nowSeconds = Math.floor(now / 1000);
     const entries: SnapshotEntry[] = [];
@@ -161,7 +216,9 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       if (withToken.length === 0) continue;
       const points = await downsampleRange(withToken.map((id) => firstToken.get(id) as string), range, nowSeconds);
       for (const marketId of withToken) {
-        const payload: HistorySnapshot = { market_id: marketId, range, points: points.get(firstToken.get(marketId) as string) ?? [] };
+        const recorded = points.get(firstToken.get(marketId) as string) ?? [];
+        const end = ends.get(marketId);
+        const payload: HistorySnapshot = { market_id: marketId, range, points: end ? endAtResolution(recorded, range, end) : recorded };
         entries.push({ name: `history:${marketId}:${range}`, payload });
         done.push([marketId, range]);
       }

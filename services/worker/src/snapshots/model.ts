@@ -26,6 +26,8 @@ export interface CatalogMarket {
   closesAt: Date | null;
   closed: boolean;
   oneDayPriceChange: number | null;
+  /** Set once the market resolved: the winning outcome's index (null when voided) and when. */
+  resolution: { outcome: number | null; at: Date } | null;
   /** In outcome index order. */
   outcomes: CatalogOutcome[];
 }

@@ -86,6 +86,8 @@ export function buildMarket(market: CatalogMarket, chances: Chances, splits: Spl
     platform_split: platformSplit(market, splits),
     closes_at: market.closesAt?.toISOString() ?? null,
     closed: market.closed,
+    resolved_outcome: market.resolution?.outcome ?? null,
+    resolved_at: market.resolution?.at.toISOString() ?? null,
     change_24h: change24h(market, chances, dayAgo),
     url: marketUrl(webUrl, market.id),
   };

@@ -29,6 +29,7 @@ function market(id: string, over: Partial<CatalogMarket> = {}): CatalogMarket {
     closesAt: null,
     closed: false,
     oneDayPriceChange: null,
+    resolution: null,
     outcomes: [
       { index: 0, name: 'Yes', tokenId: `${id}-yes`, catalogPrice: 0.5, finalChance: null },
       { index: 1, name: 'No', tokenId: `${id}-no`, catalogPrice: 0.5, finalChance: null },

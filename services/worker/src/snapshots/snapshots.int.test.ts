@@ -95,6 +95,8 @@ describe('a full build of the test catalog', () => {
       platform_split: [3, 1],
       closes_at: '2030-05-01T21:00:00.000Z',
       closed: false,
+      resolved_outcome: null,
+      resolved_at: null,
       change_24h: 0.05,
       url: `${WEB_URL}/m/m1`,
     });

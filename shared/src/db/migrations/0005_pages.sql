@@ -29,3 +29,6 @@ create table leaderboard_retired (
 );
 -- Pruning: rows no kept version can see.
 create index leaderboard_retired_to on leaderboard_retired (to_version);
+
+-- Markets resolved after a moment (the history builder ends a resolved market's history at once).
+create index markets_resolved_at on markets (resolved_at) where resolved_at is not null;
