@@ -1,6 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import zlib from 'node:zlib';
+import { redisKeys } from '@pm/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
@@ -227,6 +228,27 @@ describe('GET /api/v1/markets/{eventSlug}', () => {
   });
 });
 
+describe('GET /api/v1/markets/by-id/{marketId}', () => {
+  it('answers the event holding the market, the same body as its slug gives', async () => {
+    const marketId = arsenal.markets[3]!.id;
+    await testRedis.redis.hset(redisKeys(testRedis.prefix).marketEvents, marketId, arsenal.slug, 'gone-market', arsenal.slug);
+    const res = await get(`/api/v1/markets/by-id/${marketId}`);
+    expect(res.status).toBe(200);
+    const data = await body(res, marketEventResponseSchema);
+    expect(data.event.markets.map((m) => m.id)).toContain(marketId);
+    expect(data).toEqual(await body(await get(`/api/v1/markets/${arsenal.slug}`), marketEventResponseSchema));
+  });
+
+  it('is a 404 for a market nobody knows, or one its event no longer lists', async () => {
+    expect(await expectError(await get('/api/v1/markets/by-id/999999'), 404, 'not_found')).toBe('no market with id 999999');
+    await expectError(await get('/api/v1/markets/by-id/gone-market'), 404, 'not_found');
+  });
+
+  it.each(['a.b', 'with%20space', 'x'.repeat(101), '%F0%9F%98%80'])('is a 400 for the malformed id %s', async (id) => {
+    expect(await expectError(await get(`/api/v1/markets/by-id/${id}`), 400, 'bad_request')).toMatch(/^marketId must be a market id/);
+  });
+});
+
 describe('GET /api/v1/odds', () => {
   it('converts 0.25', async () => {
     const res = await get('/api/v1/odds?chance=0.25');
@@ -409,6 +431,7 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/leaderboard',
       '/api/v1/live',
       '/api/v1/markets',
+      '/api/v1/markets/by-id/{marketId}',
       '/api/v1/markets/{eventSlug}',
       '/api/v1/markets/{eventSlug}/history',
       '/api/v1/odds',

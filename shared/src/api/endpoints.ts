@@ -56,8 +56,8 @@ export interface Endpoint<
   readonly expressPath: string;
   /** Names of the path parameters, in order; every other field of `params` is a query parameter. */
   readonly pathParams: readonly string[];
-  /** The endpoint's number in SPEC.md. */
-  readonly specNumber: number;
+  /** The endpoint's number in SPEC.md; null for an endpoint SPEC.md does not list (DESIGN.md adds it). */
+  readonly specNumber: number | null;
   readonly operationId: string;
   readonly summary: string;
   readonly description: string;
@@ -146,6 +146,15 @@ export function textParam(name: string, opts: { max: number; description: string
 export function pathParam(name: string, opts: { max: number; description: string }) {
   const error = `${name} must be a non-empty string of at most ${opts.max} characters`;
   return z.string({ error }).min(1, { error }).max(opts.max, { error }).meta({ description: opts.description });
+}
+
+/** A market id in a path: the exchange's ids are digits; letters, `-` and `_` are allowed too. */
+export function marketIdParam(name: string) {
+  const error = `${name} must be a market id: 1 to 100 letters, digits, - or _`;
+  return z
+    .string({ error })
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, { error })
+    .meta({ description: 'A market id, as in a call\'s or a combo leg\'s `market_id`' });
 }
 
 /** The `cursor` of a list: a `next_cursor` as the list gave it (checked by the API: signed, and for this list). */
@@ -283,6 +292,23 @@ const endpointTable = [
     cache: 'live',
     errors: [404, 503],
     examples: [{ summary: 'An event', path: { eventSlug: 'epl-ars-che-2025-11-22' } }],
+  }),
+  defineEndpoint('/api/v1/markets/by-id/{marketId}', {
+    specNumber: null,
+    operationId: 'getMarketEventById',
+    summary: 'Get the event of a market',
+    description: [
+      'The event holding a market, in the same body as `/api/v1/markets/{eventSlug}`: for a client that holds only a market id (a call\'s or a combo leg\'s `market_id`, a live match\'s `result`). Resolved markets are included: they carry `resolved_outcome` and `resolved_at`.',
+      'An unknown market id is a 404; one that is not a market id at all (other characters than letters, digits, `-` and `_`, or over 100 characters) is a 400.',
+    ].join('\n\n'),
+    tags: ['Markets'],
+    params: z.object({
+      marketId: marketIdParam('marketId'),
+    }),
+    response: marketEventResponseSchema,
+    cache: 'live',
+    errors: [404, 503],
+    examples: [{ summary: 'The event of a market', path: { marketId: '540060' } }],
   }),
   defineEndpoint('/api/v1/markets/{eventSlug}/history', {
     specNumber: 3,

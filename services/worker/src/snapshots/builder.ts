@@ -79,6 +79,8 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   let lastVersion: string | undefined;
   /** League lists written by this process, to empty the ones whose league has no open event left. */
   let leagueLists = new Set<string>();
+  /** The market index entries (market id → event slug) this process wrote, so a build writes only new ones. */
+  const indexed = new Map<string, string>();
   let chain: Promise<unknown> = Promise.resolve();
 
   /** Take the dirty set and the catalog version in one atomic step. */
@@ -92,6 +94,22 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       ids: Array.isArray(ids) ? ids.filter((v): v is string => typeof v === 'string') : [],
       version: typeof version === 'string' ? version : '0',
     };
+  }
+
+  /**
+   * The market index (`marketEvents`: market id → event slug) behind /api/v1/markets/by-id, for the
+   * events whose pages this build makes from the catalog: entries this process has not written yet,
+   * or all of them on a full build (Redis may have lost them). Written before the pages, so a page
+   * never lists a market the index cannot find.
+   */
+  async function indexMarkets(events: readonly CatalogEvent[], all: boolean): Promise<void> {
+    const fields: string[] = [];
+    for (const e of events) for (const m of e.markets) if (all || indexed.get(m.id) !== e.slug) fields.push(m.id, e.slug);
+    if (fields.length === 0) return;
+    const pipeline = deps.redis.pipeline();
+    for (let i = 0; i < fields.length; i += 2 * HMGET_CHUNK) pipeline.hset(keys.marketEvents, ...fields.slice(i, i + 2 * HMGET_CHUNK));
+    for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
+    for (let i = 0; i < fields.length; i += 2) indexed.set(fields[i] as string, fields[i + 1] as string);
   }
 
   async function readChances(events: readonly CatalogEvent[]): Promise<Chances> {
@@ -172,6 +190,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       const pages = rebuild === 'all' ? view.open : view.open.filter((e) => rebuild.has(e.id));
       const chances = await readChances(view.extra.length === 0 ? view.open : [...view.open, ...view.extra]);
       const built = [...pages, ...view.extra];
+      await indexMarkets(rebuild === 'all' ? [...view.open, ...view.extra] : view.extra, full);
       const dayAgoChances = await dayAgo.lookup(firstTokens(built), started);
 
       const entries = eventEntries(built, { chances, splits: view.splits, games: view.games, dayAgo: dayAgoChances });

@@ -182,6 +182,19 @@ describe('a full build of the test catalog', () => {
   });
 });
 
+describe('the market index behind /api/v1/markets/by-id', () => {
+  it('maps every market of every built event to its event slug, and is written again after Redis lost it', async () => {
+    await builder.build({ full: true });
+    const key = redisKeys(tr.prefix).marketEvents;
+    const index = await tr.redis.hgetall(key);
+    expect(index).toMatchObject({ m1: 'ars-che', m2: 'ars-che', m20: 'us-election' });
+    for (const [marketId, slug] of Object.entries(index)) expect((await event(slug)).markets.map((m) => m.id)).toContain(marketId);
+    await tr.redis.del(key);
+    await builder.build({ full: true });
+    expect(await tr.redis.hget(key, 'm1')).toBe('ars-che');
+  });
+});
+
 describe('incremental builds', () => {
   it('nothing changed: no snapshot is rewritten and every etag stays', async () => {
     const before = await scanSnapshots(tr.redis, tr.prefix);
