@@ -1,7 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import zlib from 'node:zlib';
-import { redisKeys } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
