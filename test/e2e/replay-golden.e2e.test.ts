@@ -15,7 +15,8 @@ import { until as poll } from '../support/poll.js';
  *
  * Stripped before comparing: the top-level `live` of each body. It says whether the feed is
  * connected and fresh at request time; after the feed ends the watchdog keeps recycling the silent
- * socket, so it flips with the moment of the request rather than with the data. History points
+ * socket, so it flips with the moment of the request rather than with the data. A market's
+ * `resolved_at` is the wall-clock moment the service saw the resolution: kept only as set or null. History points
  * are kept only up to the end of the scenario's recorded history: live points carry wall-clock
  * times.
  *
@@ -36,7 +37,17 @@ type Captured = Record<string, { status: number; body: unknown }>;
 
 const waitFor = <T>(label: string, check: () => Promise<T | undefined | null | false>, timeoutMs: number) => poll(label, check, { timeoutMs, everyMs: 200 });
 
-function normalise(url: string, body: unknown): unknown {
+/** Every `resolved_at` timestamp in `value` replaced by "<set>" (null stays null). */
+function stripResolvedAt(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(stripResolvedAt);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, k === 'resolved_at' && typeof v === 'string' ? '<set>' : stripResolvedAt(v)]),
+  );
+}
+
+function normalise(url: string, raw: unknown): unknown {
+  const body = stripResolvedAt(raw);
   if (typeof body !== 'object' || body === null) return body;
   const { live: _live, ...rest } = body as Record<string, unknown>;
   if (url.includes('/history') && Array.isArray(rest.points)) {

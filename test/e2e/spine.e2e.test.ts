@@ -62,7 +62,9 @@ describe('the market-data spine', () => {
       for (const m of event.markets) {
         for (const o of m.outcomes) {
           expect(Object.keys(o.odds).sort()).toEqual(['american', 'decimal', 'fractional', 'percent', 'price']);
-          expect(o.odds.percent).toMatch(/^\d{1,3}%$/);
+          // Whole percent, with decimals at the extremes (DESIGN.md: 0.003 → 0.3%, 0.999 → 99.9%).
+          expect(o.odds.percent).toMatch(/^\d{1,3}(\.\d+)?%$/);
+          expect(o.odds.fractional).toMatch(/^\d+\/([1-9]\d{0,2}|1000)$/);
         }
       }
     }
