@@ -6,9 +6,9 @@
  * `/_sim/resolve` control (CROWD_SIM_URL, default http://127.0.0.1:$SIM_PORT) and its token
  * (SIM_CONTROL_TOKEN; the run line hands the same one to both).
  */
-import { Redis } from 'ioredis';
 import { createLogger } from '@pm/shared/logger';
 import { loadConfig } from '@pm/shared/config';
+import { createRedis } from '@pm/shared/redis';
 import { createDb, migrate } from '@pm/shared/db';
 import { createRecords } from '@pm/shared/records';
 import { createCrowd } from './lib/crowd/crowd.js';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const logger = createLogger('crowd', config);
   await migrate(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, { poolSize: 3 });
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: null });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const records = createRecords({ db, redis, prefix: config.REDIS_PREFIX, logger });
   const simUrl = (process.env.CROWD_SIM_URL ?? `http://127.0.0.1:${config.SIM_PORT}`).replace(/\/+$/, '');

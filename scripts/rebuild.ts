@@ -7,9 +7,9 @@
  * queued for the worker: if none is running, its start-up build does the same.
  * Against the stack's DATABASE_URL / REDIS_URL / REDIS_PREFIX.
  */
-import { Redis } from 'ioredis';
 import { createSnapshotTrigger } from '@pm/shared/queues';
 import { loadConfig } from '@pm/shared/config';
+import { createRedis } from '@pm/shared/redis';
 import { createDb, migrate, sql } from '@pm/shared/db';
 import { createRecordsTrigger } from '@pm/shared/records';
 import { rebuildProjections } from '../services/worker/src/projections/index.js';
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   await migrate(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, { poolSize: 2 });
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: null });
   const records = createRecordsTrigger({ redis, prefix: config.REDIS_PREFIX });
   const snapshots = createSnapshotTrigger({ redis, prefix: config.REDIS_PREFIX });
   try {

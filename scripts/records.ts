@@ -10,8 +10,8 @@
  *   unfollow --user a --target b
  */
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import { loadConfig } from '@pm/shared/config';
+import { createRedis } from '@pm/shared/redis';
 import { createDb, migrate, sql, type Db } from '@pm/shared/db';
 import { createRecords, RecordRefused, RecordsUnavailable, type Records } from '@pm/shared/records';
 
@@ -110,7 +110,7 @@ async function main(): Promise<number> {
   const config = loadConfig();
   await migrate(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, { poolSize: 2 });
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
+  const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
   const records = createRecords({ db, redis, prefix: config.REDIS_PREFIX });
   try {
     const result = await run(command, args, records, db);

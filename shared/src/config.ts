@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseRedisUrl } from './redis/connection.js';
 
 /**
  * The whole service's configuration: one schema over the environment, parsed once per process.
@@ -21,7 +22,20 @@ export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   DATABASE_URL: url(['postgres', 'postgresql']).default('postgres://postgres@127.0.0.1:5432/predictions'),
-  REDIS_URL: url(['redis', 'rediss']).default('redis://127.0.0.1:6379/0'),
+  /**
+   * One server (`redis://host:port/db`, `rediss://` for TLS) or a Redis Cluster
+   * (`redis+cluster://h1:p1,h2:p2,…`, `rediss+cluster://`): see shared/src/redis/connection.ts.
+   */
+  REDIS_URL: z
+    .string()
+    .superRefine((v, ctx) => {
+      try {
+        parseRedisUrl(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+      }
+    })
+    .default('redis://127.0.0.1:6379/0'),
   /** Prefix of every Redis key and BullMQ queue, so several stacks (and test files) share one Redis. */
   REDIS_PREFIX: z.string().regex(/^[a-z0-9_-]+$/i, 'must be letters, digits, _ or -').default('pm'),
   HOST: z.string().default('0.0.0.0'),

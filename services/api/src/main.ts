@@ -1,11 +1,12 @@
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { createLogger, type Logger } from '@pm/shared/logger';
 import { createServiceMetrics } from '@pm/shared/metrics';
 import { loadConfig, type Config } from '@pm/shared/config';
 import { onShutdown, startOpsServer } from '@pm/shared/ops';
+import { createRedis } from '@pm/shared/redis';
 import { clusterMetrics, serveMetricsToPrimary } from './cluster-metrics.js';
 import { apiReadiness, collectSnapshotAges } from './metrics.js';
 import { createApiServer } from './server.js';
@@ -23,7 +24,7 @@ const metricsPort = config.API_METRICS_PORT ?? (production || processes > 1 ? 94
 
 /** Fail fast: a request must never wait on a Redis that is away (it answers 503 instead); the client keeps reconnecting. */
 function connectRedis(logger: Logger): Redis {
-  const redis = new Redis(config.REDIS_URL, {
+  const redis = createRedis(config.REDIS_URL, {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     // Concurrent requests' rate-limit scripts and snapshot reads share one write to Redis.

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
-import { FEED_FRESH_MS, redisKeys, snapshotAnnouncementSchema, type SnapshotName } from '@pm/shared/redis';
+import { duplicateRedis, FEED_FRESH_MS, redisKeys, snapshotAnnouncementSchema, type SnapshotName } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import { ApiError } from './errors.js';
 
@@ -84,7 +84,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
   let firstSubscribed: () => void = () => {};
   const subscribed = new Promise<void>((resolve) => (firstSubscribed = resolve));
 
-  const subscriber = redis.duplicate({ autoResubscribe: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
+  const subscriber = duplicateRedis(redis, { autoResubscribe: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
 
   function distrust(): void {
     if (trusted && !stopped) logger.warn('snapshot announcements interrupted: reading snapshots from Redis until resubscribed');

@@ -1,8 +1,8 @@
-import { Redis } from 'ioredis';
 import { createLogger } from '@pm/shared/logger';
 import { loadConfig } from '@pm/shared/config';
 import { onShutdown, redisCheck, startedCheck, startOpsServer } from '@pm/shared/ops';
 import { createDb, migrate, postgresCheck } from '@pm/shared/db';
+import { createRedis } from '@pm/shared/redis';
 import { createIngestor } from './ingestor.js';
 import { createIngestorMetrics } from './ops.js';
 
@@ -18,7 +18,7 @@ async function main() {
   await migrate(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL);
   // BullMQ needs maxRetriesPerRequest: null on the connection it is given.
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: null });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
 
   const ingestor = createIngestor({ config, db, redis, logger, tuning: { marketSilenceMs: config.MARKET_WATCHDOG_SECONDS * 1000, pingIntervalMs: config.MARKET_PING_SECONDS * 1000 } });

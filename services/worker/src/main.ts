@@ -1,9 +1,9 @@
 import { pathToFileURL } from 'node:url';
-import { Redis } from 'ioredis';
 import { createLogger } from '@pm/shared/logger';
 import { loadConfig } from '@pm/shared/config';
 import { onShutdown, redisCheck, startedCheck, startOpsServer } from '@pm/shared/ops';
 import { createDb, migrate, postgresCheck } from '@pm/shared/db';
+import { createRedis } from '@pm/shared/redis';
 import { createWorkerMetrics } from './ops.js';
 import { createWorker } from './worker.js';
 
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const { applied } = await migrate(config.DATABASE_URL);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   const db = createDb(config.DATABASE_URL);
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: null });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const jobMetrics = createWorkerMetrics({ db, redis, redisPrefix: config.REDIS_PREFIX });
   const worker = createWorker({

@@ -1,7 +1,7 @@
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createSnapshotTrigger, type SnapshotTrigger } from '@pm/shared/queues';
-import { redisKeys } from '@pm/shared/redis';
+import { duplicateRedis, redisKeys } from '@pm/shared/redis';
 import type { Config } from '@pm/shared/config';
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
@@ -145,7 +145,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
     async start() {
       const stats = await builder.build({ full: true, reason: 'start' });
       logger.info(stats, 'initial snapshots built');
-      bullConnection = deps.redis.duplicate({ maxRetriesPerRequest: null });
+      bullConnection = duplicateRedis(deps.redis, { maxRetriesPerRequest: null });
       // Settlement and projections request their follow-up work (projections, record snapshots) through it.
       recordsTrigger = createRecordsTrigger({ redis: bullConnection, prefix: config.REDIS_PREFIX, intervalMs: config.SNAPSHOT_INTERVAL_MS });
       const projectionDeps = { db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, trigger: recordsTrigger, logger: logger.child({ part: 'projections' }) };

@@ -26,9 +26,14 @@ export interface JobData {
   'rebuild-all': Record<string, never>;
 }
 
-/** BullMQ prefix for this stack; queues of different stacks or test files never meet. */
+/**
+ * BullMQ prefix for this stack; queues of different stacks or test files never meet. Hash-tagged
+ * (`{<prefix>:bull}`, as BullMQ's docs ask for Redis Cluster) so that every key of every queue is in
+ * one slot, apart from the stack's other keys (`{<prefix>}`, redis/keys.ts), which then sit on
+ * another shard when the cluster has more than one.
+ */
 export function queuePrefix(redisPrefix: string): string {
-  return `${redisPrefix}:bull`;
+  return `{${redisPrefix}:bull}`;
 }
 
 export const settleJobId = (marketId: string) => `settle-${marketId.replace(/:/g, '_')}`;

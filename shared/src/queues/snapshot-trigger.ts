@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 import { queuePrefix, SNAPSHOT_DEDUP_ID, type JobData } from './names.js';
+import { duplicateRedis } from '../redis/connection.js';
 import { redisKeys } from '../redis/keys.js';
 
 /**
@@ -53,7 +54,7 @@ export function createSnapshotTrigger(opts: SnapshotTriggerOptions): SnapshotTri
   const timeoutMs = opts.timeoutMs ?? 1000;
   // Own connection so the caller's options (often maxRetriesPerRequest: null, an offline queue) do not
   // make this block: no offline queue, one retry, and a connect timeout below the call deadline.
-  const connection = opts.redis.duplicate({
+  const connection = duplicateRedis(opts.redis, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: Math.max(timeoutMs, 500),

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { queuePrefix, type JobData } from '../queues/names.js';
-import { redisKeys } from '../redis/keys.js';
+import { redisKeyBase, redisKeys } from '../redis/keys.js';
 
 /**
  * The producer side of everything that follows a change to people's records: projection work
@@ -26,9 +26,9 @@ import { redisKeys } from '../redis/keys.js';
 /** Set of record snapshot items to rebuild (members listed above). */
 export const recordsDirtyKey = (prefix: string) => redisKeys(prefix).dirtyRecords;
 /** Set of user ids whose user_records row is stale. */
-export const projectionUsersDirtyKey = (prefix: string) => `${prefix}:dirty:projection-users`;
+export const projectionUsersDirtyKey = (prefix: string) => `${redisKeyBase(prefix)}:dirty:projection-users`;
 /** Set of market ids whose market_splits rows are stale. */
-export const projectionMarketsDirtyKey = (prefix: string) => `${prefix}:dirty:projection-markets`;
+export const projectionMarketsDirtyKey = (prefix: string) => `${redisKeyBase(prefix)}:dirty:projection-markets`;
 
 export const PROJECT_USERS_DEDUP_ID = 'project-users';
 export const RECORD_SNAPSHOTS_DEDUP_ID = 'build-record-snapshots';

@@ -2,6 +2,14 @@
  * Every Redis key the services use, in one table. Each key carries the configured prefix so that
  * several stacks, and every test file, can share one Redis without seeing each other's data.
  * Everything in Redis can be rebuilt from Postgres (DESIGN.md "Storage").
+ *
+ * Redis Cluster: a command, MULTI, pipeline or Lua script may only touch keys of one hash slot. The
+ * keys below are written together (a snapshot with its built-at stamp and announcement, the dirty
+ * sets with the catalog version, chances with their timestamps, the stream), so they share the hash
+ * tag `{<prefix>}` (`redisKeyBase`): on a cluster they live on one shard. The rate-limit counters do
+ * not: each is one key touched alone, by far the most frequent write (one per API request), so they
+ * spread over every shard (`<prefix>:rl:<client>`, no tag). BullMQ's keys have their own tag
+ * (queues.ts). A key added elsewhere is built from `redisKeyBase` too.
  */
 export interface RedisKeys {
   /** hash: token id → displayed chance as a decimal string ("0.535"). Written only when it moved. */
@@ -76,20 +84,26 @@ export type SnapshotName =
   | `leaderboard:${string}`
   | `combos:${string}`;
 
+/** `{<prefix>}`: the start of every key of one stack that is used with another in one command. */
+export function redisKeyBase(prefix: string): string {
+  return `{${prefix}}`;
+}
+
 export function redisKeys(prefix: string): RedisKeys {
+  const base = redisKeyBase(prefix);
   return {
-    chances: `${prefix}:chances`,
-    chanceAt: `${prefix}:chances:at`,
-    feed: `${prefix}:feed`,
-    dirtyEvents: `${prefix}:dirty:events`,
-    dirtyHistory: `${prefix}:dirty:history`,
-    backfilledHistory: `${prefix}:dirty:history:backfilled`,
-    dirtyRecords: `${prefix}:dirty:records`,
-    catalogVersion: `${prefix}:catalog:version`,
-    snapshot: (name) => `${prefix}:snap:${name}`,
-    snapshotAnnounce: `${prefix}:snap:announce`,
-    feedAnnounce: `${prefix}:feed:announce`,
-    snapshotBuiltAt: `${prefix}:snapshots:built`,
+    chances: `${base}:chances`,
+    chanceAt: `${base}:chances:at`,
+    feed: `${base}:feed`,
+    dirtyEvents: `${base}:dirty:events`,
+    dirtyHistory: `${base}:dirty:history`,
+    backfilledHistory: `${base}:dirty:history:backfilled`,
+    dirtyRecords: `${base}:dirty:records`,
+    catalogVersion: `${base}:catalog:version`,
+    snapshot: (name) => `${base}:snap:${name}`,
+    snapshotAnnounce: `${base}:snap:announce`,
+    feedAnnounce: `${base}:feed:announce`,
+    snapshotBuiltAt: `${base}:snapshots:built`,
     rateLimitPrefix: `${prefix}:rl:`,
     marketEvents: `${prefix}:market-events`,
   };

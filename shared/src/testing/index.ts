@@ -4,6 +4,8 @@ import { Redis } from 'ioredis';
 import { ensureDatabase, dropDatabase, migrate } from '../db/migrate.js';
 import { createDb, type Db } from '../db/connection.js';
 import { portOpen } from '../net.js';
+import { queuePrefix } from '../queues/names.js';
+import { redisKeyBase } from '../redis/keys.js';
 
 /**
  * Real Postgres and Redis for tests — never mocks. URLs come from the environment
@@ -109,14 +111,20 @@ export async function createTestRedis(label = 'test'): Promise<TestRedis> {
   };
 }
 
-/** Deletes every key under `${prefix}:` (SCAN, never KEYS, so a shared Redis is not blocked). */
+/**
+ * Deletes every key of the stack `prefix`: `{prefix}:…` (its state), `{prefix:bull}:…` (its queues)
+ * and `prefix:…` (its rate-limit counters) — SCAN, never KEYS, so a shared Redis is not blocked.
+ */
 export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== '0');
+  for (const pattern of [`${redisKeyBase(prefix)}:*`, `${queuePrefix(prefix)}:*`, `${prefix}:*`]) {
+    let cursor = '0';
+    do {
+      // The prefix is letters, digits, _ and - (config.ts), so no glob character needs escaping.
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  }
 }
 export { startOwnRedis, type OwnRedis } from './own-redis.js';
 export { until } from './poll.js';

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { createLogger } from '@pm/shared/logger';
 import { createSnapshotTrigger, queuePrefix, settleJobId, type SnapshotTrigger } from '@pm/shared/queues';
 import { writeOutbox } from '@pm/shared/outbox';
+import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { createRecordsTrigger, projectionUsersDirtyKey, recordsDirtyKey, type RecordsTrigger } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
@@ -66,7 +67,7 @@ describe('the outbox relay', () => {
     expect((await settlement.getJob(settleJobId('mk1')))?.data).toEqual({ marketId: 'mk1' });
     expect((await tr.redis.smembers(projectionUsersDirtyKey(tr.prefix))).sort()).toEqual(['7', '8']);
     expect((await tr.redis.smembers(recordsDirtyKey(tr.prefix))).sort()).toEqual(['call:c1', 'call:c2', 'combos', 'market:mk3', 'user:7'].sort());
-    expect((await tr.redis.smembers(`${tr.prefix}:dirty:events`)).sort()).toEqual(['ev1', 'ev2']);
+    expect((await tr.redis.smembers(redisKeys(tr.prefix).dirtyEvents)).sort()).toEqual(['ev1', 'ev2']);
   });
 
   it('with three relays draining at once, every row is sent by exactly one of them', async () => {

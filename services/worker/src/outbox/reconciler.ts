@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { queuePrefix, settleJobId, type JobData } from '@pm/shared/queues';
-import { redisKeys } from '@pm/shared/redis';
+import { redisKeyBase, redisKeys } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
 import type { RecordsTrigger } from '@pm/shared/records';
@@ -76,7 +76,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const log = deps.logger.child({ part: 'reconciler' });
   const keys = redisKeys(deps.prefix);
   /** Set (NX) by the first pass on a Redis; its absence later means Redis lost everything. */
-  const epochKey = `${deps.prefix}:reconciler:epoch`;
+  const epochKey = `${redisKeyBase(deps.prefix)}:reconciler:epoch`;
   const settlement = new Queue<JobData['settle-market'], unknown, 'settle-market'>('settlement', { connection: deps.connection, prefix: queuePrefix(deps.prefix) });
   const projections = new Queue<JobData['rebuild-all'], unknown, 'rebuild-all'>('projections', { connection: deps.connection, prefix: queuePrefix(deps.prefix) });
   settlement.on('error', (err) => log.warn({ err: err.message }, 'settlement queue error'));

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { JobData } from '@pm/shared/queues';
 import type { Logger } from '@pm/shared/logger';
+import { redisKeyBase } from '@pm/shared/redis';
 import type { Db } from '@pm/shared/db';
 import { projectionMarketsDirtyKey, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
 import { projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';
@@ -13,7 +14,7 @@ const WEEK_EDGE_EVERY_MS = 60_000;
 /** With no edge recorded yet (a new Redis), look back this far for calls that left the window. */
 const WEEK_EDGE_CATCH_UP_MS = 24 * 3600 * 1000;
 /** Where the last check of the window's edge is recorded (Unix ms). */
-export const weekEdgeKey = (prefix: string) => `${prefix}:projections:week-edge`;
+export const weekEdgeKey = (prefix: string) => `${redisKeyBase(prefix)}:projections:week-edge`;
 
 const projectUsersSchema = z.object({
   userIds: z.array(z.union([z.string(), z.number()])).default([]),

@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import { createLogger } from '@pm/shared/logger';
 import { createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/shared/queues';
 import { sql } from '@pm/shared/db';
-import { createRecords, createRecordsTrigger, type Records, type RecordsTrigger } from '@pm/shared/records';
+import { createRecords, createRecordsTrigger, projectionMarketsDirtyKey, projectionUsersDirtyKey, type Records, type RecordsTrigger } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { startQueueWorkers, type QueueWorkers } from '../jobs.js';
 import { createSettleMarketProcessor } from '../settlement/processor.js';
@@ -228,7 +228,7 @@ describe('rebuild', () => {
         // so work moving from one stage to the next while this looks is never missed.
         const unsent: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from outbox where sent_at is null`);
         const jobs = await tr.redis.zcard(`${queuePrefix(tr.prefix)}:projections:delayed`) + (await tr.redis.llen(`${queuePrefix(tr.prefix)}:projections:wait`)) + (await tr.redis.llen(`${queuePrefix(tr.prefix)}:projections:active`));
-        const pending = (await tr.redis.scard(`${tr.prefix}:dirty:projection-users`)) + (await tr.redis.scard(`${tr.prefix}:dirty:projection-markets`));
+        const pending = (await tr.redis.scard(projectionUsersDirtyKey(tr.prefix))) + (await tr.redis.scard(projectionMarketsDirtyKey(tr.prefix)));
         // The rows are read after the work was seen idle, so they include everything done by then.
         return { idle: pending === 0 && jobs === 0 && unsent[0]!.n === 0, rows: await projectionRows() };
       },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { createLogger } from '@pm/shared/logger';
-import { redisKeys, type SnapshotName } from '@pm/shared/redis';
+import { redisKeyBase, redisKeys, type SnapshotName } from '@pm/shared/redis';
 import {
   callListSnapshotSchema,
   callSnapshotSchema,
@@ -220,11 +220,11 @@ describe('incremental builds from the dirty set', () => {
 
   it('asks for a full build when Redis lost the snapshots, and that build restores them', async () => {
     expect(await builder.fullBuildDue()).toBe(false);
-    const names = await tr.redis.keys(`${tr.prefix}:snap:*`);
+    const names = await tr.redis.keys(`${redisKeyBase(tr.prefix)}:snap:*`);
     await tr.redis.del(...names);
     expect(await builder.fullBuildDue()).toBe(true);
     await builder.build({ full: true });
-    expect((await tr.redis.keys(`${tr.prefix}:snap:*`)).sort()).toEqual(names.sort());
+    expect((await tr.redis.keys(`${redisKeyBase(tr.prefix)}:snap:*`)).sort()).toEqual(names.sort());
     expect((await read('call:c2', callSnapshotSchema)).call.status).toBe('open');
   });
 
@@ -257,10 +257,10 @@ describe('bodies made in SQL', () => {
     await markDirty('call:z9', 'user:' + String(ids.carol), 'market:m3');
     await builder.build();
     expect((await read('call:z9', callSnapshotSchema)).call.thesis).toBe(thesis);
-    const keys = await tr.redis.keys(`${tr.prefix}:snap:*`);
+    const keys = await tr.redis.keys(`${redisKeyBase(tr.prefix)}:snap:*`);
     expect(keys.length).toBeGreaterThan(30);
     for (const key of keys) {
-      const name = key.slice(`${tr.prefix}:snap:`.length);
+      const name = key.slice(`${redisKeyBase(tr.prefix)}:snap:`.length);
       const body = await tr.redis.hget(key, 'body');
       // Parsing with the API's schema keeps its key order: the same text back means same keys, same order, same bytes.
       expect(JSON.stringify(schemaOf(name).parse(JSON.parse(body ?? 'null'))), name).toBe(body);
