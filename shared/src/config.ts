@@ -63,6 +63,16 @@ export const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Seconds between catalog syncs (PROTOCOL.md §3: paced, 30–60 s). */
   CATALOG_SYNC_SECONDS: z.coerce.number().min(1).default(30),
+  /**
+   * Ingestor: share the markets with the other ingestors of this stack through leases in Redis
+   * (services/ingestor/src/sharing). Set it on every ingestor when running more than one; off, an
+   * ingestor serves every market and syncs the catalog itself.
+   */
+  INGESTOR_LEASES: bool.default(false),
+  /** Ingestor leases: how long one lasts unrenewed; a dead ingestor's markets move within about 1.25× this. */
+  INGESTOR_LEASE_SECONDS: z.coerce.number().min(1).max(300).default(10),
+  /** Ingestor's id in the leases; default `<hostname>:<INGESTOR_PORT>` (stable across restarts, so a restarted one takes its own share back). */
+  INGESTOR_ID: z.string().min(1).optional(),
   /** Ingestor: recycle a market socket with neither data nor PONG for this long (PROTOCOL.md §1: 120 s; real sockets are quiet for 40–60 s). */
   MARKET_WATCHDOG_SECONDS: z.coerce.number().positive().default(120),
   /** Ingestor: seconds between the market socket's PINGs; two unanswered in a row recycle it (PROTOCOL.md §1: 10 s). */

@@ -76,6 +76,11 @@ export interface IngestorOptions {
   /** Defaults to `createSnapshotTrigger` on `redis` (and is then closed by `stop()`). */
   trigger?: SnapshotTriggerLike;
   tuning?: IngestorTuning;
+  /**
+   * Work shared with other ingestors (sharing/): subscribe only the markets this one owns, and sync
+   * the catalog at start only when it leads. Default: everything is this ingestor's.
+   */
+  share?: { ownsMarket(marketId: string): boolean; isLeader(): boolean };
 }
 
 export interface IngestorStats {
@@ -98,6 +103,10 @@ export interface Ingestor {
   /** Wait for every batched write (chances, dirty events, games, feed health) to reach Redis/Postgres. */
   flush(): Promise<void>;
   catalog: CatalogSync;
+  /** With `share`: subscribe the open tokens now owned, drop those no longer owned (after a change of the share). */
+  reassign(): void;
+  /** With `share`, on an ingestor that does not sync the catalog: learn the catalog the leader wrote to Postgres. */
+  reloadOutcomes(): Promise<void>;
 }
 
 export function createIngestor(opts: IngestorOptions): Ingestor {
@@ -153,8 +162,8 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     logger: logger.child({ feed: 'book-resync' }),
     clock,
     lastBookAt: handler.lastBookAt,
-    // The sockets hold every open outcome (subscriptions.ts), so an open outcome is a subscribed token.
-    isSubscribed: (tokenId) => outcomes.isOpen(tokenId),
+    // The sockets hold every open outcome this ingestor owns (subscriptions.ts).
+    isSubscribed: (tokenId) => subscriptions.holds(tokenId),
     applyBook: handler.applyBook,
     delayMs: t.resyncDelayMs,
     paceMs: t.resyncPaceMs,
@@ -175,7 +184,8 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     reconnectInitialMs: t.reconnectInitialMs,
     reconnectMaxMs: t.reconnectMaxMs,
   });
-  const subscriptions = createMarketSubscriptions({ outcomes, feed: marketFeed, handler });
+  const share = opts.share;
+  const subscriptions = createMarketSubscriptions({ outcomes, feed: marketFeed, handler, owns: share && ((marketId) => share.ownsMarket(marketId)) });
 
   // Catalog: pages of events into Postgres; its rows keep the outcomes and the subscriptions current.
   const catalog = createCatalogSync({
@@ -228,9 +238,16 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     catalog,
     syncCatalog: catalog.syncCatalog,
     flush,
+    reassign() {
+      const moved = subscriptions.reassign();
+      if (moved.gained + moved.lost > 0) logger.info(moved, 'market feed reassigned');
+    },
+    async reloadOutcomes() {
+      subscriptions.reload(await loadOutcomes(db));
+    },
     async start() {
       try {
-        await catalog.syncCatalog();
+        if (share === undefined || share.isLeader()) await catalog.syncCatalog();
       } catch (err) {
         // Serve from what Postgres already holds; the periodic sync tries again.
         logger.error({ err }, 'initial catalog sync failed; starting from the stored catalog');

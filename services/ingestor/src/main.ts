@@ -5,6 +5,8 @@ import { createDb, migrate, postgresCheck } from '@pm/shared/db';
 import { createRedis } from '@pm/shared/redis';
 import { createIngestor } from './ingestor.js';
 import { createIngestorMetrics } from './ops.js';
+import { startSharedLoop, type SharedLoop } from './sharing/run-shared.js';
+import { createWorkShare, defaultOwnerId } from './sharing/work-share.js';
 
 /**
  * Composition root of the ingestor: configuration, logger, Postgres, Redis, then the ingestor.
@@ -21,7 +23,30 @@ async function main() {
   const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: null });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
 
-  const ingestor = createIngestor({ config, db, redis, logger, tuning: { marketSilenceMs: config.MARKET_WATCHDOG_SECONDS * 1000, pingIntervalMs: config.MARKET_PING_SECONDS * 1000 } });
+  // Several ingestors split the markets by leases (sharing/); one alone serves everything.
+  let sharedLoop: SharedLoop | undefined;
+  const share = config.INGESTOR_LEASES
+    ? createWorkShare({
+        redis,
+        prefix: config.REDIS_PREFIX,
+        owner: config.INGESTOR_ID ?? defaultOwnerId(config.INGESTOR_PORT),
+        ttlMs: config.INGESTOR_LEASE_SECONDS * 1000,
+        logger,
+        // From the first tick on (before the feed starts, reassign does nothing: start subscribes the share).
+        onChange: () => {
+          ingestor.reassign();
+          sharedLoop?.changed();
+        },
+      })
+    : undefined;
+  const ingestor = createIngestor({
+    config,
+    db,
+    redis,
+    logger,
+    share,
+    tuning: { marketSilenceMs: config.MARKET_WATCHDOG_SECONDS * 1000, pingIntervalMs: config.MARKET_PING_SECONDS * 1000, periodicSync: share === undefined },
+  });
 
   // Up before the initial catalog sync, so /healthz answers while it runs and /readyz says why not yet.
   let started = false;
@@ -35,6 +60,8 @@ async function main() {
 
   onShutdown(
     async () => {
+      await sharedLoop?.stop();
+      await share?.stop();
       await ingestor.stop();
       await ops.close();
       await db.dispose();
@@ -43,7 +70,9 @@ async function main() {
     { logger },
   );
 
+  await share?.start();
   await ingestor.start();
+  if (share) sharedLoop = startSharedLoop({ ingestor, share, redis, prefix: config.REDIS_PREFIX, syncMs: config.CATALOG_SYNC_SECONDS * 1000, logger });
   started = true;
   logger.info('ingestor running');
 }

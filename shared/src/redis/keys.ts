@@ -55,6 +55,13 @@ export interface RedisKeys {
    * each catalog load, closed ones when their page is rebuilt); rebuilt with the pages after a loss.
    */
   marketEvents: string;
+  /**
+   * string per lease of the ingestors' shared work (services/ingestor/src/sharing): `part:<n>` (the
+   * markets of partition n), `leader` (catalog sync and resolution checks). Value: the owner's id; PX.
+   */
+  ingestorLease: (name: string) => string;
+  /** hash: ingestor id → JSON `{"at": <ms>, "partitions": [n…], "leader": bool}`, rewritten by each live ingestor every few seconds. */
+  ingestors: string;
 }
 
 /**
@@ -105,7 +112,9 @@ export function redisKeys(prefix: string): RedisKeys {
     feedAnnounce: `${base}:feed:announce`,
     snapshotBuiltAt: `${base}:snapshots:built`,
     rateLimitPrefix: `${prefix}:rl:`,
-    marketEvents: `${prefix}:market-events`,
+    marketEvents: `${base}:market-events`,
+    ingestorLease: (name) => `${base}:lease:ingestor:${name}`,
+    ingestors: `${base}:ingestors`,
   };
 }
 
