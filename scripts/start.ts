@@ -4,14 +4,21 @@
  *   npm start                 everything, against the bundled simulator
  *   npm start -- --live       against the real exchange (no simulator)
  *   npm start -- --scenario <folder> [--speed N]   replay a recorded feed
+ *   npm start -- --cluster    the shape of several machines on one: a 3-master Redis Cluster
+ *                             (REDIS_CLUSTER_PORT, default 7000, and the two after it; or the one
+ *                             REDIS_URL=redis+cluster://… names), two API replicas (PORT and PORT+100),
+ *                             two workers, two ingestors sharing the markets by leases, the simulator
+ *                             and the crowd (docs/SCALING.md)
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, parseConfig } from '@pm/shared/config';
+import { ConfigError, parseConfig, type Config } from '@pm/shared/config';
 import { ensureDatabase, migrate } from '@pm/shared/db';
+import { isClusterUrl } from '@pm/shared/redis';
 import { ensureInfra, InfraError, portOpen } from './lib/infra.js';
+import { startRedisCluster, type LocalRedisCluster } from './lib/redis-cluster.js';
 import { createSupervisor, describeStatus, type ServiceSpec } from './lib/supervisor.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -42,13 +49,26 @@ async function main() {
       scenario: { type: 'string' },
       speed: { type: 'string' },
       'no-sim': { type: 'boolean', default: false },
+      cluster: { type: 'boolean', default: false },
     },
     allowPositionals: false,
   });
 
-  const infra = await ensureInfra(root, process.env, say);
+  // Cluster mode: a Redis Cluster of our own unless REDIS_URL names one.
+  let redisCluster: LocalRedisCluster | undefined;
+  const baseEnv: NodeJS.ProcessEnv = { ...process.env };
+  if (values.cluster && !isClusterUrl(baseEnv.REDIS_URL ?? '')) {
+    const clusterPort = Number(baseEnv.REDIS_CLUSTER_PORT || 7000);
+    if (!Number.isInteger(clusterPort) || clusterPort < 1 || clusterPort > 65_535) throw new ConfigError(`REDIS_CLUSTER_PORT: must be a port, not "${baseEnv.REDIS_CLUSTER_PORT}"`);
+    redisCluster = await startRedisCluster(clusterPort, say);
+    baseEnv.REDIS_URL = redisCluster.url;
+  }
+  const infra = await ensureInfra(root, baseEnv, say).catch(async (err: unknown) => {
+    await redisCluster?.stop();
+    throw err;
+  });
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...baseEnv,
     DATABASE_URL: infra.databaseUrl,
     REDIS_URL: infra.redisUrl,
     PRETTY_LOGS: process.env.PRETTY_LOGS ?? '1',
@@ -76,11 +96,13 @@ async function main() {
   const serviceEnv: NodeJS.ProcessEnv = { ...env };
   delete serviceEnv.SIM_CONTROL_TOKEN;
   const sim: ServiceSpec = { name: 'exchange-sim', entry: 'services/exchange-sim/src/main.ts', env: simEnv };
-  const services: ServiceSpec[] = [
-    { name: 'ingestor', entry: 'services/ingestor/src/main.ts', env: serviceEnv },
-    { name: 'worker', entry: 'services/worker/src/main.ts', env: serviceEnv },
-    { name: 'api', entry: 'services/api/src/main.ts', env: serviceEnv },
-  ];
+  const services: ServiceSpec[] = values.cluster
+    ? clusterServices(config, serviceEnv)
+    : [
+        { name: 'ingestor', entry: 'services/ingestor/src/main.ts', env: serviceEnv },
+        { name: 'worker', entry: 'services/worker/src/main.ts', env: serviceEnv },
+        { name: 'api', entry: 'services/api/src/main.ts', env: serviceEnv },
+      ];
   // A service that dies is restarted with a growing, capped delay and never takes the others down:
   // a crash-looping ingestor must not stop the API from serving what it has. Every death, restart and
   // crash loop prints the status line, so the one that is failing is named in the terminal.
@@ -106,6 +128,7 @@ async function main() {
     await supervisor.stop(10_000, (name) => name !== sim.name);
     await supervisor.stop();
     await infra.stop();
+    await redisCluster?.stop();
     process.exit(code);
   };
   process.on('SIGINT', () => void shutdown(0));
@@ -119,7 +142,37 @@ async function main() {
   }
   supervisor.run(services);
   if (runCrowd) supervisor.run([crowd]);
-  say(`API on http://localhost:${config.PORT}/api/v1/markets, reference at http://localhost:${config.PORT}/api/v1/docs — Ctrl-C stops everything`);
+  if (values.cluster) say(`API replicas on http://localhost:${config.PORT} and http://localhost:${config.PORT + REPLICA_PORT_STEP} (/api/v1/markets) — Ctrl-C stops everything`);
+  else say(`API on http://localhost:${config.PORT}/api/v1/markets, reference at http://localhost:${config.PORT}/api/v1/docs — Ctrl-C stops everything`);
+}
+
+/** The second of each service listens this far above the first (PORT=p: the API replicas on p and p+100). */
+const REPLICA_PORT_STEP = 100;
+
+/**
+ * Two of each service on one machine, as they would run on two: the replicas differ only in their
+ * ports. The ingestors share the markets by leases (INGESTOR_LEASES); workers and outbox relays need
+ * nothing (deterministic job ids, SKIP LOCKED); the API replicas share rate limits through Redis.
+ */
+function clusterServices(config: Config, env: NodeJS.ProcessEnv): ServiceSpec[] {
+  const specs: ServiceSpec[] = [];
+  for (const n of [1, 2]) {
+    const step = (n - 1) * REPLICA_PORT_STEP;
+    specs.push(
+      { name: `ingestor-${n}`, entry: 'services/ingestor/src/main.ts', env: { ...env, INGESTOR_PORT: String(config.INGESTOR_PORT + step), INGESTOR_LEASES: '1' } },
+      { name: `worker-${n}`, entry: 'services/worker/src/main.ts', env: { ...env, WORKER_PORT: String(config.WORKER_PORT + step) } },
+      {
+        name: `api-${n}`,
+        entry: 'services/api/src/main.ts',
+        env: {
+          ...env,
+          PORT: String(config.PORT + step),
+          ...(config.API_METRICS_PORT === undefined ? {} : { API_METRICS_PORT: String(config.API_METRICS_PORT + step) }),
+        },
+      },
+    );
+  }
+  return specs;
 }
 
 main().catch((err) => {

@@ -67,6 +67,7 @@ export async function handleControlRoute(
       events: events.length,
       openEvents: events.filter((e) => e.closed !== true).length,
       sockets: { market: market.size, sports: sports.size },
+      subscriptions: market.subscriptions(),
       tick: source.tick,
       mode: source.mode,
       paused: source.paused,

@@ -70,6 +70,13 @@ export class MarketChannel {
     return this.clients.size;
   }
 
+  /** Distinct assets subscribed, and those subscribed on more than one socket (two ingestors serving one token). */
+  subscriptions(): { assets: number; onSeveralSockets: string[] } {
+    const sockets = new Map<string, number>();
+    for (const client of this.clients) for (const asset of client.assets) sockets.set(asset, (sockets.get(asset) ?? 0) + 1);
+    return { assets: sockets.size, onSeveralSockets: [...sockets].filter(([, n]) => n > 1).map(([asset]) => asset) };
+  }
+
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req));
   }
