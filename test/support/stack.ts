@@ -34,9 +34,9 @@ export interface Stack {
  * Starts the whole stack through the README's own run line (scripts/start.ts), on free ports, with
  * a database and a Redis prefix of its own, and waits until the API serves the market list.
  */
-export async function startStack(opts: { env?: Record<string, string>; readyTimeoutMs?: number } = {}): Promise<Stack> {
+export async function startStack(opts: { env?: Record<string, string>; readyTimeoutMs?: number; args?: string[] } = {}): Promise<Stack> {
   const services = await testServices();
-  const [port, simPort, ingestorPort, workerPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const [freeApiPort, freeSimPort, ingestorPort, workerPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const db = new URL(services.postgresUrl);
   db.pathname = `/pm_stack_${uniqueSuffix()}`;
   const prefix = `stack_${uniqueSuffix()}`;
@@ -48,8 +48,8 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
     DATABASE_URL: db.toString(),
     REDIS_URL: services.redisUrl,
     REDIS_PREFIX: prefix,
-    PORT: String(port),
-    SIM_PORT: String(simPort),
+    PORT: String(freeApiPort),
+    SIM_PORT: String(freeSimPort),
     INGESTOR_PORT: String(ingestorPort),
     WORKER_PORT: String(workerPort),
     PRETTY_LOGS: '0',
@@ -57,8 +57,11 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
     SIM_CONTROL_TOKEN: simToken,
     ...opts.env,
   };
+  // A test may choose the ports itself (the cluster mode needs PORT + 100 free as well).
+  const port = Number(env.PORT);
+  const simPort = Number(env.SIM_PORT);
   let output = '';
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', ...(opts.args ?? [])], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
