@@ -25,6 +25,8 @@ const serviceSchema = z.object({
   healthcheck: z.object({ test: z.array(z.string()) }).optional(),
   depends_on: z.record(z.string(), z.object({ condition: z.enum(['service_started', 'service_healthy', 'service_completed_successfully']) })).optional(),
   volumes: z.array(z.string()).optional(),
+  profiles: z.array(z.string()).optional(),
+  network_mode: z.string().optional(),
 });
 const composeSchema = z.object({ services: z.record(z.string(), serviceSchema), volumes: z.record(z.string(), z.unknown()).optional() });
 
@@ -36,8 +38,18 @@ const APP_PORT_KEY = { api: 'PORT', ingestor: 'INGESTOR_PORT', worker: 'WORKER_P
 type AppService = keyof typeof APP_PORT_KEY;
 const APP_SERVICES = Object.keys(APP_PORT_KEY) as AppService[];
 
-function envOf(name: string): Record<string, string> {
-  return Object.fromEntries(Object.entries(services[name]?.environment ?? {}).map(([k, v]) => [k, String(v)]));
+/** The cluster profile's variables (infra/compose/cluster.env), as `docker compose --env-file` reads them. */
+const CLUSTER_ENV = Object.fromEntries(
+  read('infra/compose/cluster.env')
+    .split('\n')
+    .filter((l) => /^[A-Z_]+=/.test(l))
+    .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const),
+);
+
+/** A service's environment with `${VAR:-default}` resolved as compose does, from `vars` (default: none set). */
+function envOf(name: string, vars: Record<string, string> = {}): Record<string, string> {
+  const interpolate = (v: string) => v.replace(/\$\{(\w+):-([^}]*)\}/g, (_, key: string, fallback: string) => vars[key] ?? fallback);
+  return Object.fromEntries(Object.entries(services[name]?.environment ?? {}).map(([k, v]) => [k, interpolate(String(v))]));
 }
 
 function portOf(name: AppService): number {
@@ -45,10 +57,32 @@ function portOf(name: AppService): number {
 }
 
 describe('docker-compose.yml', () => {
-  it('runs the whole stack', () => {
-    expect(Object.keys(services).sort()).toEqual(
-      ['api', 'exchange-sim', 'grafana', 'ingestor', 'postgres', 'prometheus', 'redis', 'worker'].sort(),
+  it('runs the whole stack, the demo crowd included', () => {
+    expect(Object.keys(services).filter((name) => services[name]!.profiles === undefined).sort()).toEqual(
+      ['api', 'crowd', 'exchange-sim', 'grafana', 'ingestor', 'postgres', 'prometheus', 'redis', 'worker'].sort(),
     );
+    // The simulator's control API answers only on loopback: the crowd shares its network namespace and token.
+    expect(services['crowd']!.network_mode).toBe('service:exchange-sim');
+    expect(envOf('crowd').SIM_CONTROL_TOKEN).toBe(envOf('exchange-sim').SIM_CONTROL_TOKEN);
+    expect(services['crowd']!.command?.at(-1)).toBe('scripts/crowd.ts');
+  });
+
+  it('has a cluster profile in the shape of `npm start -- --cluster`: 3 Redis masters, two of each service, on the cluster', () => {
+    const inProfile = Object.keys(services).filter((name) => services[name]!.profiles?.includes('cluster')).sort();
+    expect(inProfile).toEqual(['api-2', 'ingestor-2', 'redis-cluster-init', 'redis-node-1', 'redis-node-2', 'redis-node-3', 'worker-2']);
+    expect(CLUSTER_ENV.COMPOSE_PROFILES).toBe('cluster');
+    const nodes = [1, 2, 3].map((n) => `redis-node-${n}:${6999 + n}`);
+    expect(CLUSTER_ENV.REDIS_URL).toBe(`redis+cluster://${nodes.join(',')}`);
+    for (const n of [1, 2, 3]) expect(services[`redis-node-${n}`]!.command?.join(' ')).toContain(`--port ${6999 + n} --cluster-enabled yes`);
+    expect(services['redis-cluster-init']!.command?.join(' ')).toContain('--cluster create');
+    for (const name of ['api', 'api-2', 'worker', 'worker-2', 'ingestor', 'ingestor-2', 'crowd']) {
+      const config = parseConfig(envOf(name, CLUSTER_ENV));
+      expect(config.REDIS_URL, name).toBe(CLUSTER_ENV.REDIS_URL);
+      if (name.startsWith('ingestor')) expect(config.INGESTOR_LEASES, name).toBe(true);
+    }
+    expect(services['api-2']!.ports).toEqual(['3100:3000']);
+    // Without the env file, one Redis and one ingestor serving everything.
+    expect(parseConfig(envOf('ingestor')).INGESTOR_LEASES).toBe(false);
   });
 
   it('builds our four processes from the one Dockerfile, each with its own entry point', () => {
