@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'shared/src/db/__generated__/**', '.data/**', 'test-results/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', 'shared/src/db/__generated__/**', 'clients/typescript/src/schema.d.ts', '.data/**', 'test-results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -4,6 +4,7 @@ import type { Logger } from '@pm/shared/logger';
 import { buildOpenApiDocument, endpoints, type EndpointPath } from '@pm/shared/api';
 import { endpointRoute } from './adapter.js';
 import { docsPage, DOCS_PATH } from './docs-page.js';
+import { createLiveDocument } from './live-docs.js';
 import { ApiError, INTERNAL_MESSAGE } from './errors.js';
 import type { HandlerContext } from './handler.js';
 import type { RequestObserver } from './metrics.js';
@@ -88,7 +89,7 @@ export function createApp(parts: AppParts): express.Application {
     await serveReady(req, res, openapi);
   });
   // The human-readable reference, rendered from the document above.
-  app.use(DOCS_PATH, docsPage());
+  app.use(DOCS_PATH, docsPage(createLiveDocument(ctx)));
 
   app.use((_req, res) => sendError(res, 'not_found', NOT_FOUND));
 

@@ -4,7 +4,8 @@ import express, { type Router } from 'express';
 
 /**
  * The API reference at /api/v1/docs: Swagger UI (swagger-ui-dist, served from this process, no CDN)
- * rendering /api/v1/openapi.json, which is generated from the endpoint table, examples included.
+ * rendering the document generated from the endpoint table, with its example requests filled from
+ * the data being served (live-docs.ts, at DOCS_PATH/openapi.json), so "Try it out" answers 200.
  *
  * The page and its start-up script are ours rather than the package's index.html, which points at
  * a demo document on the internet. The script is a file, not inline, so a Content-Security-Policy
@@ -12,7 +13,8 @@ import express, { type Router } from 'express';
  */
 
 export const DOCS_PATH = '/api/v1/docs';
-const OPENAPI_URL = '/api/v1/openapi.json';
+/** The docs page's copy of /api/v1/openapi.json, with live example requests. */
+const OPENAPI_URL = `${DOCS_PATH}/openapi.json`;
 
 const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png']);
 const assetsDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -64,8 +66,8 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** The reference page, its start-up script and Swagger UI's files, all under DOCS_PATH. */
-export function docsPage(): Router {
+/** The reference page, its start-up script, its document and Swagger UI's files, all under DOCS_PATH. */
+export function docsPage(liveDocument: () => Promise<string>): Router {
   const router = express.Router({ strict: false });
   router.use((_req, res, next) => {
     res.locals['route'] = DOCS_PATH;
@@ -79,6 +81,15 @@ export function docsPage(): Router {
   router.get('/init.js', (_req, res) => {
     res.setHeader('cache-control', 'public, max-age=300');
     res.type('application/javascript').send(INIT);
+  });
+  router.get('/openapi.json', async (_req, res, next) => {
+    try {
+      const body = await liveDocument();
+      res.setHeader('cache-control', 'public, max-age=15');
+      res.type('application/json').send(body);
+    } catch (err) {
+      next(err);
+    }
   });
   // Only what the page loads: the package's own index.html and initializer would load a demo document.
   const assets = express.static(assetsDir, { index: false, maxAge: '1d', fallthrough: true });

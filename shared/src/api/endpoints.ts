@@ -291,7 +291,7 @@ const endpointTable = [
     response: marketEventResponseSchema,
     cache: 'live',
     errors: [404, 503],
-    examples: [{ summary: 'An event', path: { eventSlug: 'epl-ars-che-2025-11-22' } }],
+    examples: [{ summary: 'An event', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' } }],
   }),
   defineEndpoint('/api/v1/markets/by-id/{marketId}', {
     specNumber: null,
@@ -329,8 +329,8 @@ const endpointTable = [
     cache: 'live',
     errors: [404, 503],
     examples: [
-      { summary: 'The first market, last week', path: { eventSlug: 'epl-ars-che-2025-11-22' } },
-      { summary: 'One market, everything', path: { eventSlug: 'epl-ars-che-2025-11-22' }, query: { market: '540060', range: 'max' } },
+      { summary: 'The first market, last week', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' } },
+      { summary: 'One market, everything', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', range: 'max' } },
     ],
   }),
   defineEndpoint('/api/v1/live', {
@@ -370,7 +370,7 @@ const endpointTable = [
     errors: [503],
     examples: [
       { summary: 'Latest calls' },
-      { summary: 'Calls on one market', query: { market: '512345', limit: '10' } },
+      { summary: 'Calls on one market', query: { market: '540193', limit: '10' } },
     ],
   }),
   defineEndpoint('/api/v1/calls/{id}', {
@@ -385,7 +385,7 @@ const endpointTable = [
     response: callResponseSchema,
     cache: 'list',
     errors: [404, 503],
-    examples: [{ summary: 'A call', path: { id: 'c8Kq2mZx' } }],
+    examples: [{ summary: 'A call', path: { id: 'GiGxeaJUak' } }],
   }),
   defineEndpoint('/api/v1/users/{handle}', {
     specNumber: 7,
@@ -404,8 +404,8 @@ const endpointTable = [
     cache: 'list',
     errors: [404, 503],
     examples: [
-      { summary: 'A record', path: { handle: 'alice' } },
-      { summary: 'With @, any case', path: { handle: '@Alice' } },
+      { summary: 'A record', path: { handle: 'moonshot_max' } },
+      { summary: 'With @, any case', path: { handle: '@Moonshot_Max' } },
     ],
   }),
   defineEndpoint('/api/v1/users/{handle}/calls', {
@@ -429,8 +429,8 @@ const endpointTable = [
     cache: 'list',
     errors: [404, 503],
     examples: [
-      { summary: 'All calls', path: { handle: 'alice' } },
-      { summary: 'Won calls', path: { handle: '@alice' }, query: { status: 'won', limit: '10' } },
+      { summary: 'All calls', path: { handle: 'moonshot_max' } },
+      { summary: 'Won calls', path: { handle: '@moonshot_max' }, query: { status: 'won', limit: '10' } },
     ],
   }),
   defineEndpoint('/api/v1/leaderboard', {

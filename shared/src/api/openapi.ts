@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { CACHE_MAX_AGE_SECONDS, endpointList, type Endpoint, type EndpointErrorStatus } from './endpoints.js';
-import { errorBodySchema } from './resources.js';
+import { CACHE_MAX_AGE_SECONDS, endpointList, type Endpoint, type EndpointErrorStatus, type EndpointExample } from './endpoints.js';
+import { errorBodySchema, type ErrorBody } from './resources.js';
+import responseExamples from './response-examples.json' with { type: 'json' };
 
 /**
  * The OpenAPI 3.1 document, generated from the endpoint table (never written by hand). Zod 4 emits
@@ -12,8 +13,10 @@ type JsonSchema = Record<string, unknown>;
 
 export interface OpenApiDocument {
   openapi: '3.1.0';
-  info: { title: string; version: string; description: string };
+  info: { title: string; version: string; description: string; license: { name: string; identifier: string } };
   servers: Array<{ url: string; description?: string }>;
+  /** Empty: no endpoint needs a key (SPEC.md "Authentication"). Said explicitly so tools do not guess. */
+  security: [];
   tags: Array<{ name: string; description?: string }>;
   paths: Record<string, Record<string, unknown>>;
   components: {
@@ -71,22 +74,73 @@ const rateLimitHeaders = {
   'x-request-id': { $ref: '#/components/headers/RequestId' },
 };
 
-const ERROR_RESPONSES: Record<400 | EndpointErrorStatus | 429 | 500, { name: string; description: string }> = {
-  400: { name: 'BadRequest', description: 'A bad parameter (`bad_request`); the message names the parameter and its rule.' },
-  404: { name: 'NotFound', description: 'Nothing matches (`not_found`).' },
-  429: { name: 'RateLimited', description: 'Rate limit exceeded (`rate_limited`): 120 requests a minute per client IP. `Retry-After` says how many seconds to wait.' },
-  500: { name: 'Internal', description: 'Unexpected failure (`internal`); the message is generic.' },
-  503: { name: 'Unavailable', description: 'Records are unavailable (`unavailable`): the data store is unreachable or the market data is not built yet.' },
+/** The error responses every operation refers to, each with a body the API really sends. */
+const ERROR_RESPONSES: Record<400 | EndpointErrorStatus | 429 | 500, { name: string; description: string; example: ErrorBody['error'] }> = {
+  400: {
+    name: 'BadRequest',
+    description: 'A bad parameter (`bad_request`); the message names the parameter and its rule.',
+    example: { code: 'bad_request', message: 'limit must be an integer from 1 to 100' },
+  },
+  404: { name: 'NotFound', description: 'Nothing matches (`not_found`).', example: { code: 'not_found', message: 'no event with slug epl-ars-che-2026-11-20' } },
+  429: {
+    name: 'RateLimited',
+    description: 'Rate limit exceeded (`rate_limited`): 120 requests a minute per client IP. `Retry-After` says how many seconds to wait.',
+    example: { code: 'rate_limited', message: 'too many requests: the limit is 120 a minute per client; try again later' },
+  },
+  500: {
+    name: 'Internal',
+    description: 'Unexpected failure (`internal`); the message is generic.',
+    example: { code: 'internal', message: 'something went wrong on our side; please try again' },
+  },
+  503: {
+    name: 'Unavailable',
+    description: 'Records are unavailable (`unavailable`): the data store is unreachable or the market data is not built yet.',
+    example: { code: 'unavailable', message: 'market data is not ready yet; please try again shortly' },
+  },
 };
 
-function exampleUrl(endpoint: Endpoint, example: { path?: Record<string, string>; query?: Record<string, string> }): string {
+/**
+ * What each tag groups, for readers of the reference. A tag used in the endpoint table without an
+ * entry here fails `npm run lint` (the OpenAPI linter's tag-description rule).
+ */
+const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  Markets: 'Open events and their markets with live chances in five odds formats, price history and matches in play.',
+  Calls: 'Public calls (picks on one outcome, scored on a notional 10) and combos of 2 to 6 picks.',
+  People: "People's public records and the leaderboard.",
+  Odds: 'Converting a chance into every odds format, with what 10 wins and the XP of a right call.',
+  Stream: 'Live changes pushed as Server-Sent Events.',
+};
+
+/**
+ * A real success body per path, taken from the simulator with the demo crowd and trimmed to a few
+ * items (`npm run openapi -- --examples-from <api url>` refreshes them). A path without one simply
+ * has no example; the linter checks every example against its schema.
+ */
+export interface ResponseExample {
+  /** The request that produced it, e.g. `GET /api/v1/markets?limit=2`. */
+  request: string;
+  value: Record<string, unknown>;
+}
+export const RESPONSE_EXAMPLES: Readonly<Record<string, ResponseExample>> = responseExamples as Record<string, ResponseExample>;
+
+/** Example requests per endpoint: the table's own by default; the docs page passes live ones. */
+export type ExamplesOf = (endpoint: Endpoint) => readonly EndpointExample[];
+
+/** The request line of an example: path parameters filled in, query string appended. */
+export function exampleUrl(endpoint: Endpoint, example: { path?: Record<string, string>; query?: Record<string, string> }): string {
   let url = endpoint.path as string;
   for (const [name, value] of Object.entries(example.path ?? {})) url = url.replace(`{${name}}`, encodeURIComponent(value));
   const query = new URLSearchParams(example.query ?? {}).toString();
   return query ? `${url}?${query}` : url;
 }
 
-function operation(endpoint: Endpoint, components: ComponentCollector): Record<string, unknown> {
+function operation(
+  endpoint: Endpoint,
+  components: ComponentCollector,
+  examplesOf: ExamplesOf,
+  responseExamples: Readonly<Record<string, ResponseExample>>,
+): Record<string, unknown> {
+  const requestExamples = examplesOf(endpoint);
   const parameters = Object.entries(endpoint.params.shape).map(([name, schema]) => {
     const zodSchema = schema as z.ZodType;
     const inPath = endpoint.pathParams.includes(name);
@@ -94,7 +148,7 @@ function operation(endpoint: Endpoint, components: ComponentCollector): Record<s
     const { description, ...paramSchema } = json;
     // Examples are written as sent (strings); the document shows them as the schema's type (10, not "10").
     const examples: Record<string, { summary: string; value: unknown }> = {};
-    endpoint.examples.forEach((e, i) => {
+    requestExamples.forEach((e, i) => {
       const sent = (inPath ? e.path : e.query)?.[name];
       if (sent === undefined) return;
       const parsed = zodSchema.safeParse(sent);
@@ -124,7 +178,7 @@ function operation(endpoint: Endpoint, components: ComponentCollector): Record<s
         ETag: { $ref: '#/components/headers/ETag' },
         ...rateLimitHeaders,
       },
-      content: { 'application/json': { schema: responseSchema } },
+      content: { 'application/json': { schema: responseSchema, ...responseExampleOf(responseExamples[endpoint.path]) } },
     },
     '304': {
       description: 'Not modified: the `If-None-Match` request header matched the current `ETag`. No body.',
@@ -136,7 +190,7 @@ function operation(endpoint: Endpoint, components: ComponentCollector): Record<s
   return {
     operationId: endpoint.operationId,
     summary: endpoint.summary,
-    description: `${endpoint.description}\n\nExamples:\n${endpoint.examples.map((e) => `- ${e.summary}: \`GET ${exampleUrl(endpoint, e)}\``).join('\n')}`,
+    description: `${endpoint.description}\n\nExamples:\n${requestExamples.map((e) => `- ${e.summary}: \`GET ${exampleUrl(endpoint, e)}\``).join('\n')}`,
     tags: [...endpoint.tags],
     parameters: [
       ...parameters,
@@ -149,32 +203,46 @@ function operation(endpoint: Endpoint, components: ComponentCollector): Record<s
       },
     ],
     responses,
-    'x-examples': endpoint.examples.map((e) => ({ summary: e.summary, request: `GET ${exampleUrl(endpoint, e)}` })),
+    'x-examples': requestExamples.map((e) => ({ summary: e.summary, request: `GET ${exampleUrl(endpoint, e)}` })),
   };
 }
 
-/** Builds the document. `serverUrl` is the base URL the `/api/v1/...` paths are relative to. */
-export function buildOpenApiDocument(options: { serverUrl?: string } = {}): OpenApiDocument {
+function responseExampleOf(example: ResponseExample | undefined): { examples?: Record<string, { summary: string; value: unknown }> } {
+  return example ? { examples: { simulator: { summary: `${example.request} (simulator with the demo crowd, lists trimmed)`, value: example.value } } } : {};
+}
+
+/**
+ * Builds the document. `serverUrl` is the base URL the `/api/v1/...` paths are relative to;
+ * `examples` replaces the table's example requests (the docs page fills them from live data);
+ * `responseExamples` replaces the committed response examples (`npm run openapi -- --examples-from`).
+ */
+export function buildOpenApiDocument(
+  options: { serverUrl?: string; examples?: ExamplesOf; responseExamples?: Readonly<Record<string, ResponseExample>> } = {},
+): OpenApiDocument {
   const components = new ComponentCollector();
   const paths: OpenApiDocument['paths'] = {};
+  const examplesOf: ExamplesOf = options.examples ?? ((endpoint) => endpoint.examples);
   for (const endpoint of endpointList) {
-    paths[endpoint.path] = { get: operation(endpoint as unknown as Endpoint, components) };
+    paths[endpoint.path] = { get: operation(endpoint as unknown as Endpoint, components, examplesOf, options.responseExamples ?? RESPONSE_EXAMPLES) };
   }
   const errorRef = (components.convert(errorBodySchema), { $ref: `${COMPONENT_REF}Error` });
 
   const responses: Record<string, unknown> = {};
-  for (const [status, { name, description }] of Object.entries(ERROR_RESPONSES)) {
+  for (const [status, { name, description, example }] of Object.entries(ERROR_RESPONSES)) {
     responses[name] = {
       description,
       headers: {
         ...rateLimitHeaders,
         ...(status === '429' ? { 'Retry-After': { description: 'Seconds until the rate-limit window resets', schema: { type: 'integer', minimum: 0 } } } : {}),
       },
-      content: { 'application/json': { schema: errorRef } },
+      content: { 'application/json': { schema: errorRef, example: { ok: false, error: example } } },
     };
   }
 
-  const tags = [...new Set(endpointList.flatMap((e) => e.tags))].map((name) => ({ name }));
+  const tags = [...new Set(endpointList.flatMap((e) => e.tags))].map((name) => {
+    const description = TAG_DESCRIPTIONS[name];
+    return description ? { name, description } : { name };
+  });
 
   return {
     openapi: '3.1.0',
@@ -187,8 +255,12 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Open
         'Rate limit: 120 requests a minute per client IP, shared by all servers. Every response carries `x-ratelimit-limit`, `x-ratelimit-remaining` and `x-ratelimit-reset` (Unix seconds when the window resets); CORS preflight (OPTIONS) requests are not counted and carry none.',
         'Caching: `Cache-Control: public, max-age=15` for live data, `30` for lists, `3600` for odds; every 200 has a strong `ETag`, and `If-None-Match` gets 304. `HEAD` is answered with the headers of the GET.',
       ].join('\n\n'),
+      // No license file exists in the repository; the service's code and API are not published under an
+      // open licence. Change this in one place if that is decided otherwise.
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: options.serverUrl ?? '/', description: 'This server' }],
+    security: [],
     tags,
     paths,
     components: {

@@ -1,0 +1,1402 @@
+/**
+ * Generated from openapi.json by `npm run openapi` (openapi-typescript). Do not edit by hand.
+ */
+
+export interface paths {
+    "/api/v1/markets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description Open events, busiest first (24-hour volume); each event carries its top three markets.
+         *
+         *     Without `category`, `league` or `q` the list is the trending one.
+         *
+         *     `league` overrides `category`. An unknown `league` key answers 200 with an empty list (`count` 0): leagues come and go with the events on offer, so a key that worked yesterday is not an error today.
+         *
+         *     `q` searches event titles and every market question (not only the three shown), case-insensitively; it is combined with `league` or `category` when given. An empty `q` means no search.
+         *
+         *     Parameter values are case-insensitive for `category` and `league`. Unknown query parameters are ignored; a parameter given twice is a 400.
+         *
+         *     Examples:
+         *     - Trending events: `GET /api/v1/markets`
+         *     - Football, 10 events: `GET /api/v1/markets?category=Football&limit=10`
+         *     - One league: `GET /api/v1/markets?league=epl`
+         *     - Search: `GET /api/v1/markets?q=bitcoin&limit=5`
+         */
+        get: operations["listMarkets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/markets/{eventSlug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description One event with all its markets, live odds in every format and `platform_split` on each market. An unknown slug is a 404.
+         *
+         *     Examples:
+         *     - An event: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24`
+         */
+        get: operations["getMarketEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/markets/{eventSlug}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Price history
+         * @description The chance of one market's first outcome over time, ascending `t` (Unix seconds).
+         *
+         *     Points are downsampled into buckets: about 5 minutes for `1d`, 30 minutes for `1w`, 3 hours for `1m` and one day for `max`; each bucket is represented by its LAST point (the chance as it stood at the end of the bucket, at that point's own time), so the final point is the latest chance recorded.
+         *
+         *     `market` defaults to the event's first market. An unknown event, or a `market` that is not one of the event's markets, is a 404; a `range` other than 1d, 1w, 1m or max is a 400. A market with no recorded history yet answers 200 with no points.
+         *
+         *     Examples:
+         *     - The first market, last week: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/history`
+         *     - One market, everything: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/history?market=540046&range=max`
+         */
+        get: operations["getMarketHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live matches
+         * @description Every match in play (the sports feed says live and not ended), busiest first.
+         *
+         *     `result` lists home, draw (only where the event has a draw market) and away, each with its chance and the id of the moneyline market to call it on: for a soccer match the Yes chance of each of its three Yes/No markets, for a two-way game the chance of each team's outcome of its one moneyline market. A match without a moneyline market has an empty `result`.
+         *
+         *     Examples:
+         *     - Matches in play: `GET /api/v1/live`
+         */
+        get: operations["listLiveMatches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List calls
+         * @description Public calls, newest first (by `made_at`, then id).
+         *
+         *     With `market`, only that market's calls, and the response adds `platform_split`: how many people's latest call on the market is on each outcome, in outcome order (one per person; empty when nobody has called it).
+         *
+         *     A `market` id nobody has called — including an id the service does not know — answers 200 with `count` 0, `calls` [] and `platform_split` []: markets come and go with the catalog, so an id that has no calls is an empty list, not an error.
+         *
+         *     At most the 100 newest calls (of the market, with `market`) are available. 503 while the records have not been built yet (a service just started).
+         *
+         *     Examples:
+         *     - Latest calls: `GET /api/v1/calls`
+         *     - Calls on one market: `GET /api/v1/calls?market=540193&limit=10`
+         */
+        get: operations["listCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a call
+         * @description One call as in its public link: the caller, the pick, the chance when it was made, its status and profit, the thesis and its updates (oldest first). An unknown id is a 404.
+         *
+         *     Examples:
+         *     - A call: `GET /api/v1/calls/GiGxeaJUak`
+         */
+        get: operations["getCall"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{handle}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a record
+         * @description A person's public record: calls, settled, won, right_pct, profit on 10 (all time and the last 7 days), XP, streak, followers, following, copies, bio and interests.
+         *
+         *     The handle matches case-insensitively, with or without a leading `@` (`@Alice`, `alice` and `ALICE` are the same person); the response spells it as the person does. An unknown handle is a 404.
+         *
+         *     `right_pct` = round(100 × won ÷ (won + lost)), 0 with no won or lost calls (void calls never count). `streak` counts won calls back from the most recently settled non-void call. `xp` includes XP from won combos.
+         *
+         *     Examples:
+         *     - A record: `GET /api/v1/users/moonshot_max`
+         *     - With @, any case: `GET /api/v1/users/%40Moonshot_Max`
+         */
+        get: operations["getUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{handle}/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A person's calls
+         * @description A person's calls, newest first, in the same shape as the call list; `status` filters them (omitted means all).
+         *
+         *     The handle matches case-insensitively, with or without a leading `@`; `handle` in the response is spelled as the person does. An unknown handle is a 404; a person with no calls (of that status) gives an empty list.
+         *
+         *     At most the 100 newest calls of each filter are available.
+         *
+         *     Examples:
+         *     - All calls: `GET /api/v1/users/moonshot_max/calls`
+         *     - Won calls: `GET /api/v1/users/%40moonshot_max/calls?status=won&limit=10`
+         */
+        get: operations["listUserCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/leaderboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Leaderboard
+         * @description Public records ranked on settled calls, ordered by `rank`.
+         *
+         *     `sort`: `profit` (default) by total profit on 10; `right` by right_pct among people with 5 or more settled calls only; `xp` by XP; `week` by profit of calls settled in the last 7 days. Ties go to more settled calls, then handle (alphabetical).
+         *
+         *     At most the top 100 rows are available. 503 while the records have not been built yet.
+         *
+         *     Examples:
+         *     - By profit: `GET /api/v1/leaderboard`
+         *     - Most often right: `GET /api/v1/leaderboard?sort=right&limit=10`
+         */
+        get: operations["getLeaderboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/combos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List combos
+         * @description Public combos of one status, newest first: open (default), won, lost or void. `status` in the response is the filter applied.
+         *
+         *     A combo is lost as soon as any leg is lost, void when every leg is void, won when every leg is settled with none lost and at least one won; otherwise open. `chance` and `wins_on_10` are fixed when the combo is made.
+         *
+         *     At most the 50 newest combos of each status are available. 503 while the records have not been built yet.
+         *
+         *     Examples:
+         *     - Open combos: `GET /api/v1/combos`
+         *     - Won combos: `GET /api/v1/combos?status=won&limit=5`
+         */
+        get: operations["listCombos"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/odds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Convert odds
+         * @description Writes a chance in every odds format, with what 10 wins, the profit on 10 of a right call and the XP it would earn.
+         *
+         *     `chance` must be a plain decimal greater than 0 and at most 1: `0`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s. `1` is valid (profit 0).
+         *
+         *     Examples:
+         *     - One in four: `GET /api/v1/odds?chance=0.25`
+         *     - A favourite: `GET /api/v1/odds?chance=0.8`
+         */
+        get: operations["convertOdds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        /** @description A public pick by a person on one outcome of a market */
+        Call: {
+            id: string;
+            user: components["schemas"]["CallUser"];
+            market_id: string;
+            /** @description Event slug */
+            event: string;
+            question: string;
+            /** @description Outcome name */
+            outcome: string;
+            /** @description Zero-based index of the outcome */
+            outcome_index: number;
+            /** @description Chance when the pick was made; never changes */
+            chance_at_call: number;
+            /** @description The caller's written reasoning */
+            thesis: string;
+            copied_from: components["schemas"]["CopiedFrom"] | null;
+            /** @description True when the call fades (bets against) another */
+            is_fade: boolean;
+            /** @enum {string} */
+            status: "open" | "won" | "lost" | "void";
+            /** @description Null while open; won 10 ÷ chance − 10, lost −10, void 0 */
+            profit_on_10: number | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            made_at: string;
+            settled_at: string | null;
+            url: string;
+        };
+        /** @description The single-call response: a subset of Call with its thesis updates */
+        CallDetail: {
+            id: string;
+            user: components["schemas"]["CallSubsetUser"];
+            question: string;
+            outcome: string;
+            /** @description Chance when the pick was made; never changes */
+            chance_at_call: number;
+            /** @enum {string} */
+            status: "open" | "won" | "lost" | "void";
+            /** @description Null while open; won 10 ÷ chance − 10, lost −10, void 0 */
+            profit_on_10: number | null;
+            thesis: string;
+            /** @description Oldest first */
+            thesis_updates: components["schemas"]["ThesisUpdate"][];
+            url: string;
+        };
+        CallListResponse: {
+            /** @constant */
+            ok: true;
+            /** @description Number of calls returned */
+            count: number;
+            /** @description Present when `market` is given: people whose latest call on the market is on each outcome, in outcome order; empty when nobody has called it */
+            platform_split?: number[];
+            /** @description Newest first */
+            calls: components["schemas"]["Call"][];
+        };
+        CallResponse: {
+            /** @constant */
+            ok: true;
+            call: components["schemas"]["CallDetail"];
+        };
+        CallSubsetUser: {
+            handle: string;
+        };
+        CallUser: {
+            handle: string;
+            /** @description Avatar image URL, or null when the person has none */
+            avatar: string | null;
+        };
+        /** @description 2 to 6 picks that must all happen */
+        Combo: {
+            id: string;
+            user: components["schemas"]["ComboUser"];
+            /** @description The legs' chances multiplied, when the combo was made; never changes */
+            chance: number;
+            /** @description 10 ÷ chance: what 10 wins if every leg happens */
+            wins_on_10: number;
+            /** @enum {string} */
+            status: "open" | "won" | "lost" | "void";
+            xp_awarded: number;
+            legs: components["schemas"]["Leg"][];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            made_at: string;
+            url: string;
+        };
+        ComboListResponse: {
+            /** @constant */
+            ok: true;
+            /**
+             * @description The applied filter
+             * @enum {string}
+             */
+            status: "open" | "won" | "lost" | "void";
+            count: number;
+            /** @description Newest first */
+            combos: components["schemas"]["Combo"][];
+        };
+        ComboUser: {
+            handle: string;
+        };
+        /** @description The call this one copies */
+        CopiedFrom: {
+            /** @description Id of the copied call */
+            id: string;
+            /** @description Handle of the person whose call was copied */
+            handle: string;
+        };
+        Error: {
+            /** @constant */
+            ok: false;
+            error: {
+                /** @enum {string} */
+                code: "bad_request" | "not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "headers_too_large" | "unavailable" | "internal";
+                message: string;
+            };
+        };
+        Event: {
+            slug: string;
+            title: string;
+            /**
+             * @description Event category
+             * @enum {string}
+             */
+            category: "Football" | "Sport" | "Crypto" | "Politics" | "Economy" | "Tech" | "Culture";
+            closes_at: string | null;
+            /** @description Total traded volume */
+            volume: number;
+            game: components["schemas"]["Game"] | null;
+            markets: components["schemas"]["Market"][];
+            market_count: number;
+            url: string;
+        };
+        /** @description An event in the market list */
+        EventCard: {
+            slug: string;
+            title: string;
+            /**
+             * @description Event category
+             * @enum {string}
+             */
+            category: "Football" | "Sport" | "Crypto" | "Politics" | "Economy" | "Tech" | "Culture";
+            /** @description At most the top three markets */
+            markets: components["schemas"]["MarketCard"][];
+            market_count: number;
+            url: string;
+        };
+        /** @description Match data of an event */
+        Game: {
+            live: boolean;
+            /** @description home-away */
+            score: string;
+            /** @description As the feed sends it: "74", "5:18" */
+            clock: string;
+            /** @description As the feed sends it: 1H, HT, Q4 … */
+            period: string;
+            league: string;
+            teams: components["schemas"]["Team"][];
+        };
+        HistoryPoint: {
+            /** @description Unix seconds */
+            t: number;
+            /** @description Chance, 0 to 1 */
+            chance: number;
+        };
+        LeaderboardResponse: {
+            /** @constant */
+            ok: true;
+            /** @enum {string} */
+            sort: "profit" | "right" | "xp" | "week";
+            count: number;
+            /** @description Ordered by rank */
+            rows: components["schemas"]["LeaderboardRow"][];
+        };
+        LeaderboardRow: {
+            rank: number;
+            handle: string;
+            display_name: string;
+            /** @description Avatar image URL, or null when the person has none */
+            avatar: string | null;
+            right_pct: number;
+            settled: number;
+            won: number;
+            /** @description US dollars on a notional stake of 10 per call, 2 decimals */
+            profit_on_10: number;
+            /** @description US dollars on a notional stake of 10 per call, 2 decimals */
+            profit_7d: number;
+            xp: number;
+            streak: number;
+        };
+        LeagueEntry: {
+            /** @description The category the league belongs to */
+            group: string;
+            label: string;
+            /** @description Key usable as the `league` parameter */
+            league: string;
+        };
+        /** @description One pick of a combo */
+        Leg: {
+            market_id: string;
+            question: string;
+            outcome: string;
+            outcome_index: number;
+            /** @description Chance when the pick was made; never changes */
+            chance_at_call: number;
+            /** @enum {string} */
+            status: "open" | "won" | "lost" | "void";
+        };
+        LiveMatch: {
+            slug: string;
+            title: string;
+            league: string;
+            score: string;
+            clock: string;
+            period: string;
+            teams: components["schemas"]["Team"][];
+            result: components["schemas"]["Result"][];
+            markets: number;
+            url: string;
+        };
+        LiveMatchesResponse: {
+            /** @constant */
+            ok: true;
+            /** @description Number of matches in play */
+            count: number;
+            matches: components["schemas"]["LiveMatch"][];
+        };
+        Market: {
+            id: string;
+            question: string;
+            /** @description Short label, e.g. the side the market is about */
+            label: string;
+            /** @description Sports market type in snake_case (moneyline, totals, spreads, both_teams_to_score …); null for non-sport */
+            kind: string | null;
+            outcomes: components["schemas"]["Outcome"][];
+            /** @description Callers on each outcome (one per person), in outcome order; empty when nobody has called */
+            platform_split: number[];
+            closes_at: string | null;
+            closed: boolean;
+            /** @description 24-hour change in chance */
+            change_24h: number;
+            url: string;
+        };
+        MarketCard: {
+            id: string;
+            question: string;
+            outcomes: components["schemas"]["Outcome"][];
+        };
+        MarketEventResponse: {
+            /** @constant */
+            ok: true;
+            /** @description True while the order-book feed is connected and its last message is under 30 s old. */
+            live: boolean;
+            event: components["schemas"]["Event"];
+        };
+        MarketHistoryResponse: {
+            /** @constant */
+            ok: true;
+            market_id: string;
+            question: string;
+            /** @description The first outcome: every point is its chance */
+            outcome: string;
+            /** @enum {string} */
+            range: "1d" | "1w" | "1m" | "max";
+            /** @description Ascending t; the last point of each bucket (5 min for 1d, 30 min for 1w, 3 h for 1m, 1 day for max) */
+            points: components["schemas"]["HistoryPoint"][];
+        };
+        MarketListResponse: {
+            /** @constant */
+            ok: true;
+            /** @description True while the order-book feed is connected and its last message is under 30 s old; false means prices are the last known. */
+            live: boolean;
+            /** @description Number of events returned */
+            count: number;
+            /** @description In order Sport, Football, Crypto, Politics, Economy, Tech, Culture */
+            categories: ("Football" | "Sport" | "Crypto" | "Politics" | "Economy" | "Tech" | "Culture")[];
+            leagues: components["schemas"]["LeagueEntry"][];
+            events: components["schemas"]["EventCard"][];
+        };
+        /** @description The same chance written five ways */
+        Odds: {
+            /**
+             * @description Whole percent with a % sign
+             * @example 25%
+             */
+            percent: string;
+            /**
+             * @description Decimal odds, two decimals
+             * @example 4.00
+             */
+            decimal: string;
+            /**
+             * @description numerator/denominator
+             * @example 3/1
+             */
+            fractional: string;
+            /**
+             * @description Signed, leading + or -
+             * @example +300
+             */
+            american: string;
+            /**
+             * @description Whole cents with a cent sign
+             * @example 25¢
+             */
+            price: string;
+        };
+        OddsResponse: {
+            /** @constant */
+            ok: true;
+            /** @description The chance converted */
+            chance: number;
+            /** @description What 10 wins: 10 ÷ chance */
+            wins_on_10: number;
+            /** @description Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals */
+            profit_on_10: number;
+            /** @description XP a right call would earn: 10 + round(90 × (1 − chance)) */
+            xp_if_right: number;
+            odds: components["schemas"]["Odds"];
+        };
+        Outcome: {
+            name: string;
+            /** @description Chance, 0 to 1 */
+            chance: number;
+            odds: components["schemas"]["Odds"];
+        };
+        Result: {
+            label: string;
+            /** @description Chance, 0 to 1 */
+            chance: number;
+            market_id: string;
+        };
+        Team: {
+            name: string;
+            abbreviation: string;
+            home: boolean;
+        };
+        ThesisUpdate: {
+            body: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            at: string;
+        };
+        UserCallsResponse: {
+            /** @constant */
+            ok: true;
+            /** @description The handle as the person spells it */
+            handle: string;
+            count: number;
+            /** @description Newest first */
+            calls: components["schemas"]["Call"][];
+        };
+        UserRecord: {
+            handle: string;
+            display_name: string;
+            /** @description Avatar image URL, or null when the person has none */
+            avatar: string | null;
+            /** @description Total calls */
+            calls: number;
+            /** @description Settled calls: won + lost + void */
+            settled: number;
+            won: number;
+            /** @description round(100 × won ÷ (won + lost)); 0 with no such calls. Void calls do not count. */
+            right_pct: number;
+            /** @description Total profit across settled calls, each scored on 10 */
+            profit_on_10: number;
+            /** @description Profit of calls settled in the last 7 days */
+            profit_7d: number;
+            xp: number;
+            /** @description Consecutive won calls counting back from the most recently settled non-void call */
+            streak: number;
+            followers: number;
+            following: number;
+            /** @description How many times others copied their calls */
+            copies: number;
+            bio: string;
+            /** @description Each a category, or a category and league joined with ": " (e.g. "Football: EPL") */
+            interests: string[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            joined_at: string;
+            url: string;
+        };
+        UserResponse: {
+            /** @constant */
+            ok: true;
+            user: components["schemas"]["UserRecord"];
+        };
+    };
+    responses: {
+        /** @description A bad parameter (`bad_request`); the message names the parameter and its rule. */
+        BadRequest: {
+            headers: {
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "ok": false,
+                 *       "error": {
+                 *         "code": "bad_request",
+                 *         "message": "limit must be an integer from 1 to 100"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Nothing matches (`not_found`). */
+        NotFound: {
+            headers: {
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "ok": false,
+                 *       "error": {
+                 *         "code": "not_found",
+                 *         "message": "no event with slug epl-ars-che-2026-11-20"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Rate limit exceeded (`rate_limited`): 120 requests a minute per client IP. `Retry-After` says how many seconds to wait. */
+        RateLimited: {
+            headers: {
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                /** @description Seconds until the rate-limit window resets */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "ok": false,
+                 *       "error": {
+                 *         "code": "rate_limited",
+                 *         "message": "too many requests: the limit is 120 a minute per client; try again later"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Unexpected failure (`internal`); the message is generic. */
+        Internal: {
+            headers: {
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "ok": false,
+                 *       "error": {
+                 *         "code": "internal",
+                 *         "message": "something went wrong on our side; please try again"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Records are unavailable (`unavailable`): the data store is unreachable or the market data is not built yet. */
+        Unavailable: {
+            headers: {
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "ok": false,
+                 *       "error": {
+                 *         "code": "unavailable",
+                 *         "message": "market data is not ready yet; please try again shortly"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
+    parameters: never;
+    requestBodies: never;
+    headers: {
+        /** @description Strong validator of the body; send it back in If-None-Match. */
+        ETag: string;
+        /** @description Requests allowed per window (a minute) */
+        RateLimitLimit: number;
+        /** @description Requests left in the current window */
+        RateLimitRemaining: number;
+        /** @description Unix seconds when the current window resets */
+        RateLimitReset: number;
+        /** @description The request id (echoes a sane `x-request-id` request header, else generated) */
+        RequestId: string;
+    };
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    listMarkets: {
+        parameters: {
+            query?: {
+                /** @description One of the categories; omitted means trending. Case-insensitive. */
+                category?: "Football" | "Sport" | "Crypto" | "Politics" | "Economy" | "Tech" | "Culture";
+                /** @description A key from the response's `leagues` list (e.g. `epl`, `nba`, `btc`); overrides `category`. Case-insensitive. An unknown key gives an empty list, not an error. */
+                league?: string;
+                /** @description Case-insensitive search over event titles and market questions, up to 80 characters. Empty means no search. */
+                q?: string;
+                /** @description How many events to return. An integer from 1 to 60; default 24. */
+                limit?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarketListResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMarketEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The event slug, as in the service's or the exchange's page address */
+                eventSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarketEventResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMarketHistory: {
+        parameters: {
+            query?: {
+                /** @description A market id within the event; default the event's first market. */
+                market?: string;
+                /** @description One of 1d, 1w, 1m, max; default 1w. */
+                range?: "1d" | "1w" | "1m" | "max";
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The event slug */
+                eventSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarketHistoryResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listLiveMatches: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LiveMatchesResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listCalls: {
+        parameters: {
+            query?: {
+                /** @description A market id; when given, only its calls, and the response adds `platform_split`. */
+                market?: string;
+                /** @description How many calls to return. An integer from 1 to 100; default 25. */
+                limit?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallListResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The call id, as in the call's public link */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=30`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=30 */
+                    "Cache-Control"?: "public, max-age=30";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The handle, with or without a leading @; case-insensitive */
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=30`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=30 */
+                    "Cache-Control"?: "public, max-age=30";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listUserCalls: {
+        parameters: {
+            query?: {
+                /** @description open, won, lost or void; omitted means all. Case-insensitive. */
+                status?: "open" | "won" | "lost" | "void";
+                /** @description How many calls to return. An integer from 1 to 100; default 25. */
+                limit?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The handle, with or without a leading @; case-insensitive */
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=30`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=30 */
+                    "Cache-Control"?: "public, max-age=30";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserCallsResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getLeaderboard: {
+        parameters: {
+            query?: {
+                /** @description profit (default), right (only people with 5 or more settled calls), xp, or week (profit in the last 7 days). Case-insensitive. */
+                sort?: "profit" | "right" | "xp" | "week";
+                /** @description How many rows to return. An integer from 1 to 100; default 25. */
+                limit?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=30`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=30 */
+                    "Cache-Control"?: "public, max-age=30";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeaderboardResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listCombos: {
+        parameters: {
+            query?: {
+                /** @description open (default), won, lost or void. Case-insensitive. */
+                status?: "open" | "won" | "lost" | "void";
+                /** @description How many combos to return. An integer from 1 to 50; default 20. */
+                limit?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComboListResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    convertOdds: {
+        parameters: {
+            query: {
+                /** @description The chance to convert: a decimal number greater than 0 and at most 1, e.g. 0.25. Plain decimal notation only (no exponent), at most 20 characters. */
+                chance: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=3600`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=3600 */
+                    "Cache-Control"?: "public, max-age=3600";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OddsResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+        };
+    };
+}

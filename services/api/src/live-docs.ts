@@ -1,0 +1,39 @@
+import { buildOpenApiDocument, endpoints, liveExampleValues, withLiveValues } from '@pm/shared/api';
+import { parseParams } from './adapter.js';
+import type { HandlerContext } from './handler.js';
+import { handlers } from './routes/index.js';
+
+/** How long the docs page's document is reused before its examples are taken from the data again. */
+const REFRESH_MS = 15_000;
+
+const NOTE =
+  'The example requests on this page come from the data being served right now (a real event, market, call and person), so every "Try it out" answers 200. `/api/v1/openapi.json` is the same document with fixed examples.';
+
+/**
+ * The OpenAPI document the docs page renders (`/api/v1/docs/openapi.json`): the served one, with
+ * its example requests filled from live data (shared/src/api/live-examples.ts). The values are read
+ * through the endpoints' own handlers (first item of the market list and of the call list), so the
+ * page only offers what those endpoints would list; with no data yet it keeps the table's examples.
+ */
+export function createLiveDocument(ctx: HandlerContext): () => Promise<string> {
+  let cached: { at: number; body: string } | undefined;
+  const firstOf = async <T>(read: () => Promise<{ data: T }>): Promise<T | undefined> => {
+    try {
+      return (await read()).data;
+    } catch {
+      return undefined; // not built yet (503) or unreachable: the table's examples stand in
+    }
+  };
+  return async () => {
+    const now = ctx.clock();
+    if (cached && now - cached.at < REFRESH_MS) return cached.body;
+    const [markets, calls] = await Promise.all([
+      firstOf(() => handlers['/api/v1/markets'](parseParams(endpoints['/api/v1/markets'], { limit: '1' }), ctx)),
+      firstOf(() => handlers['/api/v1/calls'](parseParams(endpoints['/api/v1/calls'], { limit: '1' }), ctx)),
+    ]);
+    const document = buildOpenApiDocument({ examples: withLiveValues(liveExampleValues({ markets, calls })) });
+    document.info.description = `${NOTE}\n\n${document.info.description}`;
+    cached = { at: now, body: JSON.stringify(document) };
+    return cached.body;
+  };
+}
