@@ -31,9 +31,12 @@ export function createLiveDocument(ctx: HandlerContext): () => Promise<string> {
       firstOf(() => handlers['/api/v1/markets'](parseParams(endpoints['/api/v1/markets'], { limit: '1' }), ctx)),
       firstOf(() => handlers['/api/v1/calls'](parseParams(endpoints['/api/v1/calls'], { limit: '1' }), ctx)),
     ]);
-    const document = buildOpenApiDocument({ examples: withLiveValues(liveExampleValues({ markets, calls })) });
+    const values = liveExampleValues({ markets, calls });
+    const document = buildOpenApiDocument({ examples: withLiveValues(values) });
     document.info.description = `${NOTE}\n\n${document.info.description}`;
-    cached = { at: now, body: JSON.stringify(document) };
-    return cached.body;
+    const body = JSON.stringify(document);
+    // Kept only once the data gave every identifier: a page opened just after the first calls shows them.
+    cached = values.eventSlug && values.callId ? { at: now, body } : undefined;
+    return body;
   };
 }
