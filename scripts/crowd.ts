@@ -11,11 +11,24 @@ import { loadConfig } from '@pm/shared/config';
 import { createRedis } from '@pm/shared/redis';
 import { createDb, migrate } from '@pm/shared/db';
 import { createRecords } from '@pm/shared/records';
+import { parseCli } from './lib/cli.js';
 import { createCrowd } from './lib/crowd/crowd.js';
+
+const USAGE = `usage: npm run crowd
+
+The demo crowd: about 30 people making calls, copies, fades, thesis updates and combos through the
+write path, and resolving markets on the simulator so every status shows up within a minute. The
+run line (npm start) starts it beside the simulator unless CROWD=0. Needs the simulator's control
+API: CROWD_SIM_URL (default http://127.0.0.1:$SIM_PORT) and SIM_CONTROL_TOKEN. Never against the
+real exchange.
+
+options:
+  -h, --help  this text`;
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
 async function main(): Promise<void> {
+  parseCli({ command: 'crowd', usage: USAGE, options: {} });
   const config = loadConfig();
   const logger = createLogger('crowd', config);
   await migrate(config.DATABASE_URL);

@@ -101,7 +101,7 @@ export async function generateFiles(responseExamples?: Record<string, ResponseEx
 }
 
 async function main(): Promise<void> {
-  const spec = { command: 'npm run openapi --', usage: USAGE, options: { 'examples-from': { type: 'string' } } } as const;
+  const spec = { command: 'openapi', usage: USAGE, options: { 'examples-from': { type: 'string' } } } as const;
   const { values } = parseCli(spec);
   let responseExamples: Record<string, ResponseExample> | undefined;
   const from = values['examples-from'];

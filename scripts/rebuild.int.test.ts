@@ -52,7 +52,7 @@ describe('npm run rebuild', () => {
     await logResolution(tdb.db, 'rb1', 0);
     const { code, out } = await rebuild();
     expect(code, out).toBe(0);
-    expect(JSON.parse(out.slice(out.indexOf('{'))) as { settledMarkets: number }).toMatchObject({ settledMarkets: 1 });
+    expect(JSON.parse(out.slice(out.indexOf('{'))) as { settled_markets: number }).toMatchObject({ settled_markets: 1 });
     const calls: Array<{ market_id: string; status: string }> = await tdb.db.query(sql`select market_id, status from calls order by market_id`);
     expect(calls).toEqual([
       { market_id: 'rb1', status: 'won' },

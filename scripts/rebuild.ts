@@ -14,8 +14,19 @@ import { createDb, migrate, sql } from '@pm/shared/db';
 import { createRecordsTrigger } from '@pm/shared/records';
 import { rebuildProjections } from '../services/worker/src/projections/index.js';
 import { marketsPendingSettlement, settleMarket } from '../services/worker/src/settlement/index.js';
+import { parseCli, printJson } from './lib/cli.js';
+
+const USAGE = `usage: npm run rebuild
+
+Re-derives everything from Postgres (DATABASE_URL, REDIS_URL, REDIS_PREFIX): settles resolved
+markets not yet settled, recomputes every projection, and queues a full rebuild of the record and
+event snapshots for the worker. Prints a JSON summary. Safe to run while the stack runs.
+
+options:
+  -h, --help  this text`;
 
 async function main(): Promise<void> {
+  parseCli({ command: 'rebuild', usage: USAGE, options: {} });
   const config = loadConfig();
   await migrate(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, { poolSize: 2 });
@@ -44,9 +55,7 @@ async function main(): Promise<void> {
     await records.requestFullSnapshotBuild();
     const events: Array<{ id: string }> = await db.query(sql`select id from events where closed = false`);
     await snapshots.markEventsDirty(events.map((e) => e.id));
-    process.stdout.write(
-      `${JSON.stringify({ settledMarkets: settled, rebuilt: counts, ms: { ...ms, total: Math.round(performance.now() - started) }, snapshots: 'full record build and open events queued' }, null, 2)}\n`,
-    );
+    printJson({ settledMarkets: settled, rebuilt: counts, ms: { ...ms, total: Math.round(performance.now() - started) }, snapshots: 'full record build and open events queued' });
   } finally {
     await records.close();
     await snapshots.close();

@@ -6,8 +6,21 @@
  * <folder> in PROTOCOL.md §5's format, ready for `npm run replay -- <folder>`. When the exchange
  * cannot be reached it prints one line saying so and exits 1.
  */
-import { parseArgs } from 'node:util';
+import { parseCli, positiveOption, usageError } from './lib/cli.js';
 import { RecordError, recordScenario, type ExchangeUrls } from './lib/recorder.js';
+
+const USAGE = `usage: npm run record -- --out <folder> [--minutes N] [--events N] [--history N]
+
+Records a scenario from the real exchange (GAMMA_URL, CLOB_URL, CLOB_WS_URL, SPORTS_WS_URL override
+its addresses, e.g. to record from a local simulator) into <folder>, ready for npm run replay.
+
+options:
+  --out <folder>   where to write the scenario (required)
+  --minutes N      how long to record the feeds, default 5
+  --events N       at most this many events, default 50
+  --history N      price histories to keep, default 20
+  -h, --help       this text`;
+const SPEC = { command: 'record', usage: USAGE } as const;
 
 const LIVE_URLS: ExchangeUrls = {
   GAMMA_URL: 'https://gamma-api.polymarket.com',
@@ -21,29 +34,20 @@ function fail(line: string): never {
   process.exit(1);
 }
 
-function positive(name: string, value: string | undefined, fallback: number, integer: boolean): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) fail(`record: --${name} must be a positive ${integer ? 'integer' : 'number'}, got "${value}"`);
-  return n;
-}
-
 async function main() {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        out: { type: 'string' },
-        minutes: { type: 'string' },
-        events: { type: 'string' },
-        history: { type: 'string' },
-      },
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    fail(`record: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  if (!values.out) fail('record: --out <folder> is required (usage: npm run record -- --out <folder> --minutes N)');
+  const { values } = parseCli({
+    ...SPEC,
+    options: {
+      out: { type: 'string' },
+      minutes: { type: 'string' },
+      events: { type: 'string' },
+      history: { type: 'string' },
+    },
+  });
+  if (!values.out) usageError(SPEC, '--out <folder> is required');
+  const durationMs = positiveOption(SPEC, 'minutes', values.minutes, 5, 'number') * 60_000;
+  const maxEvents = positiveOption(SPEC, 'events', values.events, 50, 'integer');
+  const maxHistory = positiveOption(SPEC, 'history', values.history, 20, 'integer');
   const urls = { ...LIVE_URLS };
   for (const k of Object.keys(LIVE_URLS) as Array<keyof ExchangeUrls>) {
     const v = process.env[k];
@@ -52,9 +56,9 @@ async function main() {
   const summary = await recordScenario({
     urls,
     out: values.out,
-    durationMs: positive('minutes', values.minutes, 5, false) * 60_000,
-    maxEvents: positive('events', values.events, 50, true),
-    maxHistory: positive('history', values.history, 20, true),
+    durationMs,
+    maxEvents,
+    maxHistory,
     say: (line) => process.stdout.write(`record: ${line}\n`),
   });
   process.stdout.write(

@@ -1,127 +1,155 @@
 /**
  * The write path from the command line (`npm run records -- <command> …`), against the stack's
- * DATABASE_URL / REDIS_URL / REDIS_PREFIX. Prints the result as JSON; a refusal (or a usage error)
- * is one clear line on stderr and exit code 1.
- *   user     --handle h --name "N" [--bio "…"] [--interests "Football: EPL,Crypto"] [--avatar URL]
- *   call     --user h --market <id> --outcome <index|name> --thesis "…" [--copy <callId>] [--fade]
- *   update   --call <id> --body "…"
- *   combo    --user h --leg <marketId>:<outcome> --leg <marketId>:<outcome> …   (outcome: index or name)
- *   follow   --user a --target b
- *   unfollow --user a --target b
+ * DATABASE_URL / REDIS_URL / REDIS_PREFIX. Prints the result as JSON in the API's snake_case; a
+ * refusal is one clear line on stderr and exit code 1; a usage error prints the usage and exits 2.
+ * `--help` prints the usage (below).
  */
-import { parseArgs } from 'node:util';
 import { loadConfig } from '@pm/shared/config';
 import { createRedis } from '@pm/shared/redis';
 import { createDb, migrate, sql, type Db } from '@pm/shared/db';
 import { createRecords, RecordRefused, RecordsUnavailable, type Records } from '@pm/shared/records';
+import { parseCli, printJson, usageError } from './lib/cli.js';
 
-const USAGE = `usage: npm run records -- <user|call|update|combo|follow|unfollow> [options]  (see scripts/records.ts)`;
+const USAGE = `usage: npm run records -- <command> [options]
 
-class UsageError extends Error {}
+Records through the service's own write path, at the live price, against DATABASE_URL, REDIS_URL
+and REDIS_PREFIX. Prints the result as JSON.
 
-function need(values: Record<string, unknown>, name: string): string {
+commands:
+  user      --handle <h> --name <display name> [--bio <text>] [--interests "Football: EPL,Crypto"] [--avatar <url>]
+  call      --user <h> --market <market id> --outcome <index|name> [--thesis <text>] [--copy <call id>] [--fade]
+  update    --call <call id> --body <text>
+  combo     --user <h> --leg <market id>:<index|name> --leg <market id>:<index|name> …   (2 to 6 legs)
+  follow    --user <h> --target <h>
+  unfollow  --user <h> --target <h>
+
+exit codes: 0 recorded · 1 refused (the message says why) · 2 usage error
+  -h, --help  this text`;
+
+const COMMAND = 'records';
+
+/** The options of each command; any other option is a usage error naming it. */
+const COMMANDS = {
+  user: {
+    handle: { type: 'string' },
+    name: { type: 'string' },
+    bio: { type: 'string' },
+    interests: { type: 'string' },
+    avatar: { type: 'string' },
+  },
+  call: {
+    user: { type: 'string' },
+    market: { type: 'string' },
+    outcome: { type: 'string' },
+    thesis: { type: 'string' },
+    copy: { type: 'string' },
+    fade: { type: 'boolean', default: false },
+  },
+  update: { call: { type: 'string' }, body: { type: 'string' } },
+  combo: { user: { type: 'string' }, leg: { type: 'string', multiple: true } },
+  follow: { user: { type: 'string' }, target: { type: 'string' } },
+  unfollow: { user: { type: 'string' }, target: { type: 'string' } },
+} as const;
+type Command = keyof typeof COMMANDS;
+
+function need(values: Record<string, unknown>, name: string, command: string): string {
   const v = values[name];
-  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} is required`);
+  if (typeof v !== 'string' || v.trim() === '') usageError({ command: `${COMMAND} ${command}`, usage: USAGE }, `--${name} is required`);
   return v;
 }
 
 /** An outcome given as its index, or as its name (case-insensitive) looked up on the market. */
 async function outcomeIndex(db: Db, marketId: string, given: string): Promise<number> {
   if (/^\d+$/.test(given)) return Number(given);
-  // Input: market id, outcome name. Output: the index of that outcome, if the market has it.
-  const rows: Array<{ outcome_index: number }> = await db.query(sql`
-    select outcome_index from outcomes where market_id = ${marketId} and lower(name) = lower(${given.trim()})
+  // Input: market id, outcome name. Output: the market's outcomes (none: the market is unknown).
+  const rows: Array<{ outcome_index: number; name: string }> = await db.query(sql`
+    select outcome_index, name from outcomes where market_id = ${marketId} order by outcome_index
   `);
-  if (!rows[0]) throw new RecordRefused('unknown_outcome', `market ${marketId} has no outcome named ${JSON.stringify(given)}`);
-  return rows[0].outcome_index;
+  // An unknown market is said as such, not as a missing outcome of it (the write path says the same).
+  if (rows.length === 0) throw new RecordRefused('unknown_market', `no market with id ${marketId}`);
+  const match = rows.find((r) => r.name.toLowerCase() === given.trim().toLowerCase());
+  if (!match) {
+    throw new RecordRefused('unknown_outcome', `market ${marketId} has no outcome named ${JSON.stringify(given)} (its outcomes: ${rows.map((r) => r.name).join(', ')})`);
+  }
+  return match.outcome_index;
 }
 
-async function run(command: string, args: string[], records: Records, db: Db): Promise<unknown> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      handle: { type: 'string' },
-      name: { type: 'string' },
-      bio: { type: 'string' },
-      interests: { type: 'string' },
-      avatar: { type: 'string' },
-      user: { type: 'string' },
-      market: { type: 'string' },
-      outcome: { type: 'string' },
-      thesis: { type: 'string' },
-      copy: { type: 'string' },
-      fade: { type: 'boolean', default: false },
-      call: { type: 'string' },
-      body: { type: 'string' },
-      leg: { type: 'string', multiple: true },
-      target: { type: 'string' },
-    },
-    allowPositionals: false,
-  });
+async function run(command: Command, args: string[], records: Records, db: Db): Promise<unknown> {
+  const { values: parsed } = parseCli({ command: `${COMMAND} ${command}`, usage: USAGE, options: COMMANDS[command], args });
+  const values = parsed as Record<string, string | boolean | string[] | undefined>;
+  const text = (name: string): string | undefined => (typeof values[name] === 'string' ? values[name] : undefined);
   switch (command) {
-    case 'user':
+    case 'user': {
+      const interests = text('interests');
       return records.createUser({
-        handle: need(values, 'handle'),
-        displayName: need(values, 'name'),
-        ...(values.bio === undefined ? {} : { bio: values.bio }),
-        ...(values.avatar === undefined ? {} : { avatar: values.avatar }),
-        ...(values.interests === undefined ? {} : { interests: values.interests.split(',').map((s) => s.trim()).filter(Boolean) }),
+        handle: need(values, 'handle', command),
+        displayName: need(values, 'name', command),
+        ...(text('bio') === undefined ? {} : { bio: text('bio') }),
+        ...(text('avatar') === undefined ? {} : { avatar: text('avatar') }),
+        ...(interests === undefined ? {} : { interests: interests.split(',').map((s) => s.trim()).filter(Boolean) }),
       });
+    }
     case 'call': {
-      const marketId = need(values, 'market');
+      const handle = need(values, 'user', command);
+      const marketId = need(values, 'market', command);
+      const outcome = need(values, 'outcome', command);
       return records.recordCall({
-        handle: need(values, 'user'),
+        handle,
         marketId,
-        outcomeIndex: await outcomeIndex(db, marketId, need(values, 'outcome')),
-        thesis: values.thesis ?? '',
-        copiedFrom: values.copy ?? null,
-        isFade: values.fade ?? false,
+        outcomeIndex: await outcomeIndex(db, marketId, outcome),
+        thesis: text('thesis') ?? '',
+        copiedFrom: text('copy') ?? null,
+        isFade: values['fade'] === true,
       });
     }
     case 'update':
-      return records.addThesisUpdate(need(values, 'call'), need(values, 'body'));
+      return records.addThesisUpdate(need(values, 'call', command), need(values, 'body', command));
     case 'combo': {
+      const handle = need(values, 'user', command);
       const legs = [];
-      for (const leg of values.leg ?? []) {
+      for (const leg of (values['leg'] as string[] | undefined) ?? []) {
         const at = leg.lastIndexOf(':');
-        if (at <= 0 || at === leg.length - 1) throw new UsageError(`--leg must be <marketId>:<outcome>, got ${JSON.stringify(leg)}`);
+        if (at <= 0 || at === leg.length - 1) usageError({ command: `${COMMAND} combo`, usage: USAGE }, `--leg must be <market id>:<outcome>, got ${JSON.stringify(leg)}`);
         const marketId = leg.slice(0, at);
         legs.push({ marketId, outcomeIndex: await outcomeIndex(db, marketId, leg.slice(at + 1)) });
       }
-      return records.recordCombo({ handle: need(values, 'user'), legs });
+      return records.recordCombo({ handle, legs });
     }
     case 'follow':
-      await records.follow(need(values, 'user'), need(values, 'target'));
+      await records.follow(need(values, 'user', command), need(values, 'target', command));
       return { following: true };
     case 'unfollow':
-      await records.unfollow(need(values, 'user'), need(values, 'target'));
+      await records.unfollow(need(values, 'user', command), need(values, 'target', command));
       return { following: false };
-    default:
-      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   }
 }
 
 async function main(): Promise<number> {
   const [command, ...args] = process.argv.slice(2);
-  if (command === undefined || command === '--help') {
-    process.stderr.write(`${USAGE}\n`);
-    return 1;
+  const spec = { command: COMMAND, usage: USAGE };
+  if (command === '--help' || command === '-h') parseCli({ ...spec, options: {}, args: ['--help'] });
+  if (command === undefined) usageError(spec, 'a command is required');
+  if (command.startsWith('-')) {
+    const known = Object.values(COMMANDS).some((options) => Object.hasOwn(options, command.replace(/^-+/, '').split('=')[0]!));
+    usageError(spec, known ? `the command comes first: records <command> ${command} …` : `unknown option ${command}`);
   }
+  if (!Object.hasOwn(COMMANDS, command)) usageError(spec, `unknown command ${JSON.stringify(command)}`);
+  // Options are checked before anything connects, so a typo never waits on a database.
+  if (args.includes('--help') || args.includes('-h')) parseCli({ ...spec, options: {}, args: ['--help'] });
+  parseCli({ command: `${COMMAND} ${command}`, usage: USAGE, options: COMMANDS[command as Command], args });
+
   const config = loadConfig();
   await migrate(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, { poolSize: 2 });
   const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
   const records = createRecords({ db, redis, prefix: config.REDIS_PREFIX });
   try {
-    const result = await run(command, args, records, db);
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    printJson(await run(command as Command, args, records, db));
     return 0;
   } catch (err) {
     if (err instanceof RecordRefused) process.stderr.write(`refused (${err.code}): ${err.message}\n`);
     else if (err instanceof RecordsUnavailable) process.stderr.write(`not confirmed: ${err.message}\n`);
-    else if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
-      process.stderr.write(`${err.message}\n${USAGE}\n`);
-    } else throw err;
+    else throw err;
     return 1;
   } finally {
     await records.close();

@@ -9,26 +9,29 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCli, positiveOption, usageError } from './lib/cli.js';
 import { checkScenarioFolder } from './lib/scenario-check.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+const USAGE = `usage: npm run replay -- <folder> [--speed N]
+
+Runs the whole stack on a recorded scenario (the simulator replays <folder>, e.g. one written by
+npm run record): the same as npm start -- --scenario <folder> --speed N.
+
+options:
+  --speed N   replay speed, default 1 (2 = twice as fast)
+  -h, --help  this text`;
+const SPEC = { command: 'replay', usage: USAGE } as const;
 
 function fail(line: string): never {
   process.stderr.write(`${line}\n`);
   process.exit(1);
 }
 
-let parsed;
-try {
-  parsed = parseArgs({ options: { speed: { type: 'string' } }, allowPositionals: true });
-} catch (err) {
-  fail(`replay: ${err instanceof Error ? err.message : String(err)}`);
-}
-const { values, positionals } = parsed;
-if (positionals.length !== 1) fail('replay: give exactly one scenario folder (usage: npm run replay -- <folder> [--speed N])');
-const speed = values.speed ?? '1';
-if (!(Number(speed) > 0)) fail(`replay: --speed must be a positive number, got "${speed}"`);
+const { values, positionals } = parseCli({ ...SPEC, options: { speed: { type: 'string' } }, allowPositionals: true });
+if (positionals.length !== 1) usageError(SPEC, `give exactly one scenario folder (got ${positionals.length})`);
+const speed = String(positiveOption(SPEC, 'speed', values.speed, 1, 'number'));
 const folder = path.resolve(positionals[0] as string);
 const problem = checkScenarioFolder(folder);
 if (problem) fail(`replay: ${problem}`);

@@ -13,10 +13,10 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { ConfigError, parseConfig, type Config } from '@pm/shared/config';
 import { ensureDatabase, migrate } from '@pm/shared/db';
 import { isClusterUrl } from '@pm/shared/redis';
+import { parseCli } from './lib/cli.js';
 import { ensureInfra, InfraError, portOpen } from './lib/infra.js';
 import { startRedisCluster, type LocalRedisCluster } from './lib/redis-cluster.js';
 import { createSupervisor, describeStatus, type ServiceSpec } from './lib/supervisor.js';
@@ -42,8 +42,24 @@ function say(line: string) {
   process.stdout.write(`${'start'.padEnd(12)} ${line}\n`);
 }
 
+const USAGE = `usage: npm start [-- --live | --scenario <folder> [--speed N] | --no-sim] [--cluster]
+
+Finds or starts Postgres and Redis, migrates, and runs the exchange simulator (with the demo crowd
+unless CROWD=0), ingestor, worker and API together. The API listens on PORT (3000).
+
+options:
+  --live               against the real exchange (needs internet), no simulator
+  --scenario <folder>  the simulator replays a recorded feed (see npm run replay)
+  --speed N            replay speed with --scenario, default 1
+  --no-sim             no simulator: the exchange URLs come from the environment
+  --cluster            several machines' shape on one: a 3-master Redis Cluster (unless REDIS_URL
+                       names one), two API replicas (PORT, PORT+100), two workers, two ingestors; docs/SCALING.md
+  -h, --help           this text`;
+
 async function main() {
-  const { values } = parseArgs({
+  const { values } = parseCli({
+    command: 'start',
+    usage: USAGE,
     options: {
       live: { type: 'boolean', default: false },
       scenario: { type: 'string' },
@@ -51,7 +67,6 @@ async function main() {
       'no-sim': { type: 'boolean', default: false },
       cluster: { type: 'boolean', default: false },
     },
-    allowPositionals: false,
   });
 
   // Cluster mode: a Redis Cluster of our own unless REDIS_URL names one.

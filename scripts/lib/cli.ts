@@ -12,7 +12,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 export const USAGE_EXIT = 2;
 
 export interface CliSpec<O extends ParseArgsOptionsConfig> {
-  /** How the script is run, for messages: `npm run records --`. */
+  /** The script's name, which starts every message: `records`, `records call`. */
   command: string;
   /** The full usage text printed by --help (and after a usage error). */
   usage: string;
@@ -68,14 +68,20 @@ export function positiveOption(
   return n;
 }
 
-const snake = (key: string): string => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z])([A-Z][a-z])/g, '$1_$2').toLowerCase();
+/** `chanceAtCall` → `chance_at_call`, `winsOn10` → `wins_on_10`, `profit7d` → `profit_7d`; snake_case stays. */
+export const snakeKey = (key: string): string =>
+  key
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z])([A-Z][a-z])/g, '$1_$2')
+    .replace(/([a-zA-Z])([0-9])/g, '$1_$2')
+    .toLowerCase();
 
 /** The value with every object key in snake_case (`settledMarkets` → `settled_markets`), as the API spells fields. */
 export function toSnakeCase(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(toSnakeCase);
   if (value instanceof Date) return value.toISOString();
   if (!value || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snake(k), toSnakeCase(v)]));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeKey(k), toSnakeCase(v)]));
 }
 
 /** Prints a result as the scripts do: pretty JSON in snake_case on stdout. */

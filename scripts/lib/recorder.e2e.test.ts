@@ -62,13 +62,14 @@ describe('npm run record', () => {
     expect(existsSync(out)).toBe(false);
   });
 
-  it('refuses a missing --out and a bad --minutes with one line', async () => {
+  it('refuses a missing --out and a bad --minutes as usage errors (exit 2), naming what was wrong', async () => {
     const noOut = await run('scripts/record.ts', ['--minutes', '1']);
-    expect(noOut.code).toBe(1);
-    expect(noOut.stderr.trim()).toMatch(/^record: --out <folder> is required/);
+    expect(noOut.code).toBe(2);
+    expect(noOut.stderr.split('\n')[0]).toBe('record: --out <folder> is required');
+    expect(noOut.stderr).toContain('usage: npm run record -- --out <folder>');
     const bad = await run('scripts/record.ts', ['--out', path.join(work, 'x'), '--minutes', 'soon']);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr.trim()).toBe('record: --minutes must be a positive number, got "soon"');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.split('\n')[0]).toBe('record: --minutes must be a positive number, got "soon"');
   });
 
   it('records a scenario the simulator can replay from a simulator standing in for the exchange', { timeout: 60_000 }, async () => {
@@ -114,7 +115,7 @@ describe('npm run record', () => {
 });
 
 describe('npm run replay', () => {
-  it('accepts the fixture scenario and refuses what is not a scenario, in one line with exit 1', async () => {
+  it('accepts the fixture scenario and refuses what is not a scenario, in one line with exit 1 (a bad option: exit 2)', async () => {
     expect(checkScenarioFolder(path.join(root, 'test/fixtures/scenario-basic'))).toBeNull();
 
     const missing = await run('scripts/replay.ts', [path.join(work, 'nope')]);
@@ -131,7 +132,7 @@ describe('npm run replay', () => {
     expect(r.stderr.trim()).toBe(`replay: ${path.join(broken, 'feed.jsonl')} line 2 is not {"at": ms, "channel": "market"|"sports", "frame": …}`);
 
     const noSpeed = await run('scripts/replay.ts', [broken, '--speed', '0']);
-    expect(noSpeed.code).toBe(1);
-    expect(noSpeed.stderr.trim()).toBe('replay: --speed must be a positive number, got "0"');
+    expect(noSpeed.code).toBe(2);
+    expect(noSpeed.stderr.split('\n')[0]).toBe('replay: --speed must be a positive number, got "0"');
   });
 });

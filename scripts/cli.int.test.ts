@@ -1,0 +1,112 @@
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { insertMarkets, setChance } from '../services/worker/src/settlement/test-fixture.js';
+
+/**
+ * The scripts as a person types them (scripts/lib/cli.ts): `--help` prints the usage and exits 0,
+ * an unknown option or a missing one is a usage error (exit 2) that names it, a refusal names
+ * what was refused, and JSON output uses the API's snake_case.
+ */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Every script: a new one is held to the same rules without being listed here. */
+const SCRIPTS = readdirSync(path.join(root, 'scripts')).filter((f) => f.endsWith('.ts') && !f.includes('.test.'));
+
+let tdb: TestDatabase;
+let tr: TestRedis;
+
+beforeAll(async () => {
+  [tdb, tr] = await Promise.all([createTestDatabase('cli'), createTestRedis('cli')]);
+  await insertMarkets(tdb.db, ['cli1']);
+});
+
+afterAll(async () => {
+  await tr?.cleanup();
+  await tdb?.drop();
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `scripts/<script>` with `args` against this file's database and Redis prefix. */
+function run(script: string, args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join('scripts', script), ...args], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: tdb.url, REDIS_URL: tr.url, REDIS_PREFIX: tr.prefix, LOG_LEVEL: 'silent', CROWD: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+// Each case starts several scripts under tsx (about a second each on an idle machine, far more on a
+// loaded one), so the cases get more time than the int tier's default.
+const SPAWNS = { timeout: 120_000 };
+
+describe('every script', SPAWNS, () => {
+  it('prints its usage for --help and exits 0', async () => {
+    expect(SCRIPTS).toEqual(expect.arrayContaining(['records.ts', 'rebuild.ts', 'record.ts', 'replay.ts', 'crowd.ts', 'start.ts', 'openapi.ts']));
+    const runs = await Promise.all(SCRIPTS.map(async (script) => [script, await run(script, ['--help'])] as const));
+    for (const [script, r] of runs) {
+      expect({ script, code: r.code, stderr: r.stderr }).toEqual({ script, code: 0, stderr: '' });
+      expect(r.stdout, script).toMatch(/^usage: npm (run [a-z:]+|start)/);
+      expect(r.stdout, script).toContain('--help');
+    }
+  });
+
+  it('refuses an unknown option with exit 2, naming it, then the usage', async () => {
+    const runs = await Promise.all(SCRIPTS.map(async (script) => [script, await run(script, ['--frobnicate'])] as const));
+    for (const [script, r] of runs) {
+      const name = script.replace(/\.ts$/, '');
+      expect({ script, code: r.code, first: r.stderr.split('\n')[0] }).toEqual({ script, code: 2, first: `${name}: unknown option --frobnicate` });
+      expect(r.stderr, script).toContain('usage: npm');
+    }
+  });
+});
+
+describe('npm run records', SPAWNS, () => {
+  it('says which command and option was wrong', async () => {
+    const [none, unknownCommand, wrongOption, missing, help] = await Promise.all([
+      run('records.ts', []),
+      run('records.ts', ['bet', '--user', 'tess']),
+      run('records.ts', ['user', '--handle', 'tess', '--name', 'Tess', '--market', 'cli1']),
+      run('records.ts', ['call', '--user', 'tess', '--market', 'cli1']),
+      run('records.ts', ['call', '--help']),
+    ]);
+    expect([none.code, none.stderr.split('\n')[0]]).toEqual([2, 'records: a command is required']);
+    expect([unknownCommand.code, unknownCommand.stderr.split('\n')[0]]).toEqual([2, 'records: unknown command "bet"']);
+    expect([wrongOption.code, wrongOption.stderr.split('\n')[0]]).toEqual([2, 'records user: unknown option --market']);
+    expect([missing.code, missing.stderr.split('\n')[0]]).toEqual([2, 'records call: --outcome is required']);
+    expect([help.code, help.stdout.split('\n')[0]]).toEqual([0, 'usage: npm run records -- <command> [options]']);
+  });
+
+  it('records in snake_case JSON, and names an unknown market as the market, not its outcome', async () => {
+    const user = await run('records.ts', ['user', '--handle', 'tess', '--name', 'Tess Ward', '--interests', 'Football: EPL']);
+    expect(user.code, user.stderr).toBe(0);
+    expect(JSON.parse(user.stdout)).toEqual({ id: expect.any(Number), handle: 'tess' });
+
+    await setChance(tr.redis, tr.prefix, 'cli1', 1, '0.4');
+    const call = await run('records.ts', ['call', '--user', 'tess', '--market', 'cli1', '--outcome', 'no', '--thesis', 'Too short a price.']);
+    expect(call.code, call.stderr).toBe(0);
+    expect(Object.keys(JSON.parse(call.stdout) as object).sort()).toEqual(['chance_at_call', 'id', 'made_at']);
+    expect(JSON.parse(call.stdout)).toMatchObject({ chance_at_call: 0.4 });
+
+    const [unknownMarket, unknownOutcome] = await Promise.all([
+      run('records.ts', ['call', '--user', 'tess', '--market', 'no-such-market', '--outcome', 'Yes']),
+      run('records.ts', ['call', '--user', 'tess', '--market', 'cli1', '--outcome', 'Maybe']),
+    ]);
+    expect([unknownMarket.code, unknownMarket.stderr.trim()]).toEqual([1, 'refused (unknown_market): no market with id no-such-market']);
+    expect([unknownOutcome.code, unknownOutcome.stderr.trim()]).toEqual([1, 'refused (unknown_outcome): market cli1 has no outcome named "Maybe" (its outcomes: Yes, No)']);
+  });
+});
