@@ -9,6 +9,7 @@ COPY services/ingestor/package.json services/ingestor/
 COPY services/worker/package.json services/worker/
 COPY services/exchange-sim/package.json services/exchange-sim/
 COPY test/package.json test/
+COPY clients/typescript/package.json clients/typescript/
 RUN npm ci --no-audit --no-fund --include=dev
 COPY shared shared
 COPY services services
