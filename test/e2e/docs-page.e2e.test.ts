@@ -113,7 +113,14 @@ describe('API reference at /api/v1/docs', () => {
       return Object.values(paths).flatMap((p) => p.get['x-examples'].map((e) => e.request.replace(/^GET /, '')));
     });
     expect(requests.length).toBe(endpointList.reduce((n, e) => n + e.examples.length, 0));
-    const statuses = () => Promise.all(requests.map(async (r) => `${(await fetch(base + r)).status} ${r}`));
+    // The status is all that is asked: the body is dropped at once (a stream's never ends).
+    const statusOf = async (r: string) => {
+      const controller = new AbortController();
+      const res = await fetch(base + r, { signal: controller.signal });
+      controller.abort();
+      return `${res.status} ${r}`;
+    };
+    const statuses = () => Promise.all(requests.map(statusOf));
     let failing: string[] = [];
     const answered = await until('every listed example answers 200', async () => {
       const all = await statuses();
@@ -122,8 +129,18 @@ describe('API reference at /api/v1/docs', () => {
     }, { timeoutMs: 30_000, everyMs: 1000, context: () => failing.join('\n') });
     expect(answered).toHaveLength(requests.length);
 
-    // "Try it out" → Execute on every operation, with the parameters the page fills in.
-    const operations = (await page.$$eval('.opblock', (blocks) => blocks.map((b) => b.getAttribute('id') ?? ''))).filter(Boolean);
+    // "Try it out" → Execute on every operation, with the parameters the page fills in. An operation
+    // whose answer is an event stream is left out: Swagger UI shows a response only once it ends.
+    const streams = await page.evaluate(() => {
+      const spec = (globalThis as unknown as { ui: { specSelectors: { specJson(): { toJS(): unknown } } } }).ui.specSelectors.specJson().toJS();
+      const paths = (spec as { paths: Record<string, { get: { operationId: string; responses: Record<string, { content?: Record<string, unknown> }> } }> }).paths;
+      return Object.values(paths)
+        .filter((p) => Object.keys(p.get.responses['200']?.content ?? {}).some((type) => type.startsWith('text/event-stream')))
+        .map((p) => p.get.operationId);
+    });
+    const operations = (await page.$$eval('.opblock', (blocks) => blocks.map((b) => b.getAttribute('id') ?? '')))
+      .filter(Boolean)
+      .filter((id) => !streams.some((operationId) => id.endsWith(`-${operationId}`)));
     const executed: string[] = [];
     for (const id of operations) {
       await page.click(`#${id} .opblock-summary`);
@@ -137,7 +154,7 @@ describe('API reference at /api/v1/docs', () => {
       await page.click(`#${id} .opblock-summary`);
     }
     expect(executed.filter((line) => !line.startsWith('200 '))).toEqual([]);
-    expect(executed).toHaveLength(endpointList.length);
+    expect(executed).toHaveLength(endpointList.length - streams.length);
     await page.close();
   });
 
