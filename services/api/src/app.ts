@@ -88,7 +88,7 @@ export function createApp(parts: AppParts): express.Application {
     readyCache.remember(req.originalUrl, { ready: openapi, versions: [], live: undefined });
     await serveReady(req, res, openapi);
   });
-  // The human-readable reference, rendered from the document above.
+  // The human-readable reference: the document above, its example requests filled from live data.
   app.use(DOCS_PATH, docsPage(createLiveDocument(ctx)));
 
   app.use((_req, res) => sendError(res, 'not_found', NOT_FOUND));
