@@ -208,7 +208,7 @@ function operation(
 }
 
 function responseExampleOf(example: ResponseExample | undefined): { examples?: Record<string, { summary: string; value: unknown }> } {
-  return example ? { examples: { simulator: { summary: `${example.request} (simulator with the demo crowd, lists trimmed)`, value: example.value } } } : {};
+  return example ? { examples: { simulator: { summary: `${example.request}: a real answer of the simulator with the demo crowd (long lists cut to a few items)`, value: example.value } } } : {};
 }
 
 /**
