@@ -60,6 +60,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/markets/by-id/{marketId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the event of a market
+         * @description The event holding a market, in the same body as `/api/v1/markets/{eventSlug}`: for a client that holds only a market id (a call's or a combo leg's `market_id`, a live match's `result`). Resolved markets are included: they carry `resolved_outcome` and `resolved_at`.
+         *
+         *     An unknown market id is a 404; one that is not a market id at all (other characters than letters, digits, `-` and `_`, or over 100 characters) is a 400.
+         *
+         *     Examples:
+         *     - The event of a market: `GET /api/v1/markets/by-id/540060`
+         */
+        get: operations["getMarketEventById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/markets/{eventSlug}/history": {
         parameters: {
             query?: never;
@@ -128,7 +153,9 @@ export interface paths {
          *
          *     A `market` id nobody has called — including an id the service does not know — answers 200 with `count` 0, `calls` [] and `platform_split` []: markets come and go with the catalog, so an id that has no calls is an empty list, not an error.
          *
-         *     At most the 100 newest calls (of the market, with `market`) are available. 503 while the records have not been built yet (a service just started).
+         *     Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` for the next page. A walk never skips or repeats an item while new ones arrive: new items appear at the head of the list, before the walk's first page. The first page is the live list (cached 15 s); pages after it are read from the records themselves.
+         *
+         *     A walk returns every call that was on the list when its first page was made, exactly once; each page shows the calls as they are now (a call settled since shows its result). 503 while the records have not been built yet (a service just started).
          *
          *     Examples:
          *     - Latest calls: `GET /api/v1/calls`
@@ -207,7 +234,9 @@ export interface paths {
          *
          *     The handle matches case-insensitively, with or without a leading `@`; `handle` in the response is spelled as the person does. An unknown handle is a 404; a person with no calls (of that status) gives an empty list.
          *
-         *     At most the 100 newest calls of each filter are available.
+         *     Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` for the next page. A walk never skips or repeats an item while new ones arrive: new items appear at the head of the list, before the walk's first page. The first page is the live list (cached 15 s); pages after it are read from the records themselves.
+         *
+         *     With `status`, a call that leaves the filter during a walk (an open call settles) is not on later pages, and one that joins it shows up where its `made_at` places it if the walk has not passed that point yet; no call is ever shown twice.
          *
          *     Examples:
          *     - All calls: `GET /api/v1/users/moonshot_max/calls`
@@ -235,7 +264,7 @@ export interface paths {
          *
          *     `sort`: `profit` (default) by total profit on 10; `right` by right_pct among people with 5 or more settled calls only; `xp` by XP; `week` by profit of calls settled in the last 7 days. Ties go to more settled calls, then handle (alphabetical).
          *
-         *     At most the top 100 rows are available. 503 while the records have not been built yet.
+         *     Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` for the next page. The cursor keeps the ranking the walk started from: ranks change as calls settle, and a walk shows each person once, at the rank they had on its first page, with their figures as they are now. A ranking stays walkable for 15 minutes after the next one replaced it; an older cursor is a 400 saying to start again. Each board holds the top 1,000. 503 while the records have not been built yet.
          *
          *     Examples:
          *     - By profit: `GET /api/v1/leaderboard`
@@ -263,7 +292,9 @@ export interface paths {
          *
          *     A combo is lost as soon as any leg is lost, void when every leg is void, won when every leg is settled with none lost and at least one won; otherwise open. `chance` and `wins_on_10` are fixed when the combo is made.
          *
-         *     At most the 50 newest combos of each status are available. 503 while the records have not been built yet.
+         *     Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` for the next page. A walk never skips or repeats an item while new ones arrive: new items appear at the head of the list, before the walk's first page. The first page is the live list (cached 15 s); pages after it are read from the records themselves.
+         *
+         *     A combo that leaves the status during a walk (an open combo settles) is not on later pages, and one that joins it shows up where its `made_at` places it if the walk has not passed that point yet; no combo is ever shown twice. Each leg carries its event's slug (`event`). 503 while the records have not been built yet.
          *
          *     Examples:
          *     - Open combos: `GET /api/v1/combos`
@@ -289,7 +320,9 @@ export interface paths {
          * Convert odds
          * @description Writes a chance in every odds format, with what 10 wins, the profit on 10 of a right call and the XP it would earn.
          *
-         *     `chance` must be a plain decimal greater than 0 and at most 1: `0`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s. `1` is valid (profit 0).
+         *     `chance` must be a plain decimal greater than 0 and less than 1: `0`, `1`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s (0 and 1 have no odds: nothing to win, or no price to pay).
+         *
+         *     At the extremes (the exchange quotes 0.001 to 0.999) every format stays finite and honest: `percent` shows decimals where whole-number rounding would say 0% or 100% (`0.1%`, `99.9%`); `fractional` is the closest n/d with d ≤ 1000, exact for every 0.001 tick (`999/1`, `1/199`, `1/999`); `american` is a real line (`+99900`, `-99900`); `wins_on_10` and `profit_on_10` follow from the chance exactly.
          *
          *     Examples:
          *     - One in four: `GET /api/v1/odds?chance=0.25`
@@ -365,6 +398,8 @@ export interface components {
             platform_split?: number[];
             /** @description Newest first */
             calls: components["schemas"]["Call"][];
+            /** @description Pass as `cursor` (same path and parameters; `limit` may change) for the next page; null on the last page. Opaque and signed: an altered cursor, or one from another list, is a 400. */
+            next_cursor: string | null;
         };
         CallResponse: {
             /** @constant */
@@ -409,6 +444,8 @@ export interface components {
             count: number;
             /** @description Newest first */
             combos: components["schemas"]["Combo"][];
+            /** @description Pass as `cursor` (same path and parameters; `limit` may change) for the next page; null on the last page. Opaque and signed: an altered cursor, or one from another list, is a 400. */
+            next_cursor: string | null;
         };
         ComboUser: {
             handle: string;
@@ -485,6 +522,8 @@ export interface components {
             count: number;
             /** @description Ordered by rank */
             rows: components["schemas"]["LeaderboardRow"][];
+            /** @description Pass as `cursor` (same path and parameters; `limit` may change) for the next page; null on the last page. Opaque and signed: an altered cursor, or one from another list, is a 400. */
+            next_cursor: string | null;
         };
         LeaderboardRow: {
             rank: number;
@@ -512,6 +551,8 @@ export interface components {
         /** @description One pick of a combo */
         Leg: {
             market_id: string;
+            /** @description Slug of the leg's event (GET /api/v1/markets/{event}; or /api/v1/markets/by-id/{market_id}) */
+            event: string;
             question: string;
             outcome: string;
             outcome_index: number;
@@ -551,6 +592,10 @@ export interface components {
             platform_split: number[];
             closes_at: string | null;
             closed: boolean;
+            /** @description Once resolved: the index of the winning outcome, or null when the market was voided. Null while unresolved (see resolved_at). */
+            resolved_outcome: number | null;
+            /** @description When the market resolved; null while it has not. The history then ends with a point at the final price at this time. */
+            resolved_at: string | null;
             /** @description 24-hour change in chance */
             change_24h: number;
             url: string;
@@ -594,7 +639,7 @@ export interface components {
         /** @description The same chance written five ways */
         Odds: {
             /**
-             * @description Whole percent with a % sign
+             * @description Whole percent with a % sign; with decimals where whole would say 0% or 100% of a chance that is neither (0.001 → 0.1%, 0.999 → 99.9%)
              * @example 25%
              */
             percent: string;
@@ -604,12 +649,12 @@ export interface components {
              */
             decimal: string;
             /**
-             * @description numerator/denominator
+             * @description numerator/denominator: the closest fraction to (1 − chance)/chance with a denominator of at most 1000 (0.999 → 1/999)
              * @example 3/1
              */
             fractional: string;
             /**
-             * @description Signed, leading + or -
+             * @description Signed, leading + or - (0.001 → +99900, 0.999 → -99900)
              * @example +300
              */
             american: string;
@@ -624,7 +669,7 @@ export interface components {
             ok: true;
             /** @description The chance converted */
             chance: number;
-            /** @description What 10 wins: 10 ÷ chance */
+            /** @description What 10 wins: 10 ÷ chance, 2 decimals (exact from the chance, however small) */
             wins_on_10: number;
             /** @description Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals */
             profit_on_10: number;
@@ -665,6 +710,8 @@ export interface components {
             count: number;
             /** @description Newest first */
             calls: components["schemas"]["Call"][];
+            /** @description Pass as `cursor` (same path and parameters; `limit` may change) for the next page; null on the last page. Opaque and signed: an altered cursor, or one from another list, is a 400. */
+            next_cursor: string | null;
         };
         UserRecord: {
             handle: string;
@@ -942,6 +989,56 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getMarketEventById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description A market id, as in a call's or a combo leg's `market_id` */
+                marketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarketEventResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     getMarketHistory: {
         parameters: {
             query?: {
@@ -1050,6 +1147,8 @@ export interface operations {
                 market?: string;
                 /** @description How many calls to return. An integer from 1 to 100; default 25. */
                 limit?: number;
+                /** @description The `next_cursor` of the previous page, as given: the page after it. Omitted: the first page. A cursor that was altered, or that another list (or the same list with other parameters) gave, is a 400. */
+                cursor?: string;
             };
             header?: {
                 /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
@@ -1201,6 +1300,8 @@ export interface operations {
                 status?: "open" | "won" | "lost" | "void";
                 /** @description How many calls to return. An integer from 1 to 100; default 25. */
                 limit?: number;
+                /** @description The `next_cursor` of the previous page, as given: the page after it. Omitted: the first page. A cursor that was altered, or that another list (or the same list with other parameters) gave, is a 400. */
+                cursor?: string;
             };
             header?: {
                 /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
@@ -1256,6 +1357,8 @@ export interface operations {
                 sort?: "profit" | "right" | "xp" | "week";
                 /** @description How many rows to return. An integer from 1 to 100; default 25. */
                 limit?: number;
+                /** @description The `next_cursor` of the previous page, as given: the page after it. Omitted: the first page. A cursor that was altered, or that another list (or the same list with other parameters) gave, is a 400. */
+                cursor?: string;
             };
             header?: {
                 /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
@@ -1307,6 +1410,8 @@ export interface operations {
                 status?: "open" | "won" | "lost" | "void";
                 /** @description How many combos to return. An integer from 1 to 50; default 20. */
                 limit?: number;
+                /** @description The `next_cursor` of the previous page, as given: the page after it. Omitted: the first page. A cursor that was altered, or that another list (or the same list with other parameters) gave, is a 400. */
+                cursor?: string;
             };
             header?: {
                 /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
@@ -1354,7 +1459,7 @@ export interface operations {
     convertOdds: {
         parameters: {
             query: {
-                /** @description The chance to convert: a decimal number greater than 0 and at most 1, e.g. 0.25. Plain decimal notation only (no exponent), at most 20 characters. */
+                /** @description The chance to convert: a decimal number greater than 0 and less than 1, e.g. 0.25. Plain decimal notation only (no exponent), at most 20 characters. */
                 chance: number;
             };
             header?: {
