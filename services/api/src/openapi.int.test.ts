@@ -90,6 +90,7 @@ describe('the OpenAPI document', () => {
     const examples = parameterExamples((await res.json()) as Document);
     expect(examples).toContain(`/api/v1/markets/{eventSlug} eventSlug=${seeded.slug}`);
     expect(examples).toContain(`/api/v1/markets/{eventSlug}/history market=${seeded.markets[0]!.id}`);
+    expect(examples).toContain(`/api/v1/markets/by-id/{marketId} marketId=${seeded.markets[0]!.id}`);
     expect(examples).toContain('/api/v1/calls/{id} id=Zq81LmNoPx');
     expect(examples).toContain('/api/v1/calls market=market-with-calls');
     expect(examples).toContain('/api/v1/users/{handle} handle=derby_dan');
