@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Config } from '@pm/shared/config';
 import type { Logger } from '@pm/shared/logger';
-import { buildOpenApiDocument, endpoints, type EndpointPath } from '@pm/shared/api';
+import { buildOpenApiDocument, endpoints, STREAM_PATH, type EndpointPath } from '@pm/shared/api';
 import { endpointRoute } from './adapter.js';
 import { docsPage, DOCS_PATH } from './docs-page.js';
 import { createLiveDocument } from './live-docs.js';
@@ -24,6 +24,8 @@ export interface AppParts {
   observer: RequestObserver;
   /** /healthz, /readyz and (when it is on the public port) /metrics. */
   ops: express.RequestHandler;
+  /** `GET /api/v1/stream` (stream/route.ts). */
+  stream: express.RequestHandler;
 }
 
 const OPENAPI_PATH = '/api/v1/openapi.json';
@@ -79,6 +81,7 @@ export function createApp(parts: AppParts): express.Application {
     app.get(endpoint.expressPath, endpointRoute(endpoint, handlers[path], ctx, readyCache));
   };
   for (const path of Object.keys(endpoints) as EndpointPath[]) register(path);
+  app.get(STREAM_PATH, parts.stream);
 
   // Static for the life of the process: built once, a ready response of its own (no snapshot behind it).
   const openapiBody = Buffer.from(JSON.stringify(buildOpenApiDocument()));

@@ -80,6 +80,8 @@ async function runServer(cfg: Config): Promise<void> {
       // connection whose request finishes after this point, hence the sweep until the server is closed.
       server.closeIdleConnections();
       setInterval(() => server.closeIdleConnections(), 100).unref();
+      // Open event streams never finish on their own: end them (clients reconnect with their last id).
+      await api.closeStreams();
       await closed;
       await ops?.close();
       await api.stop();

@@ -16,6 +16,8 @@ import { createSnapshotStore, type SnapshotStore } from './snapshot-store.js';
 import { createCursors } from './pages/cursor.js';
 import { createPageReader } from './pages/pages.js';
 import { ApiError } from './errors.js';
+import { createStreamHub, type StreamHub } from './stream/hub.js';
+import { streamRoute } from './stream/route.js';
 
 export interface ApiServerDependencies {
   config: Config;
@@ -38,7 +40,11 @@ export interface ApiServer {
   server: http.Server;
   snapshots: SnapshotStore;
   metrics: ServiceMetrics<'api'>;
-  /** Stops the subscription and timers and closes the page reader's pool (the caller closes the server). */
+  /** The open event streams of this process (`GET /api/v1/stream`). */
+  streams: StreamHub;
+  /** Ends every event stream: call it before waiting for the server to close, which open streams would hold up. */
+  closeStreams(): Promise<void>;
+  /** Stops the subscription, the stream reader and timers and closes the page reader's pool (the caller closes the server). */
   stop(): Promise<void>;
 }
 
@@ -73,6 +79,14 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
     logger,
     paths: deps.publicMetrics === false ? ['/healthz', '/readyz'] : ['/metrics', '/healthz', '/readyz'],
   });
+  const streams = createStreamHub({
+    redis,
+    prefix: config.REDIS_PREFIX,
+    logger,
+    heartbeatMs: config.STREAM_HEARTBEAT_MS,
+    maxBufferBytes: config.STREAM_CLIENT_BUFFER_BYTES,
+    retentionSeconds: config.STREAM_RETENTION_SECONDS,
+  });
   const app = createApp({
     config,
     logger,
@@ -81,6 +95,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
     readyCache,
     observer,
     ops,
+    stream: streamRoute({ hub: streams, maxPerIp: config.STREAM_MAX_PER_IP, trustProxy: config.TRUST_PROXY, logger }),
   });
   const server = http.createServer(
     frontHandler({ app: app as unknown as http.RequestListener, readyCache, limiter, observer, trustProxy: config.TRUST_PROXY, logger }),
@@ -91,7 +106,10 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
     server,
     snapshots,
     metrics,
+    streams,
+    closeStreams: () => streams.close(),
     stop: async () => {
+      await streams.close();
       await snapshots.stop();
       await pages.close();
     },

@@ -3,3 +3,4 @@ export * from './records-resources.js';
 export * from './endpoints.js';
 export * from './openapi.js';
 export * from './live-examples.js';
+export * from './stream.js';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CACHE_MAX_AGE_SECONDS, endpointList, type Endpoint, type EndpointErrorStatus, type EndpointExample } from './endpoints.js';
 import { errorBodySchema, type ErrorBody } from './resources.js';
 import responseExamples from './response-examples.json' with { type: 'json' };
+import { resetMessageSchema, STREAM_PATH, STREAM_TOPICS, streamMessageSchemas, streamQueryParams } from './stream.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the endpoint table (never written by hand). Zod 4 emits
@@ -207,6 +208,47 @@ function operation(
   };
 }
 
+/**
+ * `GET /api/v1/stream` (stream.ts): a `text/event-stream` response whose messages' `data` schemas are
+ * components, listed per `event:` name, with the same error responses as every endpoint.
+ */
+function streamOperation(components: ComponentCollector): Record<string, unknown> {
+  const messages = [...STREAM_TOPICS.map((topic) => [topic, streamMessageSchemas[topic]] as const), ['reset', resetMessageSchema] as const];
+  const refs = messages.map(([name, schema]) => {
+    components.convert(schema);
+    return { name, $ref: COMPONENT_REF + String(schema.meta()?.id) };
+  });
+  return {
+    operationId: 'openStream',
+    summary: 'Live stream (Server-Sent Events)',
+    description: [
+      'Price moves, match scores, settlements and new calls as they happen, as [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html): open it with `EventSource` in a browser or `curl -N`.',
+      `Each message has \`event:\` (${refs.map((r) => `\`${r.name}\``).join(', ')}), \`id:\` (a stream id, \`<ms>-<seq>\`) and \`data:\` (one line of JSON; schemas below, one per \`event:\`). A comment line (\`: heartbeat\`) is sent every 15 s so proxies keep the connection open.`,
+      'Resume: reconnect with the last id received in `Last-Event-ID` (EventSource does this by itself) or `?last_event_id=`; every message after it is sent first, then live ones, without a gap, as long as the id is within the retention window (at least 10 minutes). Otherwise `event: reset` comes first: something was missed, re-read what you hold.',
+      'Limits: opening a stream counts as one request against the rate limit (429 past it); at most 10 open streams per client IP per server (429 past that); a client that does not read what is sent (about 1 MB behind) is disconnected. Every server of the service serves the same stream.',
+      'A bad `topics` or a malformed `last_event_id` is a 400 and opens nothing.',
+    ].join('\n\n'),
+    tags: ['Stream'],
+    parameters: streamQueryParams.map((p) => ({ name: p.name, in: 'query', required: false, description: p.description, schema: { type: 'string' }, example: p.example })),
+    responses: {
+      '200': {
+        description: 'The stream: `Content-Type: text/event-stream`, `Cache-Control: no-store`. Messages by `event:` name: ' + refs.map((r) => `\`${r.name}\` → ${r.$ref.slice(COMPONENT_REF.length)}`).join(', ') + '.',
+        headers: rateLimitHeaders,
+        content: {
+          'text/event-stream': {
+            schema: { type: 'string', description: 'Server-Sent Events; the `data:` of each message is one of the schemas below, by its `event:`.' },
+            'x-sse-messages': Object.fromEntries(refs.map((r) => [r.name, { $ref: r.$ref }])),
+            example: 'id: 1732492800000-0\nevent: price\ndata: {"event":"epl-ars-che-2025-11-22","market_id":"540060","outcome_index":0,"outcome":"Yes","chance":0.535,"at":"2025-11-22T15:04:05.000Z"}\n\n',
+          },
+        },
+      },
+      '400': { $ref: '#/components/responses/BadRequest' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/Internal' },
+    },
+  };
+}
+
 function responseExampleOf(example: ResponseExample | undefined): { examples?: Record<string, { summary: string; value: unknown }> } {
   return example ? { examples: { simulator: { summary: `${example.request}: a real answer of the simulator with the demo crowd (long lists cut to a few items)`, value: example.value } } } : {};
 }
@@ -225,6 +267,7 @@ export function buildOpenApiDocument(
   for (const endpoint of endpointList) {
     paths[endpoint.path] = { get: operation(endpoint as unknown as Endpoint, components, examplesOf, options.responseExamples ?? RESPONSE_EXAMPLES) };
   }
+  paths[STREAM_PATH] = { get: streamOperation(components) };
   const errorRef = (components.convert(errorBodySchema), { $ref: `${COMPONENT_REF}Error` });
 
   const responses: Record<string, unknown> = {};
@@ -239,7 +282,7 @@ export function buildOpenApiDocument(
     };
   }
 
-  const tags = [...new Set(endpointList.flatMap((e) => e.tags))].map((name) => {
+  const tags = [...new Set([...endpointList.flatMap((e) => e.tags), 'Stream'])].map((name) => {
     const description = TAG_DESCRIPTIONS[name];
     return description ? { name, description } : { name };
   });

@@ -62,6 +62,13 @@ export interface RedisKeys {
   ingestorLease: (name: string) => string;
   /** hash: ingestor id → JSON `{"at": <ms>, "partitions": [n…], "leader": bool}`, rewritten by each live ingestor every few seconds. */
   ingestors: string;
+  /**
+   * Redis Stream behind `GET /api/v1/stream` (shared/src/stream): one entry per price move, score,
+   * settlement and call, fields `t` (topic), `e` (event slug, empty when none), `d` (the message's
+   * JSON). XADD with MINID trimming keeps at least the retention window (≥ 10 minutes); every API
+   * process reads it with one XREAD BLOCK and fans the entries out to its clients.
+   */
+  stream: string;
 }
 
 /**
@@ -115,6 +122,7 @@ export function redisKeys(prefix: string): RedisKeys {
     marketEvents: `${base}:market-events`,
     ingestorLease: (name) => `${base}:lease:ingestor:${name}`,
     ingestors: `${base}:ingestors`,
+    stream: `${base}:stream`,
   };
 }
 

@@ -1,0 +1,242 @@
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { Redis } from 'ioredis';
+import type { Logger } from '@pm/shared/logger';
+import { redisKeys } from '@pm/shared/redis';
+import type { ResetMessage, StreamParams } from '@pm/shared/api';
+import { compareStreamIds, toStreamEntry, type StreamEntry } from '@pm/shared/stream';
+
+/**
+ * The fan-out of `GET /api/v1/stream` in one API process (DESIGN.md "Streams"): ONE reader per
+ * process — an `XREAD BLOCK` loop on a dedicated connection — turns each entry into its SSE frame
+ * once and writes it to every client whose filters match. No client costs a Redis connection; a
+ * resuming client costs a few XRANGE pages on the shared connection, once.
+ *
+ * Resume without a gap: a client is attached first, collecting live entries (those after the hub's
+ * cursor C at that instant) in `pending`, then the stored entries in (last id, C] are sent, then
+ * `pending`, skipping anything not after what was sent — every entry is either stored by then or
+ * read by the hub later, so none is missed and none is sent twice. A last id that is not in the
+ * stream any more (trimmed past the retention window, or from another stream) cannot promise that,
+ * and gets `event: reset` instead, then live entries.
+ *
+ * Slow clients: a client whose socket holds more than `maxBufferBytes` unsent (or that falls more
+ * than `maxPending` entries behind while catching up) is cut; EventSource reconnects with its last
+ * id and resumes. Heartbeats are one timer for the whole process.
+ */
+
+export interface StreamHubOptions {
+  /** The API's connection, for one-off reads (resume); the hub duplicates it for its blocking reader. */
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+  heartbeatMs: number;
+  maxBufferBytes: number;
+  retentionSeconds: number;
+  /** How long one XREAD blocks (default 5 s): only bounds how fast close() returns. */
+  blockMs?: number;
+  /** Most entries a catching-up client may have waiting (default 20,000). */
+  maxPending?: number;
+}
+
+export interface StreamHub {
+  /** Serves one stream on `res` (headers already checked by the route) until the client or the hub closes it. */
+  open(res: ServerResponse, params: StreamParams): Promise<void>;
+  /** Open streams in this process. */
+  size(): number;
+  /** Stops the reader and ends every stream (graceful shutdown: clients reconnect elsewhere with their last id). */
+  close(): Promise<void>;
+}
+
+interface Framed {
+  entry: StreamEntry;
+  /** The whole SSE message, made once for every client. */
+  frame: string;
+}
+
+interface Client {
+  res: ServerResponse;
+  params: StreamParams;
+  /** Entries read while the client catches up; undefined once live. */
+  pending: Framed[] | undefined;
+}
+
+const READ_COUNT = 1_000;
+const PAGE = 500;
+
+function frameOf(entry: StreamEntry): string {
+  return `id: ${entry.id}\nevent: ${entry.topic}\ndata: ${entry.data}\n\n`;
+}
+
+function matches(params: StreamParams, entry: StreamEntry): boolean {
+  return (params.topics as ReadonlySet<string>).has(entry.topic) && (params.events === undefined || params.events.has(entry.event));
+}
+
+export function createStreamHub(opts: StreamHubOptions): StreamHub {
+  const { redis, logger } = opts;
+  const key = redisKeys(opts.prefix).stream;
+  const blockMs = opts.blockMs ?? 5_000;
+  const maxPending = opts.maxPending ?? 20_000;
+  const clients = new Set<Client>();
+  let reader: Redis | undefined;
+  let cursor = '0-0';
+  let started: Promise<void> | undefined;
+  let closed = false;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let lastErrorAt = 0;
+
+  const cut = (client: Client, why: string) => {
+    logger.info({ why }, 'stream client cut');
+    clients.delete(client);
+    client.res.destroy();
+  };
+
+  /** Writes `text`; cuts the client when its unsent bytes pass the bound. False when cut or closed. */
+  const send = (client: Client, text: string): boolean => {
+    const { res } = client;
+    if (res.destroyed) return false;
+    res.write(text);
+    if (res.writableLength > opts.maxBufferBytes) {
+      cut(client, 'socket buffer over the bound: the client does not read');
+      return false;
+    }
+    return true;
+  };
+
+  const deliver = (batch: Framed[]) => {
+    for (const client of clients) {
+      if (client.pending) {
+        client.pending.push(...batch);
+        if (client.pending.length > maxPending) cut(client, 'too far behind while catching up');
+        continue;
+      }
+      let out = '';
+      for (const f of batch) if (matches(client.params, f.entry)) out += f.frame;
+      if (out !== '') send(client, out);
+    }
+  };
+
+  async function readLoop(r: Redis): Promise<void> {
+    while (!closed) {
+      try {
+        const reply = await r.xread('COUNT', READ_COUNT, 'BLOCK', blockMs, 'STREAMS', key, cursor);
+        const items = reply?.[0]?.[1];
+        if (!items || items.length === 0) continue;
+        const batch = items.map(([id, fields]) => {
+          const entry = toStreamEntry(id, fields);
+          return { entry, frame: frameOf(entry) };
+        });
+        cursor = batch[batch.length - 1]!.entry.id;
+        deliver(batch);
+      } catch (err) {
+        if (closed) return;
+        if (Date.now() - lastErrorAt > 5_000) logger.warn({ err }, 'stream reader failed; retrying');
+        lastErrorAt = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }
+
+  /** The reader starts with the first stream: its cursor is the stream's newest id then. */
+  function start(): Promise<void> {
+    started ??= (async () => {
+      // Its own connection: a blocked XREAD would hold up every other command on a shared one.
+      const r = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: blockMs + 5_000, enableAutoPipelining: false });
+      r.on('error', () => {
+        /* reported by the loop */
+      });
+      reader = r;
+      for (;;) {
+        try {
+          const newest = await r.xrevrange(key, '+', '-', 'COUNT', 1);
+          cursor = newest[0]?.[0] ?? '0-0';
+          break;
+        } catch (err) {
+          if (closed) return;
+          logger.warn({ err }, 'stream reader could not start; retrying');
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      }
+      void readLoop(r);
+      heartbeat = setInterval(() => {
+        for (const client of clients) send(client, ': heartbeat\n\n');
+      }, opts.heartbeatMs);
+    })();
+    return started;
+  }
+
+  /** Sends what was stored after `lastId` up to `until` (inclusive), paced by the socket. Returns the last id sent past. */
+  async function catchUp(client: Client, lastId: string, until: string): Promise<string> {
+    let last = lastId;
+    while (compareStreamIds(last, until) < 0) {
+      const page = await redis.xrange(key, `(${last}`, until, 'COUNT', PAGE);
+      if (page.length === 0) break;
+      let out = '';
+      for (const [id, fields] of page) {
+        const entry = toStreamEntry(id, fields);
+        if (matches(client.params, entry)) out += frameOf(entry);
+        last = id;
+      }
+      if (out !== '' && !client.res.write(out)) {
+        // Catching up is the one time we write faster than live: wait for the socket, don't cut it.
+        await Promise.race([once(client.res, 'drain'), once(client.res, 'close')]);
+      }
+      if (client.res.destroyed) break;
+      if (page.length < PAGE) break;
+    }
+    return last;
+  }
+
+  function reset(client: Client, from: string): void {
+    const data: ResetMessage = {
+      reason: 'unknown_id',
+      message: 'the id to resume from is older than the retention window or not from this stream: messages were missed; re-read what you hold, live messages follow',
+      retention_seconds: opts.retentionSeconds,
+    };
+    send(client, `${from === '0-0' ? '' : `id: ${from}\n`}event: reset\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  return {
+    async open(res, params) {
+      await start();
+      if (closed) {
+        res.end();
+        return;
+      }
+      const client: Client = { res, params, pending: params.lastEventId === undefined ? undefined : [] };
+      // Attached before anything is read: from here on the hub collects what it reads after `from`.
+      const from = cursor;
+      clients.add(client);
+      res.once('close', () => clients.delete(client));
+      res.write(': stream open\nretry: 1000\n\n');
+      const lastId = params.lastEventId;
+      if (lastId === undefined) return;
+      try {
+        const known = (await redis.xrange(key, lastId, lastId)).length > 0;
+        let sent = lastId;
+        if (!known) {
+          reset(client, from);
+          sent = from;
+        } else {
+          sent = await catchUp(client, lastId, from);
+        }
+        const pending = client.pending ?? [];
+        client.pending = undefined;
+        let out = '';
+        for (const f of pending) if (compareStreamIds(f.entry.id, sent) > 0 && matches(params, f.entry)) out += f.frame;
+        if (out !== '') send(client, out);
+      } catch (err) {
+        logger.warn({ err }, 'resuming a stream failed; closing it so the client retries');
+        clients.delete(client);
+        res.destroy();
+      }
+    },
+    size: () => clients.size,
+    async close() {
+      closed = true;
+      if (heartbeat) clearInterval(heartbeat);
+      for (const client of clients) client.res.end(': server closing; reconnect with your last id\n\n');
+      clients.clear();
+      reader?.disconnect();
+    },
+  };
+}

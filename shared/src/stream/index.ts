@@ -1,0 +1,3 @@
+export * from './writer.js';
+export * from './entries.js';
+export * from './messages.js';

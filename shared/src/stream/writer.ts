@@ -1,0 +1,110 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { StreamMessage } from '../api/stream.js';
+import { redisKeys } from '../redis/keys.js';
+
+/**
+ * Appends the messages of `GET /api/v1/stream` to the one Redis Stream (`keys.stream`), for every
+ * writer: the ingestor (price, score), the worker (settlement), the write path (call).
+ *
+ * - One entry per message: `t` topic, `e` event slug ('' when none), `d` the message's JSON, made
+ *   once here so the API forwards bytes without parsing or re-serialising.
+ * - Retention by time, not count: `XADD … MINID ~ <now − retention>` drops only whole nodes older than
+ *   the window, so at least `retentionMs` (default 15 min, never under 10) stays resumable whatever
+ *   the rate. The key's TTL (twice the window) removes a stream nobody writes any more (a test's prefix).
+ * - Messages offered in one turn of the event loop go out as one pipeline, in order; the next batch
+ *   waits for the previous one, so entries are appended in the order they were offered.
+ * - Best effort: the stream is a push channel over data that lives elsewhere (Redis chances, Postgres
+ *   records), so a write that fails is logged and dropped, never retried out of order, and never fails
+ *   the change it reports. A client then resumes past it; `/markets` and `/calls` still hold the truth.
+ */
+
+/** Retention floor of DESIGN.md: a client may resume from any id of the last 10 minutes. */
+export const STREAM_MIN_RETENTION_MS = 10 * 60_000;
+export const STREAM_DEFAULT_RETENTION_MS = 15 * 60_000;
+/** Messages held while Redis is slow or away; past this the oldest are dropped (counted in the warning). */
+const MAX_PENDING = 10_000;
+
+export interface StreamWriter {
+  /** Queue one message; it is appended within this turn of the event loop or right after the previous batch. */
+  append(message: StreamMessage): void;
+  /** Resolves when everything appended before the call was written (or dropped after a failure). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StreamWriterOptions {
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+  retentionMs?: number;
+  /** Unix ms; injectable for tests. */
+  clock?: () => number;
+}
+
+/** The event slug a message concerns ('' for a match no event is known for). */
+function slugOf(message: StreamMessage): string {
+  return message.data.event ?? '';
+}
+
+export function createStreamWriter(opts: StreamWriterOptions): StreamWriter {
+  const key = redisKeys(opts.prefix).stream;
+  const retentionMs = Math.max(STREAM_MIN_RETENTION_MS, opts.retentionMs ?? STREAM_DEFAULT_RETENTION_MS);
+  const clock = opts.clock ?? Date.now;
+  let pending: StreamMessage[] = [];
+  let dropped = 0;
+  let scheduled = false;
+  let inFlight: Promise<void> = Promise.resolve();
+  let closed = false;
+
+  async function write(batch: StreamMessage[]): Promise<void> {
+    const pipe = opts.redis.pipeline();
+    const minId = String(clock() - retentionMs);
+    for (const m of batch) pipe.xadd(key, 'MINID', '~', minId, '*', 't', m.topic, 'e', slugOf(m), 'd', JSON.stringify(m.data));
+    pipe.pexpire(key, retentionMs * 2);
+    try {
+      const results = await pipe.exec();
+      const failed = results?.find(([err]) => err);
+      if (failed) throw failed[0];
+    } catch (err) {
+      opts.logger.warn({ err, messages: batch.length }, 'appending to the event stream failed; those messages are not streamed');
+    }
+  }
+
+  function run(): void {
+    scheduled = false;
+    if (pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    if (dropped > 0) {
+      opts.logger.warn({ dropped }, 'event stream writes fell behind; the oldest messages were not streamed');
+      dropped = 0;
+    }
+    inFlight = inFlight.then(() => write(batch));
+  }
+
+  return {
+    append(message) {
+      if (closed) return;
+      pending.push(message);
+      if (pending.length > MAX_PENDING) {
+        pending.shift();
+        dropped++;
+      }
+      if (!scheduled) {
+        scheduled = true;
+        // After the current batch of synchronous work (a frame's many book changes): one pipeline.
+        setImmediate(run);
+      }
+    },
+    async flush() {
+      run();
+      await inFlight;
+    },
+    async close() {
+      run();
+      closed = true;
+      await inFlight;
+    },
+  };
+}
