@@ -103,7 +103,7 @@ function directory(): OutcomeDirectory {
   const d = new OutcomeDirectory();
   for (let m = 0; m < MARKETS; m++) {
     for (const side of [0, 1]) {
-      d.upsert({ tokenId: tokenOf(m, side), marketId: `m${m}`, eventId: `e${Math.floor(m / 3)}`, outcomeIndex: side, name: side ? 'No' : 'Yes', catalogPrice: 0.5, closed: false });
+      d.upsert({ tokenId: tokenOf(m, side), marketId: `m${m}`, eventId: `e${Math.floor(m / 3)}`, eventSlug: `event-${Math.floor(m / 3)}`, outcomeIndex: side, name: side ? 'No' : 'Yes', catalogPrice: 0.5, closed: false });
     }
   }
   return d;

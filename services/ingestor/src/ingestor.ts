@@ -22,6 +22,7 @@ import { createSportsFeed } from './sports/sports-feed.js';
 import { createGamesWriter } from './sports/games-writer.js';
 import { createHistoryClient } from './history/history-client.js';
 import { createHistoryRecorder, type HistoryRecorderStats } from './history/history-recorder.js';
+import { createIngestorStream } from './stream/stream-out.js';
 
 /**
  * The ingestor, assembled from its parts (catalog sync, market feed, sports feed, settlement
@@ -122,6 +123,8 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
 
   // Ground every stage stands on: where each token belongs, resolutions, feed health.
   const outcomes = new OutcomeDirectory();
+  // What GET /api/v1/stream hears from the ingestor: moved chances and match states.
+  const stream = createIngestorStream({ redis, prefix: config.REDIS_PREFIX, logger, clock, outcomes });
   // A resolution's outbox row makes the relay mark its event stale (services/worker/src/outbox).
   const settlement = createSettlement({ db, logger });
   const marketHealth = createFeedHealth({ redis, key: keys.feed, announce: keys.feedAnnounce, channel: 'market', clock, logger });
@@ -144,7 +147,11 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   });
 
   // Market feed: chances to Redis, stale events to the snapshot trigger, frames into books.
-  const publisher = createChancePublisher({ redis, keys, clock, logger, onMoved: history.offer, reconfirmMs: t.chanceReconfirmMs });
+  const publisher = createChancePublisher({ redis, keys, clock, logger, onMoved: (tokenId, chance) => {
+      history.offer(tokenId, chance);
+      stream.price(tokenId, chance);
+    },
+    reconfirmMs: t.chanceReconfirmMs });
   // Marks go to the trigger only after the chances they stand for are in Redis (dirty-events.ts).
   const dirty = createDirtyEvents({ trigger, logger, before: publisher.flush });
   const handler = createMarketHandler({
@@ -205,7 +212,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   });
 
   // Sports: game states into Postgres, their events marked stale.
-  const games = createGamesWriter({ db, logger, markDirty: dirty.mark, flushMs: t.gamesFlushMs });
+  const games = createGamesWriter({ db, logger, markDirty: dirty.mark, onStateChanged: stream.scores, flushMs: t.gamesFlushMs });
   const sportsFeed = createSportsFeed({
     url: `${config.SPORTS_WS_URL}/ws`,
     logger: logger.child({ feed: 'sports' }),
@@ -227,6 +234,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     await publisher.flush();
     await history.flush();
     await games.flush();
+    await stream.flush();
     await dirty.flush();
     await marketHealth.flush();
     await sportsHealth.flush();
@@ -267,6 +275,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
         await publisher.close();
         await history.close();
         await games.close();
+        await stream.close();
         await dirty.close();
         await marketHealth.close();
         await sportsHealth.close();

@@ -13,6 +13,7 @@ import { createRecordSnapshotBuilder } from './record-snapshots/builder.js';
 import { createBuildRecordSnapshotsProcessor } from './record-snapshots/processor.js';
 import { createRecordsTrigger, type RecordsTrigger } from '@pm/shared/records';
 import { createSettleMarketProcessor } from './settlement/processor.js';
+import { createStreamWriter } from '@pm/shared/stream';
 import { createProjectUsersProcessor, createRebuildAllProcessor } from './projections/processor.js';
 import { requestRebuildIfStale, scheduleWeekRollover } from './projections/schedule.js';
 import { createOutboxRelay, type OutboxRelay } from './outbox/relay.js';
@@ -33,7 +34,7 @@ import { createReconciler, type Reconciler, type RepairKind } from './outbox/rec
  */
 
 export interface WorkerDeps {
-  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_WEB_URL' | 'SNAPSHOT_INTERVAL_MS'>;
+  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_WEB_URL' | 'SNAPSHOT_INTERVAL_MS'> & Partial<Pick<Config, 'STREAM_RETENTION_SECONDS'>>;
   db: Db;
   /** The service's connection (`maxRetriesPerRequest: null`); the factory duplicates it for BullMQ. */
   redis: Redis;
@@ -95,6 +96,8 @@ export function createWorker(deps: WorkerDeps): WorkerService {
   // Price history snapshots (`history:<marketId>:<range>`): their own throttled loop.
   const history = createHistoryBuilder({ db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, clock, logger: logger.child({ part: 'history' }) });
   let historyLoop: HistoryLoop | undefined;
+  // Settlements for `GET /api/v1/stream` (shared/src/stream).
+  const stream = createStreamWriter({ redis: deps.redis, prefix: config.REDIS_PREFIX, logger, retentionMs: (config.STREAM_RETENTION_SECONDS ?? 900) * 1000 });
 
   let recordsBuilding = false;
   /**
@@ -156,7 +159,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
             'build-record-snapshots': createBuildRecordSnapshotsProcessor(records),
           },
           settlement: {
-            'settle-market': createSettleMarketProcessor({ db: deps.db, logger: logger.child({ part: 'settlement' }) }),
+            'settle-market': createSettleMarketProcessor({ db: deps.db, logger: logger.child({ part: 'settlement' }), stream }),
           },
           projections: {
             'project-users': createProjectUsersProcessor(projectionDeps),
@@ -220,6 +223,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       historyLoop = undefined;
       await queueWorkers?.close();
       queueWorkers = undefined;
+      await stream.flush();
       await recordsTrigger?.close();
       recordsTrigger = undefined;
       await builder.idle();

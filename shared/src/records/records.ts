@@ -6,6 +6,8 @@ import { isConnectionLoss, RecordRefused, RecordsUnavailable } from './errors.js
 import { newPublicId } from './ids.js';
 import { readLiveChance } from './live-chance.js';
 import { writeOutbox } from '../outbox.js';
+import { callMessage } from '../stream/messages.js';
+import { appendStreamMessage } from '../stream/writer.js';
 import type { RecordsDirtyMember } from './trigger.js';
 import {
   createUserSchema,
@@ -93,6 +95,7 @@ interface MarketOutcome {
   outcome_index: number | null;
   name: string | null;
   token_id: string | null;
+  event_slug: string;
 }
 
 async function findUser(tx: Tx, rawHandle: string): Promise<{ id: number; handle: string }> {
@@ -110,15 +113,16 @@ async function findUser(tx: Tx, rawHandle: string): Promise<{ id: number; handle
  * The market and the chosen outcome, refused when unknown or closed. The market row is locked
  * `for share` until the write commits (see the module comment).
  */
-async function openOutcome(tx: Tx, marketId: string, outcomeIndex: number): Promise<{ question: string; name: string; tokenId: string }> {
-  // Input: market id, outcome index. Output: the market (locked for share) and that outcome, if any.
+async function openOutcome(tx: Tx, marketId: string, outcomeIndex: number): Promise<{ question: string; name: string; tokenId: string; eventSlug: string }> {
+  // Input: market id, outcome index. Output: the market (locked for share), its event's slug, and that outcome, if any.
   const rows: MarketOutcome[] = await tx.query(sql`
     with m as (
-      select id, question, closed, resolved_at is not null or voided as resolved
+      select id, question, closed, event_id, resolved_at is not null or voided as resolved
       from markets where id = ${marketId}
       for share
     )
-    select m.id as market_id, m.question, m.closed, m.resolved, o.outcome_index, o.name, o.token_id
+    select m.id as market_id, m.question, m.closed, m.resolved, o.outcome_index, o.name, o.token_id,
+           (select e.slug from events e where e.id = m.event_id) as event_slug
     from m left join outcomes o on o.market_id = m.id and o.outcome_index = ${outcomeIndex}
   `);
   const row = rows[0];
@@ -127,7 +131,7 @@ async function openOutcome(tx: Tx, marketId: string, outcomeIndex: number): Prom
   if (row.name === null || row.token_id === null) {
     throw new RecordRefused('unknown_outcome', `market ${marketId} has no outcome ${outcomeIndex}`);
   }
-  return { question: row.question, name: row.name, tokenId: row.token_id };
+  return { question: row.question, name: row.name, tokenId: row.token_id, eventSlug: row.event_slug };
 }
 
 /**
@@ -253,8 +257,9 @@ export function createRecords(deps: RecordsDeps): Records {
         });
         const userIds = copiedOwner !== null && copiedOwner !== user.id ? [user.id, copiedOwner] : [user.id];
         await announce(tx, { userIds, marketIds: [parsed.marketId], dirty: [`call:${id}`, `user:${user.id}`, `market:${parsed.marketId}`] });
-        return { id, chanceAtCall: chance.value, madeAt };
+        return { id, chanceAtCall: chance.value, madeAt, handle: user.handle, outcome };
       });
+      await appendStreamMessage(redis, prefix, callMessage({ ...parsed, ...made, outcome: made.outcome.name, eventSlug: made.outcome.eventSlug, chance: made.chanceAtCall }), deps.logger);
       return { id: made.id, chanceAtCall: made.chanceAtCall, madeAt: made.madeAt };
     },
 

@@ -42,6 +42,25 @@ export interface StreamWriterOptions {
   clock?: () => number;
 }
 
+/**
+ * One message, appended now (the write path, after its transaction committed: the call is in the
+ * stream when recordCall returns). Never throws: a failure is logged (when a logger is given) and
+ * the change it reports stands.
+ */
+export async function appendStreamMessage(redis: Redis, prefix: string, message: StreamMessage, logger?: Logger, retentionMs = STREAM_DEFAULT_RETENTION_MS): Promise<void> {
+  const key = redisKeys(prefix).stream;
+  const keep = Math.max(STREAM_MIN_RETENTION_MS, retentionMs);
+  try {
+    await redis
+      .multi()
+      .xadd(key, 'MINID', '~', String(Date.now() - keep), '*', 't', message.topic, 'e', slugOf(message), 'd', JSON.stringify(message.data))
+      .pexpire(key, keep * 2)
+      .exec();
+  } catch (err) {
+    logger?.warn({ err, topic: message.topic }, 'appending to the event stream failed; the message is not streamed');
+  }
+}
+
 /** The event slug a message concerns ('' for a match no event is known for). */
 function slugOf(message: StreamMessage): string {
   return message.data.event ?? '';

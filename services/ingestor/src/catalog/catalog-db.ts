@@ -166,6 +166,8 @@ export interface OutcomeRef {
   tokenId: string;
   marketId: string;
   eventId: string;
+  /** The event's slug (what the event stream's messages name the event by). */
+  eventSlug: string;
   outcomeIndex: number;
   name: string;
   catalogPrice: number | null;
@@ -175,17 +177,18 @@ export interface OutcomeRef {
 
 /** Every outcome with its market's event and whether it is still open. */
 export async function loadOutcomes(db: Db): Promise<OutcomeRef[]> {
-  // Input: none. Output: one row per outcome token with its market, event, catalog price and open state.
+  // Input: none. Output: one row per outcome token with its market, event (id and slug), catalog price and open state.
   const rows: Array<{
     token_id: string;
     market_id: string;
     event_id: string;
+    event_slug: string;
     outcome_index: number;
     name: string;
     catalog_price: string | null;
     closed: boolean;
   }> = await db.query(sql`
-    select o.token_id, o.market_id, m.event_id, o.outcome_index, o.name, o.catalog_price,
+    select o.token_id, o.market_id, m.event_id, e.slug as event_slug, o.outcome_index, o.name, o.catalog_price,
            (m.closed or e.closed) as closed
     from outcomes o
     join markets m on m.id = o.market_id
@@ -195,6 +198,7 @@ export async function loadOutcomes(db: Db): Promise<OutcomeRef[]> {
     tokenId: r.token_id,
     marketId: r.market_id,
     eventId: r.event_id,
+    eventSlug: r.event_slug,
     outcomeIndex: r.outcome_index,
     name: r.name,
     catalogPrice: r.catalog_price === null ? null : Number(r.catalog_price),

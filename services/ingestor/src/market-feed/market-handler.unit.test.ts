@@ -33,8 +33,8 @@ function memoryPublisher(): ChancePublisher & { values: Map<string, string>; mov
 
 function setup() {
   const outcomes = new OutcomeDirectory();
-  outcomes.upsert({ tokenId: A, marketId: 'm1', eventId: 'e1', outcomeIndex: 0, name: 'Yes', catalogPrice: 0.5, closed: false });
-  outcomes.upsert({ tokenId: B, marketId: 'm1', eventId: 'e1', outcomeIndex: 1, name: 'No', catalogPrice: 0.5, closed: false });
+  outcomes.upsert({ tokenId: A, marketId: 'm1', eventId: 'e1', eventSlug: 'event-one', outcomeIndex: 0, name: 'Yes', catalogPrice: 0.5, closed: false });
+  outcomes.upsert({ tokenId: B, marketId: 'm1', eventId: 'e1', eventSlug: 'event-one', outcomeIndex: 1, name: 'No', catalogPrice: 0.5, closed: false });
   const publisher = memoryPublisher();
   const dirty: string[] = [];
   const resolved: SettleMarket[] = [];

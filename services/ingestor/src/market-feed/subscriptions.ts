@@ -67,6 +67,7 @@ export function createMarketSubscriptions(deps: {
     learn(rows) {
       const closedMarkets = new Set(rows.markets.filter((m) => m.closed).map((m) => m.id));
       const eventOf = new Map(rows.markets.map((m) => [m.id, m.event_id]));
+      const slugOf = new Map(rows.events.map((e) => [e.id, e.slug]));
       const subscribe: string[] = [];
       const unsubscribe: string[] = [];
       for (const o of rows.outcomes) {
@@ -77,6 +78,7 @@ export function createMarketSubscriptions(deps: {
           tokenId: o.token_id,
           marketId: o.market_id,
           eventId,
+          eventSlug: slugOf.get(eventId) ?? outcomes.get(o.token_id)?.eventSlug ?? '',
           outcomeIndex: o.outcome_index,
           name: o.name,
           catalogPrice: o.catalog_price,

@@ -52,11 +52,14 @@ export function createGamesWriter(opts: {
   db: Db;
   logger: Logger;
   markDirty: (eventId: string) => void;
+  /** Games whose score, period or state (not only the clock) changed, as written, with their event's slug. */
+  onStateChanged?: (games: Array<GameRow & { event_slug: string | null }>) => void;
   flushMs?: number;
 }): GamesWriter {
   const flushMs = opts.flushMs ?? 500;
   const state = new Map<string, GameRow>();
   let pending = new Set<string>();
+  let stateChanged = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
   let writes = 0;
@@ -65,11 +68,11 @@ export function createGamesWriter(opts: {
     if (!timer) timer = setTimeout(() => void flush(), flushMs);
   }
 
-  async function write(rows: GameRow[]): Promise<void> {
-    // Input: $1 json array of GameRow. Output: event ids of games inserted or changed.
+  async function write(rows: GameRow[], states: ReadonlySet<string>): Promise<void> {
+    // Input: $1 json array of GameRow. Output: game id, event id and event slug of games inserted or changed.
     // Empty text from a frame never blanks a known value (after a restart the in-memory merge
     // starts empty, and a partial frame must not erase what the table holds).
-    const changed: Array<{ event_id: string | null }> = await opts.db.query(sql`
+    const changed: Array<{ game_id: string; event_id: string | null; event_slug: string | null }> = await opts.db.query(sql`
       insert into games as g (game_id, event_id, league, home_team, away_team, status, score, period, clock, live, ended)
       select r.game_id,
              (select e.id from events e where e.game_id = r.game_id order by e.closed, e.updated_at desc limit 1),
@@ -95,10 +98,15 @@ export function createGamesWriter(opts: {
              coalesce(nullif(excluded.status, ''), g.status), coalesce(nullif(excluded.score, ''), g.score),
              coalesce(nullif(excluded.period, ''), g.period), coalesce(nullif(excluded.clock, ''), g.clock),
              excluded.live, excluded.ended)
-      returning g.event_id
+      returning g.game_id, g.event_id, (select e.slug from events e where e.id = g.event_id) as event_slug
     `);
     writes++;
     for (const r of changed) if (r.event_id) opts.markDirty(r.event_id);
+    const announced = changed.flatMap((r) => {
+      const row = states.has(r.game_id) ? state.get(r.game_id) : undefined;
+      return row ? [{ ...row, event_slug: r.event_slug }] : [];
+    });
+    if (announced.length > 0) opts.onStateChanged?.(announced);
   }
 
   function flush(): Promise<void> {
@@ -106,12 +114,15 @@ export function createGamesWriter(opts: {
     timer = undefined;
     if (pending.size === 0) return inFlight;
     const ids = pending;
+    const states = stateChanged;
     pending = new Set();
+    stateChanged = new Set();
     const rows = [...ids].map((id) => state.get(id)).filter((r): r is GameRow => r !== undefined);
     inFlight = inFlight.then(() =>
-      write(rows).catch((err: unknown) => {
+      write(rows, states).catch((err: unknown) => {
         opts.logger.warn({ err, games: rows.length }, 'writing games failed; will retry');
         for (const id of ids) pending.add(id);
+        for (const id of states) stateChanged.add(id);
         schedule();
       }),
     );
@@ -125,6 +136,7 @@ export function createGamesWriter(opts: {
       state.set(u.gameId, next);
       if (prev && JSON.stringify(prev) === JSON.stringify(next)) return;
       pending.add(u.gameId);
+      if (!prev || prev.score !== next.score || prev.period !== next.period || prev.status !== next.status || prev.live !== next.live || prev.ended !== next.ended) stateChanged.add(u.gameId);
       schedule();
     },
     flush,

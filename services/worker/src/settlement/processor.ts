@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { JobData } from '@pm/shared/queues';
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
+import { settlementMessage, type StreamWriter } from '@pm/shared/stream';
 import { settleMarket, UnknownMarket, UnresolvedMarket } from './settle-market.js';
 
 const jobDataSchema = z.object({ marketId: z.string().min(1) });
@@ -16,7 +17,7 @@ const jobDataSchema = z.object({ marketId: z.string().min(1) });
  * with the job's backoff; the transaction makes each attempt all or nothing. The follow-up work
  * (projections, record snapshots) is an outbox row of that same transaction, not an enqueue here.
  */
-export function createSettleMarketProcessor(deps: { db: Db; logger: Logger; now?: () => Date }) {
+export function createSettleMarketProcessor(deps: { db: Db; logger: Logger; now?: () => Date; stream?: StreamWriter }) {
   const now = deps.now ?? (() => new Date());
   return async (job: Job<JobData['settle-market'], unknown, 'settle-market'>): Promise<void> => {
     const parsed = jobDataSchema.safeParse(job.data);
@@ -30,5 +31,7 @@ export function createSettleMarketProcessor(deps: { db: Db; logger: Logger; now?
       throw err;
     }
     deps.logger.info({ marketId, calls: settled.calls, legs: settled.legs, combos: settled.combos.length }, 'market settled');
+    // The event stream hears of a settlement once: the run that settled the market or anything on it.
+    if (settled.first || settled.calls.won + settled.calls.lost + settled.calls.void + settled.legs > 0) deps.stream?.append(settlementMessage(settled, Date.now()));
   };
 }

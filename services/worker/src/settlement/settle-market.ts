@@ -25,6 +25,8 @@ export interface Resolution {
 
 export interface SettledMarket {
   marketId: string;
+  /** Slug of the market's event (for the event stream's settlement message). */
+  eventSlug: string;
   resolution: Resolution;
   /** Calls settled by this run, by status. */
   calls: { won: number; lost: number; void: number };
@@ -47,14 +49,14 @@ export class UnresolvedMarket extends Error {
 
 type Tx = Parameters<Parameters<Db['tx']>[0]>[0];
 
-async function lockResolution(tx: Tx, marketId: string): Promise<Resolution & { settled: boolean }> {
+async function lockResolution(tx: Tx, marketId: string): Promise<Resolution & { settled: boolean; eventSlug: string }> {
   // Input: market id. Output: the market's resolution (the log row first, else the market's own
-  // columns) and whether it was settled before, with the market row locked for update until commit.
-  const rows: Array<{ logged: boolean; log_winner: number | null; log_voided: boolean | null; resolved: boolean; winner: number | null; voided: boolean; settled: boolean }> =
+  // columns), whether it was settled before and its event's slug, with the market row locked for update until commit.
+  const rows: Array<{ logged: boolean; log_winner: number | null; log_voided: boolean | null; resolved: boolean; winner: number | null; voided: boolean; settled: boolean; event_slug: string }> =
     await tx.query(sql`
       select r.market_id is not null as logged, r.winning_outcome_index as log_winner, r.voided as log_voided,
              m.resolved_at is not null as resolved, m.resolved_outcome_index as winner, m.voided,
-             m.settled_at is not null as settled
+             m.settled_at is not null as settled, (select e.slug from events e where e.id = m.event_id) as event_slug
       from markets m left join market_resolutions r on r.market_id = m.id
       where m.id = ${marketId}
       for update of m
@@ -70,13 +72,13 @@ async function lockResolution(tx: Tx, marketId: string): Promise<Resolution & { 
   if (!resolution.voided && resolution.winningOutcomeIndex === null) {
     throw new UnresolvedMarket(`market ${marketId} is resolved without a winner and not voided`);
   }
-  return { ...resolution, settled: row.settled };
+  return { ...resolution, settled: row.settled, eventSlug: row.event_slug };
 }
 
 /** Settle one market. Safe to run any number of times, concurrently: only the first changes anything. */
 export async function settleMarket(db: Db, marketId: string, now: Date): Promise<SettledMarket> {
   return db.tx(async (tx) => {
-    const { settled: settledBefore, ...resolution } = await lockResolution(tx, marketId);
+    const { settled: settledBefore, eventSlug, ...resolution } = await lockResolution(tx, marketId);
     const winner = resolution.voided ? null : resolution.winningOutcomeIndex;
 
     // Input: market id, winner (null = void), settle time. Output: one row per call settled now.
@@ -168,6 +170,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
     const count = (s: 'won' | 'lost' | 'void') => calls.filter((c) => c.status === s).length;
     return {
       marketId,
+      eventSlug,
       resolution,
       first: !settledBefore,
       calls: { won: count('won'), lost: count('lost'), void: count('void') },
