@@ -90,15 +90,19 @@ export function createStreamHub(opts: StreamHubOptions): StreamHub {
     client.res.destroy();
   };
 
-  /** Writes `text`; cuts the client when its unsent bytes pass the bound. False when cut or closed. */
+  /**
+   * Writes `text`, unless what was written before is still unsent past the bound: then the client
+   * is cut (checked before the write, so one large batch to a client that keeps up is never a cut).
+   * False when cut or closed.
+   */
   const send = (client: Client, text: string): boolean => {
     const { res } = client;
     if (res.destroyed) return false;
-    res.write(text);
     if (res.writableLength > opts.maxBufferBytes) {
       cut(client, 'socket buffer over the bound: the client does not read');
       return false;
     }
+    res.write(text);
     return true;
   };
 
