@@ -1,11 +1,13 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { type Router } from 'express';
+import { STREAM_PATH, STREAM_TOPICS } from '@pm/shared/api';
 
 /**
  * The API reference at /api/v1/docs: Swagger UI (swagger-ui-dist, served from this process, no CDN)
  * rendering the document generated from the endpoint table, with its example requests filled from
- * the data being served (live-docs.ts, at DOCS_PATH/openapi.json), so "Try it out" answers 200.
+ * the data being served (live-docs.ts, at DOCS_PATH/openapi.json), so "Try it out" answers 200,
+ * under a small live panel showing `GET /api/v1/stream` as it happens.
  *
  * The page and its start-up script are ours rather than the package's index.html, which points at
  * a demo document on the internet. The script is a file, not inline, so a Content-Security-Policy
@@ -29,11 +31,38 @@ const PAGE = `<!doctype html>
   <link rel="icon" type="image/png" href="${DOCS_PATH}/favicon-32x32.png">
 </head>
 <body>
+  <section id="live-stream" aria-live="polite" style="font-family: sans-serif; max-width: 1460px; margin: 16px auto 0; padding: 0 20px;">
+    <h2 style="font-size: 18px; margin: 0 0 6px;">Live: <code>GET ${STREAM_PATH}</code> <small id="live-stream-state" style="font-weight: normal; color: #666;">connecting…</small></h2>
+    <ol id="live-stream-messages" reversed style="font-family: monospace; font-size: 12px; max-height: 180px; overflow-y: auto; margin: 0; padding-left: 28px; background: #f7f7f7;"></ol>
+  </section>
   <div id="swagger-ui"></div>
   <script src="${DOCS_PATH}/swagger-ui-bundle.js"></script>
   <script src="${DOCS_PATH}/init.js"></script>
 </body>
 </html>
+`;
+
+/**
+ * The live panel: the page's own EventSource on the stream, the newest messages first (at most
+ * 30), one line each — `event`, then the data's JSON. Text only (textContent), never HTML.
+ */
+const LIVE = `(function () {
+  var list = document.getElementById('live-stream-messages');
+  var state = document.getElementById('live-stream-state');
+  if (!list || !state || typeof EventSource === 'undefined') return;
+  var source = new EventSource(${JSON.stringify(STREAM_PATH)});
+  source.onopen = function () { state.textContent = 'open: newest first'; };
+  source.onerror = function () { state.textContent = 'reconnecting…'; };
+  function show(e) {
+    var item = document.createElement('li');
+    item.className = 'live-stream-message';
+    item.dataset.event = e.type;
+    item.textContent = e.type + ' ' + e.data;
+    list.insertBefore(item, list.firstChild);
+    while (list.children.length > 30) list.removeChild(list.lastChild);
+  }
+  ${JSON.stringify([...STREAM_TOPICS, 'reset'])}.forEach(function (t) { source.addEventListener(t, show); });
+})();
 `;
 
 const INIT = `window.ui = SwaggerUIBundle({
@@ -46,7 +75,7 @@ const INIT = `window.ui = SwaggerUIBundle({
   defaultModelsExpandDepth: 0,
   displayRequestDuration: true,
 });
-`;
+${LIVE}`;
 
 /**
  * The page's Content-Security-Policy: everything from this origin only, no inline script, no
