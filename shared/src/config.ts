@@ -102,8 +102,6 @@ export const configSchema = z.object({
    * production; otherwise it defaults to 9464.
    */
   API_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
-  /** `GET /api/v1/stream`: how long its entries stay resumable (DESIGN.md: at least 10 minutes). */
-  STREAM_RETENTION_SECONDS: z.coerce.number().int().min(600).default(900),
   /** Stream: a heartbeat comment this often, so proxies keep an idle stream open (15 s; shorter in tests). */
   STREAM_HEARTBEAT_MS: z.coerce.number().int().min(10).default(15_000),
   /** Stream: open streams one client IP may hold on one API process; past it, 429. */

@@ -18,6 +18,7 @@ import { createPageReader } from './pages/pages.js';
 import { ApiError } from './errors.js';
 import { createStreamHub, type StreamHub } from './stream/hub.js';
 import { streamRoute } from './stream/route.js';
+import { STREAM_RETENTION_MS } from '@pm/shared/stream';
 
 export interface ApiServerDependencies {
   config: Config;
@@ -85,7 +86,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
     logger,
     heartbeatMs: config.STREAM_HEARTBEAT_MS,
     maxBufferBytes: config.STREAM_CLIENT_BUFFER_BYTES,
-    retentionSeconds: config.STREAM_RETENTION_SECONDS,
+    retentionSeconds: STREAM_RETENTION_MS / 1000,
   });
   const app = createApp({
     config,

@@ -34,7 +34,7 @@ import { createReconciler, type Reconciler, type RepairKind } from './outbox/rec
  */
 
 export interface WorkerDeps {
-  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_WEB_URL' | 'SNAPSHOT_INTERVAL_MS'> & Partial<Pick<Config, 'STREAM_RETENTION_SECONDS'>>;
+  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_WEB_URL' | 'SNAPSHOT_INTERVAL_MS'>;
   db: Db;
   /** The service's connection (`maxRetriesPerRequest: null`); the factory duplicates it for BullMQ. */
   redis: Redis;
@@ -97,7 +97,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
   const history = createHistoryBuilder({ db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, clock, logger: logger.child({ part: 'history' }) });
   let historyLoop: HistoryLoop | undefined;
   // Settlements for `GET /api/v1/stream` (shared/src/stream).
-  const stream = createStreamWriter({ redis: deps.redis, prefix: config.REDIS_PREFIX, logger, retentionMs: (config.STREAM_RETENTION_SECONDS ?? 900) * 1000 });
+  const stream = createStreamWriter({ redis: deps.redis, prefix: config.REDIS_PREFIX, logger });
 
   let recordsBuilding = false;
   /**

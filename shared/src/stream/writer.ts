@@ -10,8 +10,9 @@ import { redisKeys } from '../redis/keys.js';
  * - One entry per message: `t` topic, `e` event slug ('' when none), `d` the message's JSON, made
  *   once here so the API forwards bytes without parsing or re-serialising.
  * - Retention by time, not count: `XADD … MINID ~ <now − retention>` drops only whole nodes older than
- *   the window, so at least `retentionMs` (default 15 min, never under 10) stays resumable whatever
- *   the rate. The key's TTL (twice the window) removes a stream nobody writes any more (a test's prefix).
+ *   the window, so at least STREAM_RETENTION_MS (15 min; DESIGN.md promises 10) stays resumable
+ *   whatever the rate. One constant, not a setting: every XADD trims the whole stream, so writers in
+ *   different processes must agree on it. The key's TTL (twice the window) removes a stream nobody writes any more (a test's prefix).
  * - Messages offered in one turn of the event loop go out as one pipeline, in order; the next batch
  *   waits for the previous one, so entries are appended in the order they were offered.
  * - Best effort: the stream is a push channel over data that lives elsewhere (Redis chances, Postgres
@@ -19,9 +20,8 @@ import { redisKeys } from '../redis/keys.js';
  *   the change it reports. A client then resumes past it; `/markets` and `/calls` still hold the truth.
  */
 
-/** Retention floor of DESIGN.md: a client may resume from any id of the last 10 minutes. */
-export const STREAM_MIN_RETENTION_MS = 10 * 60_000;
-export const STREAM_DEFAULT_RETENTION_MS = 15 * 60_000;
+/** How long entries stay resumable (DESIGN.md: at least 10 minutes). */
+export const STREAM_RETENTION_MS = 15 * 60_000;
 /** Messages held while Redis is slow or away; past this the oldest are dropped (counted in the warning). */
 const MAX_PENDING = 10_000;
 
@@ -37,7 +37,6 @@ export interface StreamWriterOptions {
   redis: Redis;
   prefix: string;
   logger: Logger;
-  retentionMs?: number;
   /** Unix ms; injectable for tests. */
   clock?: () => number;
 }
@@ -47,14 +46,13 @@ export interface StreamWriterOptions {
  * stream when recordCall returns). Never throws: a failure is logged (when a logger is given) and
  * the change it reports stands.
  */
-export async function appendStreamMessage(redis: Redis, prefix: string, message: StreamMessage, logger?: Logger, retentionMs = STREAM_DEFAULT_RETENTION_MS): Promise<void> {
+export async function appendStreamMessage(redis: Redis, prefix: string, message: StreamMessage, logger?: Logger): Promise<void> {
   const key = redisKeys(prefix).stream;
-  const keep = Math.max(STREAM_MIN_RETENTION_MS, retentionMs);
   try {
     await redis
       .multi()
-      .xadd(key, 'MINID', '~', String(Date.now() - keep), '*', 't', message.topic, 'e', slugOf(message), 'd', JSON.stringify(message.data))
-      .pexpire(key, keep * 2)
+      .xadd(key, 'MINID', '~', String(Date.now() - STREAM_RETENTION_MS), '*', 't', message.topic, 'e', slugOf(message), 'd', JSON.stringify(message.data))
+      .pexpire(key, STREAM_RETENTION_MS * 2)
       .exec();
   } catch (err) {
     logger?.warn({ err, topic: message.topic }, 'appending to the event stream failed; the message is not streamed');
@@ -68,7 +66,7 @@ function slugOf(message: StreamMessage): string {
 
 export function createStreamWriter(opts: StreamWriterOptions): StreamWriter {
   const key = redisKeys(opts.prefix).stream;
-  const retentionMs = Math.max(STREAM_MIN_RETENTION_MS, opts.retentionMs ?? STREAM_DEFAULT_RETENTION_MS);
+  const retentionMs = STREAM_RETENTION_MS;
   const clock = opts.clock ?? Date.now;
   let pending: StreamMessage[] = [];
   let dropped = 0;
