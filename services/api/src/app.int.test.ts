@@ -435,6 +435,7 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/markets/{eventSlug}',
       '/api/v1/markets/{eventSlug}/history',
       '/api/v1/odds',
+      '/api/v1/stream',
       '/api/v1/users/{handle}',
       '/api/v1/users/{handle}/calls',
     ]);
@@ -461,6 +462,10 @@ describe('GET /api/v1/openapi.json', () => {
     expect(ok.content['application/json']!.schema.$ref).toBe('#/components/schemas/OddsResponse');
     for (const status of ['304', '400', '429', '500']) expect(doc.paths['/api/v1/odds']!.get.responses[status], status).toBeDefined();
     expect(doc.paths['/api/v1/markets/{eventSlug}']!.get.responses['404']).toBeDefined();
+    // The stream: an event-stream whose message schemas, one per `event:`, are components.
+    const stream = doc.paths['/api/v1/stream']!.get.responses['200'] as { content: Record<string, { 'x-sse-messages': Record<string, { $ref: string }> }> };
+    expect(Object.keys(stream.content['text/event-stream']!['x-sse-messages'])).toEqual(['price', 'score', 'settlement', 'call', 'reset']);
+    expect(stream.content['text/event-stream']!['x-sse-messages']['price']!.$ref).toBe('#/components/schemas/StreamPrice');
   });
 });
 

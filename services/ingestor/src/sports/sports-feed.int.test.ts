@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
+import { scoreMessageSchema } from '@pm/shared/api';
+import { toStreamEntry } from '@pm/shared/stream';
 import { createHarness, type Harness } from '../testing/harness.js';
 import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
 import type { Ingestor } from '../ingestor.js';
@@ -57,5 +59,18 @@ describe('sports feed', () => {
       return r && r.ended ? r : undefined;
     }, 3000, 'ended');
     expect(row).toMatchObject({ live: false, ended: true, score: '2-1', period: 'FT', home_team: 'Arsenal' });
+  });
+
+  it('tells the event stream of every score or state change, naming the match\'s event', async () => {
+    await ingestor.flush();
+    const [event] = await h.database.db.query(sql`select slug from events where id = 'match'`);
+    const scores = (await h.redis.redis.xrange(h.keys.stream, '-', '+'))
+      .map(([id, fields]) => toStreamEntry(id, fields))
+      .filter((e) => e.topic === 'score')
+      .map((e) => scoreMessageSchema.parse(JSON.parse(e.data)));
+    const match = scores.filter((m) => m.game_id === '777');
+    expect(match.at(-1)).toMatchObject({ event: event.slug, score: '2-1', period: 'FT', live: false, ended: true, home_team: 'Arsenal', away_team: 'Chelsea' });
+    expect(match.map((m) => m.score)).toContain('1-0');
+    expect(scores.find((m) => m.game_id === 'cricket-1')).toMatchObject({ event: null, score: '120/3' });
   });
 });

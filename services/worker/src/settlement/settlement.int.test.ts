@@ -9,6 +9,8 @@ import { sql } from '@pm/shared/db';
 import { profitOn10, round2, xpIfRight } from '@pm/shared/domain';
 import { createRecords, type Records } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createStreamWriter, toStreamEntry, type StreamWriter } from '@pm/shared/stream';
+import { redisKeys } from '@pm/shared';
 import { createSettleMarketProcessor } from './processor.js';
 import { settleMarket } from './settle-market.js';
 import { insertMarkets, logResolution, setChance } from './test-fixture.js';
@@ -23,6 +25,7 @@ let tdb: TestDatabase;
 let tr: TestRedis;
 let records: Records;
 let queue: Queue<JobData['settle-market']>;
+let stream: StreamWriter;
 const CHANCES = ['0.2', '0.35', '0.5', '0.65', '0.8'];
 
 beforeAll(async () => {
@@ -30,6 +33,7 @@ beforeAll(async () => {
   await insertMarkets(tdb.db, ['twice', 'race', 'killed', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'bad']);
   records = createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix });
   queue = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+  stream = createStreamWriter({ redis: tr.redis, prefix: tr.prefix, logger });
   for (const h of ['ann', 'ben', 'cat', 'dan']) await records.createUser({ handle: h, displayName: h });
 });
 
@@ -80,7 +84,7 @@ const connections: Array<{ disconnect(): void }> = [];
 function startWorker() {
   const connection = tr.redis.duplicate({ maxRetriesPerRequest: null });
   connections.push(connection);
-  return new Worker('settlement', createSettleMarketProcessor({ db: tdb.db, logger }), {
+  return new Worker('settlement', createSettleMarketProcessor({ db: tdb.db, logger, stream }), {
     connection,
     prefix: queuePrefix(tr.prefix),
     concurrency: 2,
@@ -113,6 +117,16 @@ describe('exactly once', () => {
     }
     expect(await totals('twice')).toEqual({ open: 0, settled: 20, profit: expected.profit, xp: expected.xp, times: 1 });
     expect(expected.xp).toBeGreaterThan(0);
+
+    // The event stream (GET /api/v1/stream) heard of each call once, and of the settlement once.
+    await stream.flush();
+    const entries = (await tr.redis.xrange(redisKeys(tr.prefix).stream, '-', '+')).map(([id, fields]) => toStreamEntry(id, fields));
+    const about = (topic: string) => entries.filter((e) => e.topic === topic).map((e) => JSON.parse(e.data) as Record<string, unknown>).filter((d) => d['market_id'] === 'twice');
+    expect(about('call')).toHaveLength(20);
+    expect(about('call')[0]).toMatchObject({ handle: 'ann', event: expect.any(String), outcome_index: 0, chance: 0.2 });
+    expect(about('settlement')).toEqual([
+      { event: expect.any(String), market_id: 'twice', resolved_outcome: 0, voided: false, calls: { won: 10, lost: 10, void: 0 }, combo_legs: 0, combos: 0, at: expect.any(String) },
+    ]);
   });
 
   it('five settlements of one market racing in parallel change it once', async () => {
