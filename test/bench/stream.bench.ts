@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { redisKeys } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
 import { createStreamWriter, priceMessage } from '@pm/shared/stream';
 import { deleteKeysWithPrefix, testServices, uniqueSuffix } from '@pm/shared/testing';
 import { until } from '../support/poll.js';

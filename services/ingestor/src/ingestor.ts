@@ -147,11 +147,17 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   });
 
   // Market feed: chances to Redis, stale events to the snapshot trigger, frames into books.
-  const publisher = createChancePublisher({ redis, keys, clock, logger, onMoved: (tokenId, chance) => {
+  const publisher = createChancePublisher({
+    redis,
+    keys,
+    clock,
+    logger,
+    onMoved: (tokenId, chance) => {
       history.offer(tokenId, chance);
       stream.price(tokenId, chance);
     },
-    reconfirmMs: t.chanceReconfirmMs });
+    reconfirmMs: t.chanceReconfirmMs,
+  });
   // Marks go to the trigger only after the chances they stand for are in Redis (dirty-events.ts).
   const dirty = createDirtyEvents({ trigger, logger, before: publisher.flush });
   const handler = createMarketHandler({

@@ -10,7 +10,7 @@ import { profitOn10, round2, xpIfRight } from '@pm/shared/domain';
 import { createRecords, type Records } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createStreamWriter, toStreamEntry, type StreamWriter } from '@pm/shared/stream';
-import { redisKeys } from '@pm/shared';
+import { redisKeys } from '@pm/shared/redis';
 import { createSettleMarketProcessor } from './processor.js';
 import { settleMarket } from './settle-market.js';
 import { insertMarkets, logResolution, setChance } from './test-fixture.js';
