@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpointList, marketListResponseSchema } from '@pm/shared/api';
+import { endpointList, marketListResponseSchema, STREAM_PATH } from '@pm/shared/api';
 import { startStack, type Stack } from '../support/stack.js';
 import { until } from '../support/poll.js';
 
@@ -79,8 +79,9 @@ describe('API reference at /api/v1/docs', () => {
     await page.waitForSelector('.opblock-summary-path', { timeout: 20_000 });
 
     const listed = await page.$$eval('.opblock-summary-path', (els) => els.map((e) => e.getAttribute('data-path') ?? e.textContent ?? ''));
-    expect([...listed].sort()).toEqual(endpointList.map((e) => e.path).sort());
-    expect(await page.locator('.opblock-get').count()).toBe(endpointList.length);
+    // Every endpoint of the table, and the event stream (described beside it: it has no JSON body).
+    expect([...listed].sort()).toEqual([...endpointList.map((e) => e.path), STREAM_PATH].sort());
+    expect(await page.locator('.opblock-get').count()).toBe(endpointList.length + 1);
     expect(await page.textContent('.info .title')).toContain('Prediction market data API');
 
     // Open one operation: its request examples, from the endpoint table, are shown.
@@ -154,7 +155,8 @@ describe('API reference at /api/v1/docs', () => {
       await page.click(`#${id} .opblock-summary`);
     }
     expect(executed.filter((line) => !line.startsWith('200 '))).toEqual([]);
-    expect(executed).toHaveLength(endpointList.length - streams.length);
+    // The stream is described beside the table (STREAM_PATH), not in it.
+    expect(executed).toHaveLength(endpointList.length + 1 - streams.length);
     await page.close();
   });
 

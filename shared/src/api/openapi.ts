@@ -229,6 +229,8 @@ function streamOperation(components: ComponentCollector): Record<string, unknown
       'A bad `topics` or a malformed `last_event_id` is a 400 and opens nothing.',
     ].join('\n\n'),
     tags: ['Stream'],
+    // No example requests to run: its answer never ends (the docs page shows it live instead).
+    'x-examples': [],
     parameters: streamQueryParams.map((p) => ({ name: p.name, in: 'query', required: false, description: p.description, schema: { type: 'string' }, example: p.example })),
     responses: {
       '200': {
