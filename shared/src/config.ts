@@ -104,7 +104,7 @@ export const configSchema = z.object({
   API_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Stream: a heartbeat comment this often, so proxies keep an idle stream open (15 s; shorter in tests). */
   STREAM_HEARTBEAT_MS: z.coerce.number().int().min(10).default(15_000),
-  /** Stream: open streams one client IP may hold on one API process; past it, 429. */
+  /** Stream: open streams one client IP may hold at once, over every API process and replica; past it, 429. */
   STREAM_MAX_PER_IP: z.coerce.number().int().min(1).default(10),
   /** Stream: bytes a client may fall behind (unsent in its socket's buffer) before it is cut. */
   STREAM_CLIENT_BUFFER_BYTES: z.coerce.number().int().min(1024).default(1_048_576),

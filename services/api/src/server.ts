@@ -18,6 +18,7 @@ import { createPageReader } from './pages/pages.js';
 import { ApiError } from './errors.js';
 import { createStreamHub, type StreamHub } from './stream/hub.js';
 import { streamRoute } from './stream/route.js';
+import { createOpenStreams } from './stream/open-streams.js';
 import { STREAM_RETENTION_MS } from '@pm/shared/stream';
 
 export interface ApiServerDependencies {
@@ -96,7 +97,14 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
     readyCache,
     observer,
     ops,
-    stream: streamRoute({ hub: streams, maxPerIp: config.STREAM_MAX_PER_IP, trustProxy: config.TRUST_PROXY, logger }),
+    stream: streamRoute({
+      hub: streams,
+      openStreams: createOpenStreams({ redis, prefix: config.REDIS_PREFIX, max: config.STREAM_MAX_PER_IP, holdMs: Math.max(3 * config.STREAM_HEARTBEAT_MS, 1_000), logger }),
+      maxPerIp: config.STREAM_MAX_PER_IP,
+      trustProxy: config.TRUST_PROXY,
+      refreshMs: config.STREAM_HEARTBEAT_MS,
+      logger,
+    }),
   });
   const server = http.createServer(
     frontHandler({ app: app as unknown as http.RequestListener, readyCache, limiter, observer, trustProxy: config.TRUST_PROXY, logger }),

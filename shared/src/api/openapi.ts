@@ -225,7 +225,7 @@ function streamOperation(components: ComponentCollector): Record<string, unknown
       'Price moves, match scores, settlements and new calls as they happen, as [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html): open it with `EventSource` in a browser or `curl -N`.',
       `Each message has \`event:\` (${refs.map((r) => `\`${r.name}\``).join(', ')}), \`id:\` (a stream id, \`<ms>-<seq>\`) and \`data:\` (one line of JSON; schemas below, one per \`event:\`). A comment line (\`: heartbeat\`) is sent every 15 s so proxies keep the connection open.`,
       'Resume: reconnect with the last id received in `Last-Event-ID` (EventSource does this by itself) or `?last_event_id=`; every message after it is sent first, then live ones, without a gap, as long as the id is within the retention window (at least 10 minutes). Otherwise `event: reset` comes first: something was missed, re-read what you hold.',
-      'Limits: opening a stream counts as one request against the rate limit (429 past it); at most 10 open streams per client IP per server (429 past that); a client that does not read what is sent (about 1 MB behind) is disconnected. Every server of the service serves the same stream.',
+      'Limits: opening a stream counts as one request against the rate limit (429 past it); at most 10 open streams per client IP at once, over all servers (429 past that); a client that does not read what is sent (about 1 MB behind) is disconnected. Every server of the service serves the same stream.',
       'A bad `topics` or a malformed `last_event_id` is a 400 and opens nothing.',
     ].join('\n\n'),
     tags: ['Stream'],

@@ -69,6 +69,12 @@ export interface RedisKeys {
    * process reads it with one XREAD BLOCK and fans the entries out to its clients.
    */
   stream: string;
+  /**
+   * sorted set per client (rate-limit client key): its open streams on every API process, member a
+   * stream's id, score the Unix ms until which it counts (refreshed with each heartbeat, so a process
+   * that died stops counting). For the per-client cap on open streams.
+   */
+  streamClients: (client: string) => string;
 }
 
 /**
@@ -123,6 +129,8 @@ export function redisKeys(prefix: string): RedisKeys {
     ingestorLease: (name) => `${base}:lease:ingestor:${name}`,
     ingestors: `${base}:ingestors`,
     stream: `${base}:stream`,
+    // Tagged: the heartbeat refreshes every open stream's member in one pipeline, which on a cluster must stay in one slot.
+    streamClients: (client) => `${base}:stream:clients:${client}`,
   };
 }
 
