@@ -112,12 +112,15 @@ export function createStreamHub(opts: StreamHubOptions): StreamHub {
    * The fan-out's write: one HTTP chunk made once per batch and filter, written straight to each
    * client's socket — one write call per client instead of res.write's three (size line, data, CRLF)
    * and its per-write encoding; at 2,000 clients that is most of the process's work per message.
-   * Only for a chunked response with its headers sent (every open stream); anything else via send().
+   * Only for a chunked response whose headers went out and that holds nothing unsent of its own
+   * (its writableLength is its socket's: every open stream, in practice); anything else via send(),
+   * so nothing can overtake bytes the response still holds.
    */
   const sendChunk = (client: Client, chunk: Buffer, payload: Buffer): boolean => {
     const { res } = client;
     const socket = res.socket;
-    if (!socket || !res.headersSent || !(res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding) return send(client, payload);
+    const direct = socket && res.headersSent && (res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding && res.writableLength === socket.writableLength;
+    if (!direct) return send(client, payload);
     if (res.destroyed || socket.destroyed) return false;
     if (socket.writableLength > opts.maxBufferBytes) {
       cut(client, 'socket buffer over the bound: the client does not read');
