@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@pm/shared/logger';
-import { redisKeys } from '@pm/shared/redis';
+import { duplicateRedis, redisKeys } from '@pm/shared/redis';
 import type { ResetMessage, StreamParams } from '@pm/shared/api';
 import { compareStreamIds, toStreamEntry, type StreamEntry } from '@pm/shared/stream';
 
@@ -177,7 +177,7 @@ export function createStreamHub(opts: StreamHubOptions): StreamHub {
   function start(): Promise<void> {
     started ??= (async () => {
       // Its own connection: a blocked XREAD would hold up every other command on a shared one.
-      const r = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: blockMs + 5_000, enableAutoPipelining: false });
+      const r = duplicateRedis(redis, { enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: blockMs + 5_000, enableAutoPipelining: false });
       r.on('error', () => {
         /* reported by the loop */
       });
