@@ -29,6 +29,13 @@ let browser: Browser | undefined;
 let targets: PriceTarget[];
 const sources: EventSource[] = [];
 
+/** What the test keeps on the page's global object (this file is compiled without the DOM's types). */
+interface InPage {
+  EventSource: new (url: string) => { addEventListener(type: string, listener: (e: { data: string }) => void): void };
+  prices: Array<{ data: string; at: number }>;
+  opened?: boolean;
+}
+
 interface Received {
   id: string;
   data: string;
@@ -97,14 +104,15 @@ describe('GET /api/v1/stream through the stack', () => {
 
     const page = await browser!.newPage();
     await page.goto(`${stack.apiUrl}/api/v1/docs/`);
-    // In the page (a browser script, as text: this file is compiled without the DOM's types).
-    await page.evaluate(`
-      window.prices = [];
-      const source = new EventSource(${JSON.stringify(url)});
-      source.addEventListener('open', () => (window.opened = true));
-      source.addEventListener('price', (e) => window.prices.push({ data: e.data, at: Date.now() }));
-    `);
-    await page.waitForFunction('window.opened === true');
+    // In the page: its own EventSource (functions, not strings: the docs page's CSP forbids eval).
+    await page.evaluate((streamUrl) => {
+      const w = globalThis as unknown as InPage;
+      w.prices = [];
+      const source = new w.EventSource(streamUrl);
+      source.addEventListener('open', () => (w.opened = true));
+      source.addEventListener('price', (e) => w.prices.push({ data: e.data, at: Date.now() }));
+    }, url);
+    await page.waitForFunction(() => (globalThis as unknown as InPage).opened === true);
     await page.waitForSelector('#live-stream-state:text("open")');
 
     let chance = nextChance();
@@ -115,8 +123,12 @@ describe('GET /api/v1/stream through the stack', () => {
     };
     const inNode = await waitFor('the EventSource client to get the price', () => node.got.find(match), 5_000);
     const browserGot = await page.waitForFunction(
-      `window.prices.find((p) => { const d = JSON.parse(p.data); return d.market_id === ${JSON.stringify(target.marketId)} && d.chance === ${chance}; })`,
-      undefined,
+      ([marketId, c]) =>
+        (globalThis as unknown as InPage).prices.find((p) => {
+          const d = JSON.parse(p.data) as { market_id: string; chance: number };
+          return d.market_id === marketId && d.chance === c;
+        }),
+      [target.marketId, chance] as const,
       { timeout: 5_000 },
     );
     const seenInBrowser = (await browserGot.jsonValue()) as { data: string; at: number };
