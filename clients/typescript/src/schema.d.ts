@@ -337,6 +337,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live stream (Server-Sent Events)
+         * @description Price moves, match scores, settlements and new calls as they happen, as [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html): open it with `EventSource` in a browser or `curl -N`.
+         *
+         *     Each message has `event:` (`price`, `score`, `settlement`, `call`, `reset`), `id:` (a stream id, `<ms>-<seq>`) and `data:` (one line of JSON; schemas below, one per `event:`). A comment line (`: heartbeat`) is sent every 15 s so proxies keep the connection open.
+         *
+         *     Resume: reconnect with the last id received in `Last-Event-ID` (EventSource does this by itself) or `?last_event_id=`; every message after it is sent first, then live ones, without a gap, as long as the id is within the retention window (at least 10 minutes). Otherwise `event: reset` comes first: something was missed, re-read what you hold.
+         *
+         *     Limits: opening a stream counts as one request against the rate limit (429 past it); at most 10 open streams per client IP at once, over all servers (429 past that); a client that does not read what is sent (about 1 MB behind) is disconnected. Every server of the service serves the same stream.
+         *
+         *     A bad `topics` or a malformed `last_event_id` is a 400 and opens nothing.
+         */
+        get: operations["openStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -688,6 +716,96 @@ export interface components {
             /** @description Chance, 0 to 1 */
             chance: number;
             market_id: string;
+        };
+        /** @description `event: call` — a call was recorded. */
+        StreamCall: {
+            /** @description The call id (`/api/v1/calls/{id}`) */
+            id: string;
+            handle: string;
+            /** @description Slug of the event holding the market */
+            event: string;
+            market_id: string;
+            outcome_index: number;
+            outcome: string;
+            /** @description The chance the call was made at */
+            chance: number;
+            /**
+             * Format: date-time
+             * @description When the call was made
+             */
+            at: string;
+        };
+        /** @description `event: price` — an outcome's displayed chance moved. */
+        StreamPrice: {
+            /** @description Slug of the event holding the market */
+            event: string;
+            market_id: string;
+            outcome_index: number;
+            /** @description Outcome name */
+            outcome: string;
+            /** @description The displayed chance now (the value `/markets/{slug}` shows) */
+            chance: number;
+            /**
+             * Format: date-time
+             * @description When the ingestor saw the change
+             */
+            at: string;
+        };
+        /** @description `event: reset` — the id given to resume from (`Last-Event-ID` or `last_event_id`) can no longer be resumed from without a gap: events were missed. Re-read what you hold (e.g. `/markets/{slug}`); live events follow. */
+        StreamReset: {
+            /**
+             * @description `unknown_id`: the resume id is older than the retention window, or not from this stream
+             * @enum {string}
+             */
+            reason: "unknown_id";
+            message: string;
+            retention_seconds: number;
+        };
+        /** @description `event: score` — a match's score, period or state changed (a clock tick alone sends nothing). */
+        StreamScore: {
+            /** @description Slug of the event of this match; null when no event is known for it yet */
+            event: string | null;
+            game_id: string;
+            league: string;
+            home_team: string;
+            away_team: string;
+            /** @description home-away */
+            score: string;
+            /** @description As the feed sends it: 1H, HT, Q4 … */
+            period: string;
+            /** @description As the feed sends it: "74", "5:18" */
+            clock: string;
+            live: boolean;
+            ended: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            at: string;
+        };
+        /** @description `event: settlement` — a resolved market's calls and combo legs were settled. */
+        StreamSettlement: {
+            /** @description Slug of the event holding the market */
+            event: string;
+            market_id: string;
+            /** @description Index of the winning outcome; null when the market was voided */
+            resolved_outcome: number | null;
+            voided: boolean;
+            /** @description Calls settled by this settlement, by result */
+            calls: {
+                won: number;
+                lost: number;
+                void: number;
+            };
+            /** @description Combo legs settled */
+            combo_legs: number;
+            /** @description Combos whose result this settlement decided */
+            combos: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            at: string;
         };
         Team: {
             name: string;
@@ -1498,6 +1616,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    openStream: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Comma list of message types to receive: price, score, settlement, call; absent or empty means all. An unknown topic is a 400 naming it. Case-insensitive.
+                 * @example price,call
+                 */
+                topics?: string;
+                /**
+                 * @description Comma list of event slugs (at most 100): only messages about those events. Absent means every event. A `score` message of a match no event is known for yet has no slug and is sent only without this filter.
+                 * @example epl-ars-che-2025-11-22
+                 */
+                events?: string;
+                /**
+                 * @description Resume after this id, as the `Last-Event-ID` header does (the header wins when both are given; EventSource sends it by itself on reconnect). Every message after it that is still retained is sent first, then live ones, with no gap. An id older than the retention window (at least 10 minutes) or not from this stream gets `event: reset`, then live messages. A malformed id is a 400.
+                 * @example 1732492800000-0
+                 */
+                last_event_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: `Content-Type: text/event-stream`, `Cache-Control: no-store`. Messages by `event:` name: `price` → StreamPrice, `score` → StreamScore, `settlement` → StreamSettlement, `call` → StreamCall, `reset` → StreamReset. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 1732492800000-0
+                     *     event: price
+                     *     data: {"event":"epl-ars-che-2025-11-22","market_id":"540060","outcome_index":0,"outcome":"Yes","chance":0.535,"at":"2025-11-22T15:04:05.000Z"}
+                     */
+                    "text/event-stream": string;
+                };
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];

@@ -238,7 +238,13 @@ function streamOperation(components: ComponentCollector): Record<string, unknown
         headers: rateLimitHeaders,
         content: {
           'text/event-stream': {
-            schema: { type: 'string', description: 'Server-Sent Events; the `data:` of each message is one of the schemas below, by its `event:`.' },
+            // The messages' `data` (JSON Schema's contentSchema of a string body); by `event:` name in x-sse-messages.
+            schema: {
+              type: 'string',
+              description: 'Server-Sent Events; the `data:` of each message is one of these schemas, by its `event:`.',
+              contentMediaType: 'text/event-stream',
+              contentSchema: { oneOf: refs.map((r) => ({ $ref: r.$ref })) },
+            },
             'x-sse-messages': Object.fromEntries(refs.map((r) => [r.name, { $ref: r.$ref }])),
             example: 'id: 1732492800000-0\nevent: price\ndata: {"event":"epl-ars-che-2025-11-22","market_id":"540060","outcome_index":0,"outcome":"Yes","chance":0.535,"at":"2025-11-22T15:04:05.000Z"}\n\n',
           },
