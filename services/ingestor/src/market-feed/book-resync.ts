@@ -1,6 +1,7 @@
 import type { Logger } from '@pm/shared/logger';
 import { parseRestBook, type BookMessage } from '@pm/shared/exchange';
 import type { Clock } from '../common/clock.js';
+import { getJson } from '../common/http.js';
 
 /**
  * REST resync of books after a market socket reconnects (PROTOCOL.md §1, §4). The resubscribe's
@@ -65,9 +66,7 @@ export function createBookResync(opts: BookResyncOptions): BookResync {
 
   async function fetchBook(tokenId: string): Promise<BookMessage | null> {
     const url = `${opts.clobUrl}/book?token_id=${encodeURIComponent(tokenId)}`;
-    const res = await fetch(url, { signal: AbortSignal.any([abort.signal, AbortSignal.timeout(timeoutMs)]) });
-    if (!res.ok) throw new Error(`GET /book answered ${res.status}`);
-    const book = parseRestBook(await res.json(), tokenId);
+    const book = parseRestBook(await getJson(url, { timeoutMs, signal: abort.signal }), tokenId);
     if (!book) throw new Error('GET /book answered something that is not this token\'s book');
     return book;
   }

@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import type { Logger } from '@pm/shared/logger';
 import { backoffDelay } from '../common/backoff.js';
+import { closeSocket } from '../common/close-socket.js';
 
 /**
  * Socket management of the market channel (PROTOCOL.md §1): tokens are sharded over sockets of at
@@ -244,19 +245,7 @@ export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
       const ws = this.ws;
       this.ws = null;
       this.subscribed = false;
-      if (!ws || ws.readyState === WebSocket.CLOSED) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const done = setTimeout(() => {
-          ws.terminate();
-          resolve();
-        }, 1_000);
-        ws.once('close', () => {
-          clearTimeout(done);
-          resolve();
-        });
-        if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
-        else ws.close(1000);
-      });
+      return closeSocket(ws);
     }
   }
 

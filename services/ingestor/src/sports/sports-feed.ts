@@ -2,6 +2,7 @@ import WebSocket from 'ws';
 import type { Logger } from '@pm/shared/logger';
 import { parseSportsFrame, type SportsUpdate } from '@pm/shared/exchange';
 import { backoffDelay } from '../common/backoff.js';
+import { closeSocket } from '../common/close-socket.js';
 
 /**
  * The sports channel client (PROTOCOL.md §2): no subscribe, every client gets every active game.
@@ -124,19 +125,7 @@ export function createSportsFeed(opts: SportsFeedOptions): SportsFeed {
       const socket = ws;
       ws = null;
       setOpen(false);
-      if (!socket || socket.readyState === WebSocket.CLOSED) return;
-      await new Promise<void>((resolve) => {
-        const done = setTimeout(() => {
-          socket.terminate();
-          resolve();
-        }, 1_000);
-        socket.once('close', () => {
-          clearTimeout(done);
-          resolve();
-        });
-        if (socket.readyState === WebSocket.CONNECTING) socket.terminate();
-        else socket.close(1000);
-      });
+      await closeSocket(socket);
     },
   };
 }
