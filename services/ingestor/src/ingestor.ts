@@ -100,7 +100,7 @@ export interface Ingestor {
   /** The local order book of a token (tests and diagnostics); undefined before its first book. */
   book(tokenId: string): OrderBook | undefined;
   syncCatalog(): Promise<SyncResult>;
-  /** Wait for every batched write (chances, dirty events, games, feed health) to reach Redis/Postgres. */
+  /** Wait for every pending write (resolutions, chances, dirty events, games, history, feed health) to reach Redis/Postgres. */
   flush(): Promise<void>;
   catalog: CatalogSync;
   /** With `share`: subscribe the open tokens now owned, drop those no longer owned (after a change of the share). */
@@ -224,6 +224,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   publisher.keepConfirmed(marketFeed.isLive);
 
   async function flush() {
+    await settlement.idle();
     await publisher.flush();
     await history.flush();
     await games.flush();

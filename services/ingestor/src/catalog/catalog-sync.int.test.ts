@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
 import { createHarness, type Harness } from '../testing/harness.js';
-import { gammaEvent } from '../testing/fake-exchange.js';
+import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
 import type { Ingestor } from '../ingestor.js';
 
 const T = (n: number) => `7132104567925221259462638553270691275033272857194253228963137931245558399${String(n).padStart(4, '0')}`;
@@ -153,17 +153,9 @@ describe('catalog sync', () => {
     const before = ingestor.stats().catalog.syncs;
     ingestor.catalog.start(50);
     try {
-      await waitUntil(() => ingestor.stats().catalog.syncs >= before + 2, 10_000);
+      await waitFor(() => ingestor.stats().catalog.syncs >= before + 2, 10_000, 'two periodic syncs');
     } finally {
       await ingestor.catalog.stop();
     }
   });
 });
-
-async function waitUntil(check: () => boolean, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -30,6 +30,8 @@ export interface BookResyncOptions {
 }
 
 export interface BookResyncStats {
+  /** Resubscribes waiting for their grace to pass before they are checked. */
+  waiting: number;
   /** Resubscribes that were checked. */
   resyncs: number;
   /** Books fetched and applied. */
@@ -51,7 +53,7 @@ export function createBookResync(opts: BookResyncOptions): BookResync {
   const delayMs = opts.delayMs ?? 3_000;
   const paceMs = opts.paceMs ?? 100;
   const timeoutMs = opts.timeoutMs ?? 5_000;
-  const stats: BookResyncStats = { resyncs: 0, fetched: 0, failed: 0 };
+  const stats = { resyncs: 0, fetched: 0, failed: 0 };
   const timers = new Set<NodeJS.Timeout>();
   /** Token → the resubscribe time it must have a book from. One queue for every socket keeps the pace global. */
   const pending = new Map<string, number>();
@@ -119,7 +121,7 @@ export function createBookResync(opts: BookResyncOptions): BookResync {
       pending.set(tokenId, opts.clock.now() + 1);
       kick();
     },
-    stats: () => ({ ...stats }),
+    stats: () => ({ waiting: timers.size, ...stats }),
     async close() {
       closed = true;
       for (const t of timers) clearTimeout(t);

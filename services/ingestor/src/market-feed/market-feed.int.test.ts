@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, quietLogger, type Harness } from '../testing/harness.js';
 import { gammaEvent, waitFor, type FakeMarketSocket } from '../testing/fake-exchange.js';
-import { createMarketFeed, type MarketFeed } from './market-feed.js';
+import { createMarketFeed, type MarketFeed, type MarketFeedOptions } from './market-feed.js';
 import type { Ingestor } from '../ingestor.js';
 
 const YES = '1000000000000000000000000000000000000000000000000000000000000000000000001';
@@ -146,11 +146,17 @@ describe('market feed through the ingestor', () => {
   });
 });
 
+/** The market sockets alone, on the fake exchange, closed after the file. */
+function socketsFor(opts: Omit<MarketFeedOptions, 'url' | 'logger' | 'onFrame'> & { onFrame?: MarketFeedOptions['onFrame'] }): MarketFeed {
+  const feed = createMarketFeed({ url: `${h.fake.wsUrl}/ws/market`, logger: quietLogger, onFrame: () => {}, ...opts });
+  feeds.push(feed);
+  return feed;
+}
+
 describe('market feed sockets', () => {
   it('shards tokens over sockets, adds later tokens with operation subscribe, and sends PING', async () => {
     const start = h.fake.marketSockets.length;
-    const feed = createMarketFeed({ url: `${h.fake.wsUrl}/ws/market`, logger: quietLogger, onFrame: () => {}, maxAssetsPerSocket: 2, pingIntervalMs: 50 });
-    feeds.push(feed);
+    const feed = socketsFor({ maxAssetsPerSocket: 2, pingIntervalMs: 50 });
     feed.subscribe(['a', 'b', 'c']);
     const socks = await waitFor(() => {
       const s = h.fake.marketSockets.slice(start);
@@ -170,16 +176,7 @@ describe('market feed sockets', () => {
     h.fake.silent = true;
     try {
       const start = h.fake.marketSockets.length;
-      const feed = createMarketFeed({
-        url: `${h.fake.wsUrl}/ws/market`,
-        logger: quietLogger,
-        onFrame: () => {},
-        silenceMs: 150,
-        pingIntervalMs: 50,
-        reconnectInitialMs: 10,
-        reconnectMaxMs: 20,
-      });
-      feeds.push(feed);
+      const feed = socketsFor({ silenceMs: 150, pingIntervalMs: 50, reconnectInitialMs: 10, reconnectMaxMs: 20 });
       feed.subscribe(['w1']);
       const recycled = await waitFor(() => {
         const s = h.fake.marketSockets.slice(start);
@@ -195,13 +192,13 @@ describe('market feed sockets', () => {
 
   it('keeps a socket that delivers data', async () => {
     const start = h.fake.marketSockets.length;
-    const feed = createMarketFeed({ url: `${h.fake.wsUrl}/ws/market`, logger: quietLogger, onFrame: () => {}, silenceMs: 200 });
-    feeds.push(feed);
+    let frames = 0;
+    const feed = socketsFor({ onFrame: () => frames++, silenceMs: 200 });
     feed.subscribe(['k1']);
     const sock = await waitFor(() => h.fake.marketSockets[start], 2000, 'socket');
     const ticker = setInterval(() => sock.send({ event_type: 'last_trade_price', asset_id: 'k1', price: '0.5', timestamp: String(Date.now()) }), 40);
-    await new Promise((r) => setTimeout(r, 600));
-    clearInterval(ticker);
+    // 15 frames 40 ms apart: three silence limits of a socket that keeps delivering.
+    await waitFor(() => frames >= 15, 3000, '15 data frames').finally(() => clearInterval(ticker));
     expect(feed.stats().watchdogRecycles).toBe(0);
     expect(h.fake.marketSockets.length).toBe(start + 1);
     await feed.close();
@@ -209,17 +206,8 @@ describe('market feed sockets', () => {
 
   it('keeps a socket without data whose PONGs keep coming, and recycles it soon after they stop', async () => {
     const start = h.fake.marketSockets.length;
-    const feed = createMarketFeed({
-      url: `${h.fake.wsUrl}/ws/market`,
-      logger: quietLogger,
-      onFrame: () => {},
-      // Silence 40 ping intervals long: only missing PONGs can recycle it within this test.
-      pingIntervalMs: 50,
-      silenceMs: 2_000,
-      reconnectInitialMs: 10,
-      reconnectMaxMs: 20,
-    });
-    feeds.push(feed);
+    // Silence 40 ping intervals long: only missing PONGs can recycle it within this test.
+    const feed = socketsFor({ pingIntervalMs: 50, silenceMs: 2_000, reconnectInitialMs: 10, reconnectMaxMs: 20 });
     feed.subscribe(['p1']);
     await waitFor(() => h.fake.marketSockets[start], 2000, 'socket');
     // 12 ping intervals of no data at all, PONGs answered: never recycled.
