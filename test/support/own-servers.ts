@@ -18,7 +18,8 @@ export interface OwnPostgres {
   /** Server URL (database `postgres`); tests create their databases on it. */
   url: string;
   /** A fast shutdown (connections are terminated mid-transaction), then a start on the same data. */
-  restart(opts?: { downMs?: number }): Promise<void>;
+  /** `whileDown` runs once the server is down; it is started again when that resolves. */
+  restart(opts?: { whileDown?: () => Promise<unknown> }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -36,7 +37,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       running = false;
       await server.stop();
       await until(`postgres on port ${port} to stop`, async () => !(await portOpen('127.0.0.1', port, 200)), { timeoutMs: 30_000, everyMs: 50 });
-      if (opts.downMs) await new Promise((r) => setTimeout(r, opts.downMs));
+      await opts.whileDown?.();
       await server.start();
       running = true;
     },

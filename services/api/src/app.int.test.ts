@@ -5,7 +5,7 @@ import { redisKeys } from '@pm/shared/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
-import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, until, type TestRedis } from '@pm/shared/testing';
 import {
   errorBodySchema,
   marketEventResponseSchema,
@@ -405,8 +405,8 @@ describe('errors and cross-cutting behaviour', () => {
 
   it('logs one line per request with the route template, status and duration', async () => {
     await get(`/api/v1/markets/${arsenal.slug}`, { headers: { 'x-request-id': 'log-line-1' } });
-    await new Promise((r) => setTimeout(r, 20));
-    const line = logs.lines.find((l) => l['req_id'] === 'log-line-1' && l['msg'] === 'request');
+    // The line is written when the response finishes, which may be just after the client has it.
+    const line = await until('the request log line', async () => logs.lines.find((l) => l['req_id'] === 'log-line-1' && l['msg'] === 'request'), { timeoutMs: 2_000, everyMs: 5 });
     expect(line).toMatchObject({ method: 'GET', route: '/api/v1/markets/{eventSlug}', status: 200 });
     expect(typeof line?.['ms']).toBe('number');
   });

@@ -7,7 +7,7 @@ import { writeOutbox } from '@pm/shared/outbox';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { createRecordsTrigger, projectionUsersDirtyKey, recordsDirtyKey, type RecordsTrigger } from '@pm/shared/records';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedis, until, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createOutboxRelay, type OutboxRelayDeps } from './relay.js';
 
 /**
@@ -95,11 +95,7 @@ describe('the outbox relay', () => {
       // The listener is up once it drained what was there (it drains after LISTEN succeeds).
       await tdb.db.tx((tx) => writeOutbox(tx, 'market-resolved', { marketId: 'woken', eventId: 'ev-w' }));
       const started = Date.now();
-      const deadline = started + 20_000;
-      while ((await settlement.getJob(settleJobId('woken'))) === undefined) {
-        if (Date.now() > deadline) throw new Error('the relay did not wake on the notification');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await until('the relay to wake on the notification', () => settlement.getJob(settleJobId('woken')), { timeoutMs: 20_000, everyMs: 20 });
       console.log(`[outbox] a committed row became a job after ${Date.now() - started} ms (poll period 120 s)`);
     } finally {
       await relay.stop();

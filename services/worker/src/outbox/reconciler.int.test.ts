@@ -5,7 +5,7 @@ import { queuePrefix, settleJobId } from '@pm/shared/queues';
 import { writeOutbox } from '@pm/shared/outbox';
 import { sql } from '@pm/shared/db';
 import { createRecordsTrigger, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedis, until, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createWorkerMetrics } from '../ops.js';
 import { insertMarkets, logResolution, setChance } from '../settlement/test-fixture.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
@@ -93,11 +93,7 @@ describe('the reconciler', () => {
       },
       { connection, prefix: queuePrefix(tr.prefix) },
     );
-    const deadline = Date.now() + 20_000;
-    while ((await settlement.getJobState(settleJobId('rc1'))) !== 'failed') {
-      if (Date.now() > deadline) throw new Error('the job did not fail');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until('the job to fail', async () => (await settlement.getJobState(settleJobId('rc1'))) === 'failed', { timeoutMs: 20_000, everyMs: 50 });
     await failing.close();
     connection.disconnect();
     expect((await reconciler.pass()).settle).toBe(1);

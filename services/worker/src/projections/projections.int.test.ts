@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { Queue } from 'bullmq';
 import { createLogger } from '@pm/shared/logger';
 import { createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/shared/queues';
 import { sql } from '@pm/shared/db';
 import { createRecords, createRecordsTrigger, projectionMarketsDirtyKey, projectionUsersDirtyKey, type Records, type RecordsTrigger } from '@pm/shared/records';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedis, eventually as settle, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { startQueueWorkers, type QueueWorkers } from '../jobs.js';
 import { createSettleMarketProcessor } from '../settlement/processor.js';
 import { settleMarket } from '../settlement/settle-market.js';
@@ -102,14 +102,7 @@ async function recordOf(handle: string): Promise<RecordRow | undefined> {
 }
 
 /** Coalesced jobs run a few hundred ms after a write; on a loaded machine much later. */
-async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 25_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || Date.now() > until) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const eventually = <T>(read: () => Promise<T>, ok: (v: T) => boolean) => settle(read, ok, { timeoutMs: 25_000 });
 
 /** Projection tables as plain rows, without the time they were written. */
 async function projectionRows() {
@@ -220,6 +213,9 @@ describe('rebuild', () => {
     const settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
     await settlement.add('settle-market', { marketId: 'm7' }, { jobId: 'settle-m7' });
     await settlement.close();
+    // Pending projection jobs as BullMQ reports them (its Redis layout is its own business).
+    const projectionsQueue = new Queue('projections', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+    onTestFinished(() => projectionsQueue.close());
     await eventually(() => recordOf('alice'), (r) => r?.settled === 8);
     for (let i = 0; i < 20; i++) await callAt(['bob', 'carol', 'dave', 'erin'][i % 4]!, 'm8', i % 2, '0.45');
     const incremental = await eventually(
@@ -227,7 +223,8 @@ describe('rebuild', () => {
         // Read in pipeline order — the outbox (rows not yet relayed), then jobs, then the dirty sets —
         // so work moving from one stage to the next while this looks is never missed.
         const unsent: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from outbox where sent_at is null`);
-        const jobs = await tr.redis.zcard(`${queuePrefix(tr.prefix)}:projections:delayed`) + (await tr.redis.llen(`${queuePrefix(tr.prefix)}:projections:wait`)) + (await tr.redis.llen(`${queuePrefix(tr.prefix)}:projections:active`));
+        const counts = await projectionsQueue.getJobCounts('delayed', 'prioritized', 'wait', 'active', 'waiting-children');
+        const jobs = Object.values(counts).reduce((a, b) => a + b, 0);
         const pending = (await tr.redis.scard(projectionUsersDirtyKey(tr.prefix))) + (await tr.redis.scard(projectionMarketsDirtyKey(tr.prefix)));
         // The rows are read after the work was seen idle, so they include everything done by then.
         return { idle: pending === 0 && jobs === 0 && unsent[0]!.n === 0, rows: await projectionRows() };
