@@ -101,13 +101,16 @@ async function replayOnce(): Promise<Captured> {
     // Settled: catalog syncs (1 s) and snapshot rebuilds have caught up when two captures 2.5 s
     // apart agree.
     let previous = await capture(stack);
-    for (let i = 0; i < 8; i++) {
-      await new Promise((r) => setTimeout(r, 2_500));
-      const next = await capture(stack);
-      if (JSON.stringify(next) === JSON.stringify(previous)) return next;
-      previous = next;
-    }
-    throw new Error(`API output did not settle:\n${stack.logs().slice(-3000)}`);
+    return await poll(
+      'the API output to settle (two captures 2.5 s apart agreeing)',
+      async () => {
+        const next = await capture(stack);
+        const settled = JSON.stringify(next) === JSON.stringify(previous);
+        previous = next;
+        return settled && next;
+      },
+      { timeoutMs: 22_000, everyMs: 2_500, context: () => stack.logs() },
+    );
   } finally {
     await stack.stop();
   }

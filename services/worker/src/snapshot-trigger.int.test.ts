@@ -5,7 +5,7 @@ import { createSnapshotTrigger, queuePrefix } from '@pm/shared/queues';
 import { redisKeys } from '@pm/shared/redis';
 import { createTestRedis, until, type TestRedis } from '@pm/shared/testing';
 
-/** The producer side (shared/src/snapshot-trigger.ts), as the ingestor uses it. */
+/** The producer side (shared/src/queues/snapshot-trigger.ts), as the ingestor uses it. */
 let tr: TestRedis;
 
 beforeAll(async () => {

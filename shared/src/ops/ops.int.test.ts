@@ -1,10 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb } from './db/index.js';
-import { createLogger } from './logger.js';
-import { createServiceMetrics } from './metrics.js';
-import { checkReadiness, postgresCheck, redisCheck, startOpsServer, type OpsServer } from './ops.js';
-import { eventually, freePort, startOwnRedis, testServices, uniqueSuffix, until, type OwnRedis } from './testing/index.js';
+import { createDb } from '../db/index.js';
+import { createLogger } from '../logger.js';
+import { createServiceMetrics } from '../metrics.js';
+import { checkReadiness, redisCheck, startOpsServer, type OpsServer } from './ops.js';
+import { postgresCheck } from '../db/readiness.js';
+import { eventually, freePort, startOwnRedis, testServices, uniqueSuffix, until, type OwnRedis } from '../testing/index.js';
 
 /**
  * /readyz says what is down in words: a Redis of this test's own (never the shared one) is stopped

@@ -127,4 +127,4 @@ export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promis
   }
 }
 export { startOwnRedis, type OwnRedis } from './own-redis.js';
-export { eventually, until } from './poll.js';
+export { eventually, until } from '../poll.js';
