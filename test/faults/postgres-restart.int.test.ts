@@ -27,16 +27,21 @@ let tr: TestRedis;
 let records: Records;
 let worker: WorkerService;
 
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
+
 beforeAll(async () => {
-  [own, tr] = await Promise.all([startOwnPostgres(), createTestRedis('fault_pg')]);
+  own = teardown.use(await startOwnPostgres());
+  tr = teardown.use(await createTestRedis('fault_pg'));
   const url = new URL(own.url);
   url.pathname = '/pm_fault_pg';
   dbUrl = url.toString();
   await ensureDatabase(dbUrl);
   await migrate(dbUrl);
-  db = createDb(dbUrl, { poolSize: 5 });
+  db = teardown.adopt(createDb(dbUrl, { poolSize: 5 }), (d) => d.dispose());
   await insertMarkets(db, ['p1', 'p2', 'p3']);
-  records = createRecords({ db, redis: tr.redis, prefix: tr.prefix });
+  records = teardown.adopt(createRecords({ db, redis: tr.redis, prefix: tr.prefix }), (r) => r.close());
   for (const handle of PEOPLE) await records.createUser({ handle, displayName: handle });
   worker = createWorker({
     config: parseConfig({ REDIS_PREFIX: tr.prefix, PUBLIC_WEB_URL: 'https://predict.example', SNAPSHOT_INTERVAL_MS: '250' }),
@@ -46,15 +51,9 @@ beforeAll(async () => {
     databaseUrl: dbUrl,
   });
   await worker.start();
+  teardown.defer(() => worker.stop());
 }, 120_000);
 
-afterAll(async () => {
-  await worker?.stop();
-  await records?.close();
-  await db?.dispose();
-  await tr?.cleanup();
-  await own?.stop();
-});
 
 /** A connection of its own holding a lock, so a write waits half-way until Postgres goes down. */
 async function holdLock(statement: string): Promise<pg.Client> {

@@ -14,7 +14,7 @@ import { until } from './poll.js';
 /** A throwaway redis-server lives with the other test helpers in shared, so the services' own tests use it too. */
 export { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
 
-export interface OwnPostgres {
+export interface OwnPostgres extends AsyncDisposable {
   /** Server URL (database `postgres`); tests create their databases on it. */
   url: string;
   /** A fast shutdown (connections are terminated mid-transaction), then a start on the same data. */
@@ -31,7 +31,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   const url = new URL(server.url);
   url.pathname = '/postgres';
   let running = true;
-  return {
+  const own: OwnPostgres = {
     url: url.toString(),
     async restart(opts = {}) {
       running = false;
@@ -46,5 +46,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       running = false;
       rmSync(root, { recursive: true, force: true });
     },
+    [Symbol.asyncDispose]: () => own.stop(),
   };
+  return own;
 }

@@ -69,9 +69,13 @@ async function expectError(res: Response, status: number, code: ErrorBody['error
   return parsed.error.message;
 }
 
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
+
 beforeAll(async () => {
-  testRedis = await createTestRedis('api');
-  redis = await apiRedis(testRedis.url);
+  testRedis = teardown.use(await createTestRedis('api'));
+  redis = teardown.adopt(await apiRedis(testRedis.url), (r) => r.disconnect());
   const p = testRedis.prefix;
   await writeSnapshot(testRedis.redis, p, 'markets:trending', listSnapshot(events), '"trending-1"');
   await writeSnapshot(testRedis.redis, p, 'markets:category:Crypto', listSnapshot([events[1]!]), '"crypto-1"');
@@ -86,23 +90,11 @@ beforeAll(async () => {
   await writeSnapshot(testRedis.redis, p, `event:${arsenal.slug}`, { event: arsenal }, '"ev-1"');
   await writeSnapshot(testRedis.redis, p, 'event:broken', { event: { slug: 1 } }, '"broken-1"');
   await writeFeed(testRedis.redis, p, true, now);
-  api = await startApp({
-    redis,
-    env: { REDIS_PREFIX: p, RATE_LIMIT_PER_MINUTE: '100000' },
-    logger: logs.logger,
-    clock: () => now,
-  });
-  emptyRedis = await createTestRedis('api_empty');
-  emptyApi = await startApp({ redis, env: { REDIS_PREFIX: emptyRedis.prefix, RATE_LIMIT_PER_MINUTE: '100000' } });
+  emptyRedis = teardown.use(await createTestRedis('api_empty'));
+  api = teardown.adopt(await startApp({ redis, env: { REDIS_PREFIX: p, RATE_LIMIT_PER_MINUTE: '100000' }, logger: logs.logger, clock: () => now }), (a) => a.close());
+  emptyApi = teardown.adopt(await startApp({ redis, env: { REDIS_PREFIX: emptyRedis.prefix, RATE_LIMIT_PER_MINUTE: '100000' } }), (a) => a.close());
 });
 
-afterAll(async () => {
-  await api?.close();
-  await emptyApi?.close();
-  redis?.disconnect();
-  await testRedis?.cleanup();
-  await emptyRedis?.cleanup();
-});
 
 describe('GET /api/v1/markets', () => {
   it('lists trending events with the default limit, categories and leagues', async () => {

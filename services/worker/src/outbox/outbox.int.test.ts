@@ -22,20 +22,18 @@ let records: RecordsTrigger;
 let snapshots: SnapshotTrigger;
 let settlement: Queue;
 
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
+
 beforeAll(async () => {
-  [tdb, tr] = await Promise.all([createTestDatabase('outbox_relay'), createTestRedis('outbox_relay')]);
-  records = createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix });
-  snapshots = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix });
-  settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+  tdb = teardown.use(await createTestDatabase('outbox_relay'));
+  tr = teardown.use(await createTestRedis('outbox_relay'));
+  records = teardown.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
+  snapshots = teardown.adopt(createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
+  settlement = teardown.adopt(new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) }), (q) => q.close());
 });
 
-afterAll(async () => {
-  await settlement?.close();
-  await records?.close();
-  await snapshots?.close();
-  await tr?.cleanup();
-  await tdb?.drop();
-});
 
 const relayDeps = (over: Partial<OutboxRelayDeps> = {}): OutboxRelayDeps => ({
   db: tdb.db,

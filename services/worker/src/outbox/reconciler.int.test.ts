@@ -26,11 +26,16 @@ let reconciler: Reconciler;
 const rebuilt = { markets: 0, records: 0 };
 const repairs: Record<string, number> = {};
 
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
+
 beforeAll(async () => {
-  [tdb, tr] = await Promise.all([createTestDatabase('reconciler'), createTestRedis('reconciler')]);
-  trigger = createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix });
-  settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
-  projections = new Queue('projections', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+  tdb = teardown.use(await createTestDatabase('reconciler'));
+  tr = teardown.use(await createTestRedis('reconciler'));
+  trigger = teardown.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
+  settlement = teardown.adopt(new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) }), (q) => q.close());
+  projections = teardown.adopt(new Queue('projections', { connection: tr.redis, prefix: queuePrefix(tr.prefix) }), (q) => q.close());
   await insertMarkets(tdb.db, ['rc1', 'rc2']);
   reconciler = createReconciler({
     db: tdb.db,
@@ -43,16 +48,9 @@ beforeAll(async () => {
     logger,
     onRepair: (kind, n) => (repairs[kind] = (repairs[kind] ?? 0) + n),
   });
+  teardown.defer(() => reconciler.stop());
 });
 
-afterAll(async () => {
-  await reconciler?.stop();
-  await settlement?.close();
-  await projections?.close();
-  await trigger?.close();
-  await tr?.cleanup();
-  await tdb?.drop();
-});
 
 async function aCall(marketId: string): Promise<number> {
   const users: Array<{ id: number }> = await tdb.db.query(sql`

@@ -5,7 +5,7 @@ import { createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/sh
 import { sql } from '@pm/shared/db';
 import { createRecords, createRecordsTrigger, projectionMarketsDirtyKey, projectionUsersDirtyKey, type Records, type RecordsTrigger } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, eventually as settle, type TestDatabase, type TestRedis } from '@pm/shared/testing';
-import { startQueueWorkers, type QueueWorkers } from '../jobs.js';
+import { startQueueWorkers } from '../jobs.js';
 import { createSettleMarketProcessor } from '../settlement/processor.js';
 import { settleMarket } from '../settlement/settle-market.js';
 import { insertMarkets, logResolution, setChance } from '../settlement/test-fixture.js';
@@ -27,18 +27,22 @@ let trigger: RecordsTrigger;
 /** Turns the write path's outbox rows into the projection jobs, as the worker does. */
 let relay: OutboxRelay;
 let snapshotTrigger: SnapshotTrigger;
-let workers: QueueWorkers;
 const ids: Record<string, number> = {};
 /** Moves the projection worker's clock forward (the roll-over test, last in the file). */
 let clockOffsetMs = 0;
 
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
+
 beforeAll(async () => {
-  [tdb, tr] = await Promise.all([createTestDatabase('projections'), createTestRedis('projections')]);
+  tdb = teardown.use(await createTestDatabase('projections'));
+  tr = teardown.use(await createTestRedis('projections'));
   await insertMarkets(tdb.db, ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8']);
-  records = createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix });
-  trigger = createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 100 });
+  trigger = teardown.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 100 }), (t) => t.close());
+  records = teardown.adopt(createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix }), (r) => r.close());
   const deps = { db: tdb.db, redis: tr.redis, prefix: tr.prefix, trigger, logger, now: () => new Date(Date.now() + clockOffsetMs) };
-  workers = startQueueWorkers({
+  teardown.adopt(startQueueWorkers({
     registry: {
       settlement: { 'settle-market': createSettleMarketProcessor({ db: tdb.db, logger }) },
       projections: { 'project-users': createProjectUsersProcessor(deps), 'rebuild-all': createRebuildAllProcessor(deps) },
@@ -50,8 +54,8 @@ beforeAll(async () => {
     connection: tr.redis,
     prefix: tr.prefix,
     logger,
-  });
-  snapshotTrigger = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix });
+  }), (w) => w.close());
+  snapshotTrigger = teardown.adopt(createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
   relay = createOutboxRelay({
     db: tdb.db,
     databaseUrl: tdb.url,
@@ -62,18 +66,10 @@ beforeAll(async () => {
     logger,
   });
   relay.start();
+  teardown.defer(() => relay.stop());
   for (const h of ['alice', 'bob', 'carol', 'dave', 'erin']) ids[h] = (await records.createUser({ handle: h, displayName: h.toUpperCase() })).id;
 });
 
-afterAll(async () => {
-  await relay?.stop();
-  await snapshotTrigger?.close();
-  await workers?.close();
-  await records?.close();
-  await trigger?.close();
-  await tr?.cleanup();
-  await tdb?.drop();
-});
 
 interface RecordRow {
   user_id: number;
