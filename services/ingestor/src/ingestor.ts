@@ -223,14 +223,13 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   handler.onCrossedBook(resync.refetch);
   publisher.keepConfirmed(marketFeed.isLive);
 
+  // The batched writers in the order their writes feed each other: chances (which record history
+  // and mark events) before the marks, the marks before feed health.
+  const writers = [publisher, history, games, dirty, marketHealth, sportsHealth];
+
   async function flush() {
     await settlement.idle();
-    await publisher.flush();
-    await history.flush();
-    await games.flush();
-    await dirty.flush();
-    await marketHealth.flush();
-    await sportsHealth.flush();
+    for (const w of writers) await w.flush();
   }
 
   let stopping: Promise<void> | undefined;
@@ -265,12 +264,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
         await catalog.stop();
         await Promise.all([marketFeed.close(), sportsFeed.close(), resync.close()]);
         // Writers before the trigger: flushing games and chances can still mark events dirty.
-        await publisher.close();
-        await history.close();
-        await games.close();
-        await dirty.close();
-        await marketHealth.close();
-        await sportsHealth.close();
+        for (const w of writers) await w.close();
         if (ownTrigger) await trigger.close();
       })();
       return stopping;

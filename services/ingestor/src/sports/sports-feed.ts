@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
-import type { Logger } from '@pm/shared/logger';
 import { parseSportsFrame, type SportsUpdate } from '@pm/shared/exchange';
 import { backoffDelay } from '../common/backoff.js';
+import type { FeedSocketOptions } from '../common/feed-options.js';
 import { closeSocket } from '../common/close-socket.js';
 
 /**
@@ -10,17 +10,11 @@ import { closeSocket } from '../common/close-socket.js';
  * answers those itself); a socket with no frame at all for `silenceMs` (default 45 s) is recycled.
  */
 
-export interface SportsFeedOptions {
-  /** Full URL, `${SPORTS_WS_URL}/ws`. */
-  url: string;
-  logger: Logger;
+/** `url`: `${SPORTS_WS_URL}/ws`; `silenceMs` default 45 s. */
+export interface SportsFeedOptions extends FeedSocketOptions {
   onUpdate: (update: SportsUpdate) => void;
-  onConnectionChange?: (connected: boolean) => void;
   /** Every frame (heartbeats included): freshness. */
   onFrame?: () => void;
-  silenceMs?: number;
-  reconnectInitialMs?: number;
-  reconnectMaxMs?: number;
 }
 
 export interface SportsFeed {
