@@ -101,15 +101,18 @@ async function replayOnce(): Promise<Captured> {
     // Settled: catalog syncs (1 s) and snapshot rebuilds have caught up when two captures 2.5 s
     // apart agree.
     let previous = await capture(stack);
+    let previousAt = Date.now();
     return await poll(
       'the API output to settle (two captures 2.5 s apart agreeing)',
       async () => {
+        if (Date.now() - previousAt < 2_500) return false;
         const next = await capture(stack);
+        previousAt = Date.now();
         const settled = JSON.stringify(next) === JSON.stringify(previous);
         previous = next;
         return settled && next;
       },
-      { timeoutMs: 22_000, everyMs: 2_500, context: () => stack.logs() },
+      { timeoutMs: 22_000, everyMs: 250, context: () => stack.logs() },
     );
   } finally {
     await stack.stop();
