@@ -17,6 +17,7 @@ import { ConfigError, parseConfig, type Config } from '@pm/shared/config';
 import { ensureDatabase, migrate } from '@pm/shared/db';
 import { isClusterUrl } from '@pm/shared/redis';
 import { parseCli } from './lib/cli.js';
+import { until } from '@pm/shared/net';
 import { ensureInfra, InfraError, portOpen } from './lib/infra.js';
 import { startRedisCluster, type LocalRedisCluster } from './lib/redis-cluster.js';
 import { createSupervisor, describeStatus, type ServiceSpec } from './lib/supervisor.js';
@@ -29,13 +30,8 @@ const LIVE_URLS = {
   SPORTS_WS_URL: 'wss://sports-api.polymarket.com',
 };
 
-async function waitForPort(host: string, port: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await portOpen(host, port, 300)) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return false;
+function waitForPort(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  return until(`${host}:${port}`, () => portOpen(host, port, 300), { timeoutMs, everyMs: 100 }).catch(() => false);
 }
 
 function say(line: string) {

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { portOpen } from '@pm/shared/net';
+import { until } from '@pm/shared/testing';
 import { freePort } from '../../test/support/stack.js';
 import { ensureInfra, InfraError } from './infra.js';
 
@@ -38,8 +39,7 @@ describe('the run line finds or starts its databases', () => {
     expect(await client.ping()).toBe('PONG');
     client.disconnect();
     await infra.stop();
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await portOpen('127.0.0.1', redisPort)).toBe(false);
+    await until('the Redis port to close', async () => !(await portOpen('127.0.0.1', redisPort)), { timeoutMs: 5_000, everyMs: 50 });
   });
 
   it('stops with one line saying how to get Redis when none answers and redis-server is not on PATH', async () => {

@@ -3,7 +3,7 @@ import { mkdirSync, chownSync, existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { portOpen } from '@pm/shared/net';
+import { portOpen, until } from '@pm/shared/net';
 
 export { portOpen };
 
@@ -96,12 +96,13 @@ async function startRedisServer(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
     stdio: 'ignore',
   });
-  for (let i = 0; i < 50; i++) {
-    if (await portOpen('127.0.0.1', port)) return child;
-    await new Promise((r) => setTimeout(r, 100));
+  try {
+    await until('redis-server', () => portOpen('127.0.0.1', port), { timeoutMs: 5_000, everyMs: 100 });
+    return child;
+  } catch {
+    child.kill();
+    throw new InfraError(`redis-server did not start on port ${port}`);
   }
-  child.kill();
-  throw new InfraError(`redis-server did not start on port ${port}`);
 }
 
 /** Where to look; the defaults are the standard local ports. Tests point them at free ports. */

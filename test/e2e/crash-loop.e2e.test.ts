@@ -47,8 +47,10 @@ describe('a crash-looping service under the run line', () => {
     let polls = 0;
     const failures: string[] = [];
     let polling = true;
-    const poller = (async () => {
-      while (polling) {
+    // Every 100 ms until the kills are over.
+    const poller = until(
+      'the kills to end',
+      async () => {
         polls += 1;
         try {
           const res = await fetch(`${stack.apiUrl}/api/v1/markets`, { signal: AbortSignal.timeout(5_000) });
@@ -57,9 +59,10 @@ describe('a crash-looping service under the run line', () => {
         } catch (err) {
           failures.push(`${new Date().toISOString()} ${err instanceof Error ? err.message : String(err)}`);
         }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    })();
+        return !polling;
+      },
+      { timeoutMs: 600_000, everyMs: 100 },
+    );
 
     const kills: Array<{ at: number; pid: number }> = [];
     try {

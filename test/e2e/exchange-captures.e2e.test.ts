@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, sql } from '@pm/shared/db';
+import { eventually } from '@pm/shared/net';
 import { startStack, untilMarketConnected, type Stack } from '../support/stack.js';
 
 /**
@@ -177,13 +178,7 @@ const differences = (shown: Map<string, number | undefined>) =>
 
 /** Wait until every displayed chance is the expected one; returns the differences left at the deadline. */
 async function settle(): Promise<Array<{ token: string; want: number | null; got: number | undefined }>> {
-  const deadline = Date.now() + 10_000;
-  let left = differences(await displayed());
-  while (left.length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 150));
-    left = differences(await displayed());
-  }
-  return left;
+  return eventually(async () => differences(await displayed()), (left) => left.length === 0, { timeoutMs: 10_000, everyMs: 150 });
 }
 
 describe('replaying real exchange captures through the whole stack', () => {

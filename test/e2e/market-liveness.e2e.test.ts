@@ -46,11 +46,16 @@ describe('market socket liveness with the simulator', () => {
     const { quietUntil } = (await quiet.json()) as { quietUntil: number };
     let notLive = 0;
     let checks = 0;
-    while (Date.now() < quietUntil + 500) {
-      checks++;
-      if (!(await apiLive())) notLive++;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    // Ask the API every 200 ms until the spell is over (and half a second more).
+    await until(
+      'the quiet spell to end',
+      async () => {
+        checks++;
+        if (!(await apiLive())) notLive++;
+        return Date.now() >= quietUntil + 500;
+      },
+      { timeoutMs: quietUntil + 5_000 - Date.now(), everyMs: 200 },
+    );
     const during = anyRecycles() - before;
     console.log(`quiet spell of ${QUIET_MS} ms (silence limit ${SILENCE_LIMIT_S * 1000} ms, PING every ${PING_S * 1000} ms): ${during} recycles, live false in ${notLive} of ${checks} checks`);
     expect(during).toBe(0);

@@ -101,13 +101,19 @@ async function replayOnce(): Promise<Captured> {
     // Settled: catalog syncs (1 s) and snapshot rebuilds have caught up when two captures 2.5 s
     // apart agree.
     let previous = await capture(stack);
-    for (let i = 0; i < 8; i++) {
-      await new Promise((r) => setTimeout(r, 2_500));
-      const next = await capture(stack);
-      if (JSON.stringify(next) === JSON.stringify(previous)) return next;
-      previous = next;
-    }
-    throw new Error(`API output did not settle:\n${stack.logs().slice(-3000)}`);
+    let previousAt = Date.now();
+    return await poll(
+      'the API output to settle (two captures 2.5 s apart agreeing)',
+      async () => {
+        if (Date.now() - previousAt < 2_500) return false;
+        const next = await capture(stack);
+        previousAt = Date.now();
+        const settled = JSON.stringify(next) === JSON.stringify(previous);
+        previous = next;
+        return settled && next;
+      },
+      { timeoutMs: 22_000, everyMs: 250, context: () => stack.logs() },
+    );
   } finally {
     await stack.stop();
   }

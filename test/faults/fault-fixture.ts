@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { redisKeys } from '@pm/shared/redis';
 import { sql, type Db } from '@pm/shared/db';
 import type { Records } from '@pm/shared/records';
+import { until } from '@pm/shared/testing';
 import { setChance } from '../../services/worker/src/settlement/test-fixture.js';
 
 /**
@@ -79,13 +80,11 @@ export async function callSnapshotsRight(db: Db, redis: Redis, prefix: string, c
 /** Poll `check` until it is true or `timeoutMs` passed; returns the seconds it took (throws on timeout with `describe()`). */
 export async function secondsUntil(check: () => Promise<boolean>, timeoutMs: number, describe: () => Promise<string>): Promise<number> {
   const started = Date.now();
-  for (;;) {
-    try {
-      if (await check()) return (Date.now() - started) / 1000;
-    } catch {
-      /* a server coming back: try again */
-    }
-    if (Date.now() - started > timeoutMs) throw new Error(`not recovered within ${timeoutMs / 1000} s: ${await describe()}`);
-    await new Promise((r) => setTimeout(r, 200));
+  try {
+    // A check that throws (a server coming back) counts as "not yet".
+    await until('recovery', check, { timeoutMs, everyMs: 200 });
+  } catch {
+    throw new Error(`not recovered within ${timeoutMs / 1000} s: ${await describe()}`);
   }
+  return (Date.now() - started) / 1000;
 }

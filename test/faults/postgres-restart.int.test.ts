@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
+import pino from 'pino';
 import { createLogger } from '@pm/shared/logger';
 import { parseConfig } from '@pm/shared/config';
-import { portOpen } from '@pm/shared/net';
 import { createDb, ensureDatabase, migrate, sql, type Db } from '@pm/shared/db';
 import { createRecords, RecordsUnavailable, type Records } from '@pm/shared/records';
-import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, until, type TestRedis } from '@pm/shared/testing';
 import { createWorker, type WorkerService } from '../../services/worker/src/worker.js';
 import { insertMarkets, logResolution, setChance } from '../../services/worker/src/settlement/test-fixture.js';
 import { createSettlement } from '../../services/ingestor/src/resolution/settlement.js';
@@ -27,16 +27,21 @@ let tr: TestRedis;
 let records: Records;
 let worker: WorkerService;
 
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
+
 beforeAll(async () => {
-  [own, tr] = await Promise.all([startOwnPostgres(), createTestRedis('fault_pg')]);
+  own = teardown.use(await startOwnPostgres());
+  tr = teardown.use(await createTestRedis('fault_pg'));
   const url = new URL(own.url);
   url.pathname = '/pm_fault_pg';
   dbUrl = url.toString();
   await ensureDatabase(dbUrl);
   await migrate(dbUrl);
-  db = createDb(dbUrl, { poolSize: 5 });
+  db = teardown.adopt(createDb(dbUrl, { poolSize: 5 }), (d) => d.dispose());
   await insertMarkets(db, ['p1', 'p2', 'p3']);
-  records = createRecords({ db, redis: tr.redis, prefix: tr.prefix });
+  records = teardown.adopt(createRecords({ db, redis: tr.redis, prefix: tr.prefix }), (r) => r.close());
   for (const handle of PEOPLE) await records.createUser({ handle, displayName: handle });
   worker = createWorker({
     config: parseConfig({ REDIS_PREFIX: tr.prefix, PUBLIC_WEB_URL: 'https://predict.example', SNAPSHOT_INTERVAL_MS: '250' }),
@@ -46,15 +51,9 @@ beforeAll(async () => {
     databaseUrl: dbUrl,
   });
   await worker.start();
+  teardown.defer(() => worker.stop());
 }, 120_000);
 
-afterAll(async () => {
-  await worker?.stop();
-  await records?.close();
-  await db?.dispose();
-  await tr?.cleanup();
-  await own?.stop();
-});
 
 /** A connection of its own holding a lock, so a write waits half-way until Postgres goes down. */
 async function holdLock(statement: string): Promise<pg.Client> {
@@ -128,14 +127,22 @@ describe('Postgres restarts during a write', () => {
 
   it('while a resolution arrives: the ingestor retries it, and the market is settled once', async () => {
     await callOn(records, tr.redis, tr.prefix, ['p3'], 8);
-    const settlement = createSettlement({ db, logger, retryDelaysMs: [500, 1000, 2000, 4000, 8000] });
-    const port = Number(new URL(dbUrl).port);
-    const restarting = own.restart({ downMs: 2000 });
-    await secondsUntil(async () => !(await portOpen('127.0.0.1', port, 200)), 30_000, async () => 'postgres did not go down');
-    const started = Date.now();
-    const resolved = await settlement.resolve({ marketId: 'p3', winningOutcomeIndex: 0, voided: false, source: 'ws' });
+    // The settlement's own account of its failed attempts (one warning each).
+    const retries: string[] = [];
+    const watched = pino({ level: 'warn' }, { write: (line: string) => void retries.push(line) });
+    const settlement = createSettlement({ db, logger: watched, retryDelaysMs: [500, 1000, 2000, 4000, 8000] });
+    let resolving: Promise<boolean> | undefined;
+    let started = 0;
+    // Postgres stays down until the resolution has failed twice against it.
+    await own.restart({
+      whileDown: async () => {
+        started = Date.now();
+        resolving = settlement.resolve({ marketId: 'p3', winningOutcomeIndex: 0, voided: false, source: 'ws' });
+        await until('two failed attempts', async () => retries.length >= 2, { timeoutMs: 30_000, everyMs: 50 });
+      },
+    });
+    const resolved = await resolving;
     const recordedAfter = (Date.now() - started) / 1000;
-    await restarting;
     expect(resolved).toBe(true);
     const owed: Array<{ n: number }> = await db.query(sql`select count(*)::int as n from outbox where topic = 'market-resolved' and payload ->> 'marketId' = 'p3'`);
     expect(owed[0]!.n).toBe(1);

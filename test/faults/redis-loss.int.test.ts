@@ -28,12 +28,17 @@ let records: Records;
 let worker: WorkerService;
 const repairs = { settle: 0, projection: 0, snapshot: 0 };
 
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
+
 beforeAll(async () => {
-  [tdb, own] = await Promise.all([createTestDatabase('fault_redis'), startOwnRedis()]);
-  redis = new Redis(own.url, { maxRetriesPerRequest: null });
+  tdb = teardown.use(await createTestDatabase('fault_redis'));
+  own = teardown.use(await startOwnRedis());
+  redis = teardown.adopt(new Redis(own.url, { maxRetriesPerRequest: null }), (r) => r.disconnect());
   redis.on('error', () => {}); // the restart case drops it on purpose
   await insertMarkets(tdb.db, ['f1', 'f2', 'f3', 'fo', 'r1', 'r2', 'r3', 'ro']);
-  records = createRecords({ db: tdb.db, redis, prefix: PREFIX });
+  records = teardown.adopt(createRecords({ db: tdb.db, redis, prefix: PREFIX }), (r) => r.close());
   for (const handle of PEOPLE) await records.createUser({ handle, displayName: handle });
   worker = createWorker({
     config: parseConfig({ REDIS_PREFIX: PREFIX, PUBLIC_WEB_URL: 'https://predict.example', SNAPSHOT_INTERVAL_MS: '250' }),
@@ -44,15 +49,9 @@ beforeAll(async () => {
     onRepair: (kind, n) => (repairs[kind] += n),
   });
   await worker.start();
+  teardown.defer(() => worker.stop());
 });
 
-afterAll(async () => {
-  await worker?.stop();
-  await records?.close();
-  redis?.disconnect();
-  await own?.stop();
-  await tdb?.drop();
-});
 
 async function queuedJobs(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};

@@ -84,14 +84,14 @@ describe('alert rules', () => {
     }
   });
 
-  it('pass promtool check rules', (ctx) => {
-    const check = promtool(ctx, ['check', 'rules', path.join(root, RULES)]);
+  it('pass promtool check rules', () => {
+    const check = promtool(['check', 'rules', path.join(root, RULES)]);
     expect(check.status, check.stdout + check.stderr).toBe(0);
     expect(check.stdout).toContain(`SUCCESS: ${rules.length} rules found`);
   });
 
-  it('fire and stay silent as promtool test rules expects', (ctx) => {
-    const run = promtool(ctx, ['test', 'rules', path.join(root, RULE_TESTS)]);
+  it('fire and stay silent as promtool test rules expects', () => {
+    const run = promtool(['test', 'rules', path.join(root, RULE_TESTS)]);
     expect(run.status, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toContain('SUCCESS');
   });

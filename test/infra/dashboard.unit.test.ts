@@ -76,13 +76,13 @@ describe('Grafana dashboard', () => {
     expect(provisioned.datasources[0]!.url).toBe('http://prometheus:9090');
   });
 
-  it('writes every query in valid PromQL (promtool)', (ctx) => {
+  it('writes every query in valid PromQL (promtool)', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'dashboard-rules-'));
     try {
       const rules = { groups: [{ name: 'dashboard', rules: exprs.map((e, i) => ({ record: `dashboard:query_${i}`, expr: e.expr })) }] };
       const file = path.join(dir, 'rules.json');
       writeFileSync(file, JSON.stringify(rules));
-      const check = promtool(ctx, ['check', 'rules', file]);
+      const check = promtool(['check', 'rules', file]);
       expect(check.status, check.stdout + check.stderr).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -115,8 +115,8 @@ describe('Prometheus scrape config', () => {
     }
   });
 
-  it('is a valid Prometheus configuration, alert rules included (promtool)', (ctx) => {
-    const check = promtool(ctx, ['check', 'config', path.join(root, 'infra/prometheus/prometheus.yml')]);
+  it('is a valid Prometheus configuration, alert rules included (promtool)', () => {
+    const check = promtool(['check', 'config', path.join(root, 'infra/prometheus/prometheus.yml')]);
     expect(check.status, check.stdout + check.stderr).toBe(0);
     expect(check.stdout).toContain('SUCCESS: 1 rule files found');
   });

@@ -14,11 +14,12 @@ import { until } from './poll.js';
 /** A throwaway redis-server lives with the other test helpers in shared, so the services' own tests use it too. */
 export { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
 
-export interface OwnPostgres {
+export interface OwnPostgres extends AsyncDisposable {
   /** Server URL (database `postgres`); tests create their databases on it. */
   url: string;
   /** A fast shutdown (connections are terminated mid-transaction), then a start on the same data. */
-  restart(opts?: { downMs?: number }): Promise<void>;
+  /** `whileDown` runs once the server is down; it is started again when that resolves. */
+  restart(opts?: { whileDown?: () => Promise<unknown> }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -30,13 +31,13 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   const url = new URL(server.url);
   url.pathname = '/postgres';
   let running = true;
-  return {
+  const own: OwnPostgres = {
     url: url.toString(),
     async restart(opts = {}) {
       running = false;
       await server.stop();
       await until(`postgres on port ${port} to stop`, async () => !(await portOpen('127.0.0.1', port, 200)), { timeoutMs: 30_000, everyMs: 50 });
-      if (opts.downMs) await new Promise((r) => setTimeout(r, opts.downMs));
+      await opts.whileDown?.();
       await server.start();
       running = true;
     },
@@ -45,5 +46,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       running = false;
       rmSync(root, { recursive: true, force: true });
     },
+    [Symbol.asyncDispose]: () => own.stop(),
   };
+  return own;
 }

@@ -100,19 +100,20 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
     },
   };
 
-  const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`stack exited early:\n${output}`);
-    try {
-      const res = await fetch(`${apiUrl}/api/v1/markets`);
-      if (res.status === 200) return stack;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 250));
+  try {
+    await until(
+      `the stack to serve /api/v1/markets within ${opts.readyTimeoutMs ?? 60_000} ms`,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`stack exited early:\n${output}`);
+        return (await fetch(`${apiUrl}/api/v1/markets`)).status === 200;
+      },
+      { timeoutMs: opts.readyTimeoutMs ?? 60_000, context: () => output.slice(-4000) },
+    );
+    return stack;
+  } catch (err) {
+    await stack.stop();
+    throw err;
   }
-  await stack.stop();
-  throw new Error(`stack not ready within ${opts.readyTimeoutMs ?? 60_000} ms:\n${output.slice(-4000)}`);
 }
 
 /** Wait until the ingestor's market socket is subscribed: the feed hash says connected. */

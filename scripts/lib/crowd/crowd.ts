@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { eventually } from '@pm/shared/net';
 import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
 import { RecordRefused, type Records } from '@pm/shared/records';
@@ -112,13 +113,9 @@ export function createCrowd(deps: CrowdDeps): Crowd {
     return parsed.calls === 3 && parsed.combos === 2;
   }
 
-  async function waitForMarkets(min: number, timeoutMs: number): Promise<CallableMarket[]> {
-    const deadline = clock() + timeoutMs;
-    for (;;) {
-      const markets = await callableMarkets(db, deps.redis, deps.prefix, clock());
-      if (markets.length >= min || clock() >= deadline || stopped) return markets;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+  /** The callable markets once there are `min` of them (or the crowd stops), else what there is after `timeoutMs`. */
+  function waitForMarkets(min: number, timeoutMs: number): Promise<CallableMarket[]> {
+    return eventually(() => callableMarkets(db, deps.redis, deps.prefix, clock()), (markets) => markets.length >= min || stopped, { timeoutMs, everyMs: 1000 });
   }
 
   /** Ask the simulator to resolve a market now. `winner` null voids it. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { marketEventResponseSchema } from '@pm/shared/api';
 import { redisKeys } from '@pm/shared/redis';
-import { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
+import { eventually, startOwnRedis, until, type OwnRedis } from '@pm/shared/testing';
 import { event, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 
 /**
@@ -53,17 +53,11 @@ describe('held snapshots across a Redis restart', () => {
     await own.stop();
     const downStatus = await title();
     await own.start();
-    await seeder.ping().catch(() => undefined);
-    for (let i = 0; i < 50 && seeder.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 100));
+    await until('the seeder reconnected', async () => seeder.status === 'ready' || (await seeder.ping().then(() => false, () => false)), { timeoutMs: 5_000, everyMs: 100 });
     await seeder.hset(redisKeys(prefix).snapshot(`event:${slug}`), { body: JSON.stringify({ event: event(slug, 'Third', 'Tech', ['Q?']) }), etag: '"v3"', built_at: String(Date.now()) });
 
     const started = Date.now();
-    let seen: string | number = '';
-    while (Date.now() - started < 15_000) {
-      seen = await title();
-      if (seen === 'Third') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const seen = await eventually(title, (t) => t === 'Third', { timeoutMs: 15_000, everyMs: 100 });
     console.log(`redis restart: while down the API answered ${downStatus}; the unannounced version was served ${Date.now() - started} ms after Redis was back`);
     expect(downStatus).toBe(503);
     expect(seen).toBe('Third');

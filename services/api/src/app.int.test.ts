@@ -5,7 +5,7 @@ import { redisKeys } from '@pm/shared/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
-import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, until, type TestRedis } from '@pm/shared/testing';
 import {
   errorBodySchema,
   marketEventResponseSchema,
@@ -69,9 +69,13 @@ async function expectError(res: Response, status: number, code: ErrorBody['error
   return parsed.error.message;
 }
 
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
+
 beforeAll(async () => {
-  testRedis = await createTestRedis('api');
-  redis = await apiRedis(testRedis.url);
+  testRedis = teardown.use(await createTestRedis('api'));
+  redis = teardown.adopt(await apiRedis(testRedis.url), (r) => r.disconnect());
   const p = testRedis.prefix;
   await writeSnapshot(testRedis.redis, p, 'markets:trending', listSnapshot(events), '"trending-1"');
   await writeSnapshot(testRedis.redis, p, 'markets:category:Crypto', listSnapshot([events[1]!]), '"crypto-1"');
@@ -86,23 +90,11 @@ beforeAll(async () => {
   await writeSnapshot(testRedis.redis, p, `event:${arsenal.slug}`, { event: arsenal }, '"ev-1"');
   await writeSnapshot(testRedis.redis, p, 'event:broken', { event: { slug: 1 } }, '"broken-1"');
   await writeFeed(testRedis.redis, p, true, now);
-  api = await startApp({
-    redis,
-    env: { REDIS_PREFIX: p, RATE_LIMIT_PER_MINUTE: '100000' },
-    logger: logs.logger,
-    clock: () => now,
-  });
-  emptyRedis = await createTestRedis('api_empty');
-  emptyApi = await startApp({ redis, env: { REDIS_PREFIX: emptyRedis.prefix, RATE_LIMIT_PER_MINUTE: '100000' } });
+  emptyRedis = teardown.use(await createTestRedis('api_empty'));
+  api = teardown.adopt(await startApp({ redis, env: { REDIS_PREFIX: p, RATE_LIMIT_PER_MINUTE: '100000' }, logger: logs.logger, clock: () => now }), (a) => a.close());
+  emptyApi = teardown.adopt(await startApp({ redis, env: { REDIS_PREFIX: emptyRedis.prefix, RATE_LIMIT_PER_MINUTE: '100000' } }), (a) => a.close());
 });
 
-afterAll(async () => {
-  await api?.close();
-  await emptyApi?.close();
-  redis?.disconnect();
-  await testRedis?.cleanup();
-  await emptyRedis?.cleanup();
-});
 
 describe('GET /api/v1/markets', () => {
   it('lists trending events with the default limit, categories and leagues', async () => {
@@ -405,8 +397,8 @@ describe('errors and cross-cutting behaviour', () => {
 
   it('logs one line per request with the route template, status and duration', async () => {
     await get(`/api/v1/markets/${arsenal.slug}`, { headers: { 'x-request-id': 'log-line-1' } });
-    await new Promise((r) => setTimeout(r, 20));
-    const line = logs.lines.find((l) => l['req_id'] === 'log-line-1' && l['msg'] === 'request');
+    // The line is written when the response finishes, which may be just after the client has it.
+    const line = await until('the request log line', async () => logs.lines.find((l) => l['req_id'] === 'log-line-1' && l['msg'] === 'request'), { timeoutMs: 2_000, everyMs: 5 });
     expect(line).toMatchObject({ method: 'GET', route: '/api/v1/markets/{eventSlug}', status: 200 });
     expect(typeof line?.['ms']).toBe('number');
   });

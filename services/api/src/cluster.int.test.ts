@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestRedis, freePort, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, freePort, until, type TestRedis } from '@pm/shared/testing';
 
 /**
  * Issue 18 item 3: API_PROCESSES=2 runs two processes on one port (node:cluster), and /metrics on
@@ -40,11 +40,15 @@ beforeAll(async () => {
   });
   api.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   api.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const deadline = Date.now() + 60_000;
-  while (!(await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) || !(await fetch(`${metricsBase}/healthz`).then((r) => r.ok, () => false))) {
-    if (Date.now() > deadline || api.exitCode !== null) throw new Error(`API did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const healthy = (url: string) => fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+  await until(
+    'the API processes and their metrics port',
+    async () => {
+      if (api.exitCode !== null) throw new Error(`API exited with ${api.exitCode}`);
+      return (await healthy(base)) && (await healthy(metricsBase));
+    },
+    { timeoutMs: 60_000, everyMs: 200, context: () => output },
+  );
 }, 90_000);
 
 afterAll(async () => {

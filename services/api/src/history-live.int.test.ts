@@ -64,26 +64,24 @@ async function expectError(res: Response, status: number, code: ErrorBody['error
   return parsed.error.message;
 }
 
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
+
 beforeAll(async () => {
-  [testRedis, emptyRedis] = await Promise.all([createTestRedis('api_history'), createTestRedis('api_history_empty')]);
-  redis = await apiRedis(testRedis.url);
+  testRedis = teardown.use(await createTestRedis('api_history'));
+  emptyRedis = teardown.use(await createTestRedis('api_history_empty'));
+  redis = teardown.adopt(await apiRedis(testRedis.url), (r) => r.disconnect());
   const p = testRedis.prefix;
   await writeSnapshot(testRedis.redis, p, `event:${soccer.slug}`, { event: soccer }, '"ev-1"');
   await writeSnapshot(testRedis.redis, p, `history:${m0!.id}:1w`, points('1w', 5, 0.25), '"h-1w"');
   await writeSnapshot(testRedis.redis, p, `history:${m0!.id}:max`, points('max', 40, 0.3), '"h-max"');
   await writeSnapshot(testRedis.redis, p, 'live', live, '"live-1"');
   await writeFeed(testRedis.redis, p, true, now);
-  api = await startApp({ redis, env: { REDIS_PREFIX: p, RATE_LIMIT_PER_MINUTE: '100000' } });
-  emptyApi = await startApp({ redis, env: { REDIS_PREFIX: emptyRedis.prefix, RATE_LIMIT_PER_MINUTE: '100000' } });
+  api = teardown.adopt(await startApp({ redis, env: { REDIS_PREFIX: p, RATE_LIMIT_PER_MINUTE: '100000' } }), (a) => a.close());
+  emptyApi = teardown.adopt(await startApp({ redis, env: { REDIS_PREFIX: emptyRedis.prefix, RATE_LIMIT_PER_MINUTE: '100000' } }), (a) => a.close());
 });
 
-afterAll(async () => {
-  await api?.close();
-  await emptyApi?.close();
-  redis?.disconnect();
-  await testRedis?.cleanup();
-  await emptyRedis?.cleanup();
-});
 
 describe('GET /api/v1/markets/{eventSlug}/history', () => {
   it('defaults to the event\'s first market and range 1w, with the question and first outcome', async () => {

@@ -101,7 +101,7 @@ export interface Ingestor {
   /** The local order book of a token (tests and diagnostics); undefined before its first book. */
   book(tokenId: string): OrderBook | undefined;
   syncCatalog(): Promise<SyncResult>;
-  /** Wait for every batched write (chances, dirty events, games, feed health) to reach Redis/Postgres. */
+  /** Wait for every pending write (resolutions, chances, dirty events, games, history, feed health) to reach Redis/Postgres. */
   flush(): Promise<void>;
   catalog: CatalogSync;
   /** With `share`: subscribe the open tokens now owned, drop those no longer owned (after a change of the share). */
@@ -236,14 +236,13 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   handler.onCrossedBook(resync.refetch);
   publisher.keepConfirmed(marketFeed.isLive);
 
+  // The batched writers in the order their writes feed each other: chances (which record history
+  // and mark events) before the marks, the marks before feed health.
+  const writers = [publisher, history, games, stream, dirty, marketHealth, sportsHealth];
+
   async function flush() {
-    await publisher.flush();
-    await history.flush();
-    await games.flush();
-    await stream.flush();
-    await dirty.flush();
-    await marketHealth.flush();
-    await sportsHealth.flush();
+    await settlement.idle();
+    for (const w of writers) await w.flush();
   }
 
   let stopping: Promise<void> | undefined;
@@ -278,13 +277,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
         await catalog.stop();
         await Promise.all([marketFeed.close(), sportsFeed.close(), resync.close()]);
         // Writers before the trigger: flushing games and chances can still mark events dirty.
-        await publisher.close();
-        await history.close();
-        await games.close();
-        await stream.close();
-        await dirty.close();
-        await marketHealth.close();
-        await sportsHealth.close();
+        for (const w of writers) await w.close();
         if (ownTrigger) await trigger.close();
       })();
       return stopping;

@@ -3,7 +3,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createSnapshotTrigger, queuePrefix } from '@pm/shared/queues';
 import { redisKeys } from '@pm/shared/redis';
-import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, until, type TestRedis } from '@pm/shared/testing';
 
 /** The producer side (shared/src/queues/snapshot-trigger.ts), as the ingestor uses it. */
 let tr: TestRedis;
@@ -17,13 +17,7 @@ afterAll(async () => {
 });
 
 /** Polls until `ok` holds; fails after 5 s. */
-async function waitUntil(ok: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const waitUntil = (ok: () => boolean | Promise<boolean>) => until('the builds', async () => ok(), { timeoutMs: 5_000, everyMs: 10 });
 
 const queueOf = (prefix: string) => new Queue('snapshots', { connection: tr.redis, prefix: queuePrefix(prefix) });
 

@@ -5,7 +5,7 @@ import { createSnapshotTrigger, type SnapshotTrigger } from '@pm/shared/queues';
 import { parseConfig } from '@pm/shared/config';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedis, eventually as settle, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createWorker, type WorkerService } from './main.js';
 import { etagOf } from './snapshots/writer.js';
 import { eventSnapshotSchema, insertFixture, readSnapshot, scanSnapshots, token, WEB_URL } from './snapshots/test-fixture.js';
@@ -26,13 +26,33 @@ afterAll(async () => {
 
 const config = () => parseConfig({ REDIS_PREFIX: tr.prefix, PUBLIC_WEB_URL: WEB_URL, SNAPSHOT_INTERVAL_MS: '250' });
 
-async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 8000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || Date.now() > until) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
+const eventually = <T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 8000) => settle(read, ok, { timeoutMs, everyMs: 25 });
+
+/**
+ * Calls `seen(n)` just before the n-th command (from 0) goes out on this connection, pipelines
+ * included: fault injection on the real connection, at a point of the build rather than a time.
+ */
+function onEachCommand(redis: Redis, seen: (n: number) => void): void {
+  let n = 0;
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+    seen(n++);
+    return send(...args);
+  }) as Redis['sendCommand'];
+}
+
+/** The commands one full build sends on its connection. */
+async function commandsOfOneBuild(): Promise<number> {
+  const redis = tr.redis.duplicate();
+  const worker = createWorker({ config: config(), db: tdb.db, redis, logger });
+  let commands = 0;
+  onEachCommand(redis, () => commands++);
+  await tr.redis.incr(redisKeys(tr.prefix).catalogVersion);
+  await worker.buildAll();
+  const total = commands;
+  await worker.stop();
+  redis.disconnect();
+  return total;
 }
 
 function assertConsistent(snapshots: Map<string, Record<string, string>>) {
@@ -88,7 +108,7 @@ describe('the worker service', () => {
       // One connection keeps the order: the last HSET is the chance the page must end on.
       calls.push(tr.redis.hset(chances, token('m1', 0), (i / 1000).toFixed(3)));
       calls.push(trigger.markEventsDirty(['e-soccer']));
-      if (i % 100 === 0) await new Promise((r) => setTimeout(r, 20)); // spread over ~100 ms
+      if (i % 100 === 0) await Promise.all(calls); // spread over five round trips, builds running meanwhile
     }
     await Promise.all(calls);
     const burstMs = Date.now() - started;
@@ -161,8 +181,8 @@ describe('stopping mid-build', () => {
         insert into outcomes (market_id, outcome_index, name, token_id, catalog_price) values (${`bm-${i}`}, 0, 'Yes', ${`bt-${i}`}, 0.5)
       `);
     }
-    const healthy = createWorker({ config: config(), db: tdb.db, redis: tr.redis, logger });
-    const { ms } = await healthy.buildAll();
+    // How many commands a whole build sends, then a drop just before each of several of them.
+    const commands = await commandsOfOneBuild();
     let interrupted = 0;
     for (const fraction of [0, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1]) {
       const redis: Redis = tr.redis.duplicate();
@@ -171,17 +191,18 @@ describe('stopping mid-build', () => {
       const worker = createWorker({ config: config(), db: tdb.db, redis, logger });
       await tr.redis.incr(redisKeys(tr.prefix).catalogVersion);
       await tr.redis.hset(redisKeys(tr.prefix).chances, token('m1', 0), String(0.1 + fraction / 2));
-      const build = worker.buildAll().then(
+      const dropAt = Math.round(fraction * commands);
+      onEachCommand(redis, (n) => {
+        if (n === dropAt) redis.disconnect(); // a crash, as far as Redis can tell
+      });
+      const interruptedNow = await worker.buildAll().then(
         () => false,
         () => true,
       );
-      await new Promise((r) => setTimeout(r, Math.round(fraction * ms)));
-      redis.disconnect(); // a crash, as far as Redis can tell
-      if (await build) interrupted += 1;
+      if (interruptedNow) interrupted += 1;
       await worker.stop();
       assertConsistent(await scanSnapshots(tr.redis, tr.prefix));
     }
-    await healthy.stop();
     // At least one drop really landed inside a build (at 0 ms it always does).
     expect(interrupted).toBeGreaterThanOrEqual(1);
   });

@@ -67,24 +67,15 @@ export function createWorker(deps: WorkerDeps): WorkerService {
   const { config, logger } = deps;
   const clock = deps.clock ?? { now: () => Date.now() };
   const keys = redisKeys(config.REDIS_PREFIX);
+  // Both snapshot families read the same Postgres and write under the same prefix.
+  const source = { db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, webUrl: config.PUBLIC_WEB_URL, clock };
   const builder = createSnapshotBuilder({
-    db: deps.db,
-    redis: deps.redis,
-    prefix: config.REDIS_PREFIX,
-    webUrl: config.PUBLIC_WEB_URL,
+    ...source,
     logger: logger.child({ part: 'snapshots' }),
-    clock,
     ...(deps.fullBuildEveryMs === undefined ? {} : { fullEveryMs: deps.fullBuildEveryMs }),
   });
   // Record snapshots (calls, users, leaderboard, combos): built from the dirty set `dirty:records`.
-  const records = createRecordSnapshotBuilder({
-    db: deps.db,
-    redis: deps.redis,
-    prefix: config.REDIS_PREFIX,
-    webUrl: config.PUBLIC_WEB_URL,
-    logger: logger.child({ part: 'record-snapshots' }),
-    clock,
-  });
+  const records = createRecordSnapshotBuilder({ ...source, logger: logger.child({ part: 'record-snapshots' }) });
   let trigger: SnapshotTrigger | undefined;
   let bullConnection: Redis | undefined;
   let recordsTrigger: RecordsTrigger | undefined;

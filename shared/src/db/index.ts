@@ -8,3 +8,4 @@ export { tables, type DatabaseSchema } from './tables.js';
 export { postgresCheck } from './readiness.js';
 export * as recordJson from './record-json.js';
 export { IsolationLevel } from '@databases/pg';
+export { openStores } from './stores.js';

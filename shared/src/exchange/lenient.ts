@@ -98,17 +98,28 @@ export const looseBoolean = z.unknown().optional().transform(toBooleanOrNull);
 export const looseTime = z.unknown().optional().transform(toIsoTimeOrNull);
 export const looseStringArray = z.unknown().optional().transform(toStringArrayOrNull);
 
-/** An array whose elements are parsed one by one; elements that fail are dropped and counted. */
-export function parseEach<T>(schema: z.ZodType<T>, items: unknown): { items: T[]; skipped: number } {
+/**
+ * An array whose elements are read one by one (`read` answers null for one that does not qualify):
+ * elements that fail are dropped and counted; a non-array is empty.
+ */
+export function readEach<T>(items: unknown, read: (el: unknown) => T | null): { items: T[]; skipped: number } {
   if (!Array.isArray(items)) return { items: [], skipped: 0 };
   const out: T[] = [];
   let skipped = 0;
   for (const item of items) {
-    const r = schema.safeParse(item);
-    if (r.success) out.push(r.data);
-    else skipped++;
+    const r = read(item);
+    if (r === null) skipped++;
+    else out.push(r);
   }
   return { items: out, skipped };
+}
+
+/** `readEach` with a zod schema (its objects are never null). */
+export function parseEach<T>(schema: z.ZodType<T>, items: unknown): { items: T[]; skipped: number } {
+  return readEach(items, (el) => {
+    const r = schema.safeParse(el);
+    return r.success ? r.data : null;
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { idString, looseNumber, looseText, splitFrame, toStringArrayOrNull } from './lenient.js';
+import { idString, looseNumber, looseText, readEach, splitFrame, toStringArrayOrNull } from './lenient.js';
+import type { MarketMessage as WireMarketMessage } from './wire.js';
 
 /**
  * Market channel messages (PROTOCOL.md §1), normalised. A frame is one JSON object or an array of
@@ -74,19 +75,6 @@ function currentChangeOrNull(el: unknown): LevelChange | null {
   const assetId = idOrNull(el.asset_id);
   if (assetId === null) return null;
   return { assetId, ...change, bestBid: topPriceOrNull(el.best_bid), bestAsk: topPriceOrNull(el.best_ask) };
-}
-
-/** Like `parseEach`: elements that fail are dropped and counted; a non-array is empty. */
-function eachOf<T>(items: unknown, read: (el: unknown) => T | null): { items: T[]; skipped: number } {
-  if (!Array.isArray(items)) return { items: [], skipped: 0 };
-  const out: T[] = [];
-  let skipped = 0;
-  for (const item of items) {
-    const r = read(item);
-    if (r === null) skipped++;
-    else out.push(r);
-  }
-  return { items: out, skipped };
 }
 
 export interface BookMessage {
@@ -166,14 +154,19 @@ export interface MarketResolvedMessage {
   timestamp: number | null;
 }
 
-export type MarketMessage =
-  | BookMessage
-  | PriceChangeMessage
-  | LastTradeMessage
-  | TickSizeChangeMessage
-  | BestBidAskMessage
-  | NewMarketMessage
-  | MarketResolvedMessage;
+/** What each wire message becomes once read, by its `event_type`. */
+interface ReadMessages {
+  book: BookMessage;
+  price_change: PriceChangeMessage;
+  last_trade_price: LastTradeMessage;
+  tick_size_change: TickSizeChangeMessage;
+  best_bid_ask: BestBidAskMessage;
+  new_market: NewMarketMessage;
+  market_resolved: MarketResolvedMessage;
+}
+
+/** One read message per wire message type (wire.ts): a type the wire gains must be read here first. */
+export type MarketMessage = ReadMessages[WireMarketMessage['event_type']];
 
 export type MarketMessageType = MarketMessage['type'];
 
@@ -199,8 +192,8 @@ const bookSchema = z
     type: 'book',
     assetId: m.asset_id,
     market: m.market,
-    bids: eachOf(m.bids ?? m.buys, levelOrNull).items,
-    asks: eachOf(m.asks ?? m.sells, levelOrNull).items,
+    bids: readEach(m.bids ?? m.buys, levelOrNull).items,
+    asks: readEach(m.asks ?? m.sells, levelOrNull).items,
     timestamp: m.timestamp,
     lastTradePrice: m.last_trade_price === '' ? null : m.last_trade_price,
     tickSize: m.tick_size,
@@ -217,12 +210,12 @@ const priceChangeSchema = z
   })
   .transform((m, ctx): PriceChangeMessage & { skipped: number } => {
     if (m.price_changes) {
-      const { items, skipped } = eachOf(m.price_changes, currentChangeOrNull);
+      const { items, skipped } = readEach(m.price_changes, currentChangeOrNull);
       return { type: 'price_change', market: m.market, timestamp: m.timestamp, changes: items, skipped };
     }
     if (m.asset_id !== undefined && m.changes) {
       const assetId = m.asset_id;
-      const { items, skipped } = eachOf(m.changes, levelChangeOrNull);
+      const { items, skipped } = readEach(m.changes, levelChangeOrNull);
       return {
         type: 'price_change',
         market: m.market,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { looseBoolean, looseText, splitFrame } from './lenient.js';
+import { looseBoolean, looseText, parseEach, splitFrame } from './lenient.js';
 
 /**
  * Sports channel frames (PROTOCOL.md §2). There is no `event_type`: a frame is a game state.
@@ -72,15 +72,8 @@ export type SportsFrame =
 export function parseSportsFrame(raw: string): SportsFrame {
   const frame = splitFrame(raw);
   if (frame.kind === 'text') return frame;
-  const { elements } = frame;
-  const updates: SportsUpdate[] = [];
-  let malformed = 0;
-  for (const el of elements) {
-    const r = sportsUpdateSchema.safeParse(el);
-    if (r.success) updates.push(r.data);
-    else malformed++;
-  }
-  return { kind: 'updates', updates, malformed };
+  const { items, skipped } = parseEach(sportsUpdateSchema, frame.elements);
+  return { kind: 'updates', updates: items, malformed: skipped };
 }
 
 /** Whether a status string means the game is in play / over, compared case-insensitively. */

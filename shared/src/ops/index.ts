@@ -17,3 +17,4 @@ export {
   type OpsServer,
 } from './ops.js';
 export { onShutdown, SHUTDOWN_DEADLINE_MS } from './shutdown.js';
+export { runService, type Service } from './service.js';

@@ -5,7 +5,7 @@ import { createLogger } from '../logger.js';
 import { createServiceMetrics } from '../metrics.js';
 import { checkReadiness, redisCheck, startOpsServer, type OpsServer } from './ops.js';
 import { postgresCheck } from '../db/readiness.js';
-import { freePort, startOwnRedis, testServices, uniqueSuffix, type OwnRedis } from '../testing/index.js';
+import { eventually, freePort, startOwnRedis, testServices, uniqueSuffix, until, type OwnRedis } from '../testing/index.js';
 
 /**
  * /readyz says what is down in words: a Redis of this test's own (never the shared one) is stopped
@@ -25,14 +25,15 @@ async function readyz(ops: OpsServer): Promise<{ status: number; body: Ready }> 
 
 /** Polls /readyz until `ok` holds (a client notices a dead server on its next reconnect attempt). */
 async function readyzUntil(ops: OpsServer, ok: (r: { status: number; body: Ready }) => boolean, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last = await readyz(ops);
-  while (!ok(last)) {
-    if (Date.now() > deadline) throw new Error(`/readyz never matched; last: ${last.status} ${JSON.stringify(last.body)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    last = await readyz(ops);
-  }
-  return last;
+  let last: { status: number; body: Ready } | undefined;
+  return until(
+    () => `/readyz to match; last: ${last?.status} ${JSON.stringify(last?.body)}`,
+    async () => {
+      last = await readyz(ops);
+      return ok(last) && last;
+    },
+    { timeoutMs, everyMs: 100 },
+  );
 }
 
 describe('/readyz with a dependency down', () => {
@@ -79,13 +80,8 @@ describe('/readyz with a dependency down', () => {
 });
 
 /** Runs the check until its error is `expected` (the first probe may only see the deadline pass). */
-async function checkUntil(check: ReturnType<typeof postgresCheck>, expected: string) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const report = await checkReadiness({ postgres: check });
-    if (report.checks['postgres']?.error === expected || Date.now() > deadline) return report;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+function checkUntil(check: ReturnType<typeof postgresCheck>, expected: string) {
+  return eventually(() => checkReadiness({ postgres: check }), (report) => report.checks['postgres']?.error === expected, { timeoutMs: 15_000, everyMs: 200 });
 }
 
 describe('Postgres named in words', () => {

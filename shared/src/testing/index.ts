@@ -61,7 +61,12 @@ export function uniqueSuffix(): string {
   return `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 }
 
-export interface TestDatabase {
+/**
+ * Test resources are `AsyncDisposable`: a file registers each where it makes it
+ * (`teardown.use(await createTestDatabase('x'))` on an `AsyncDisposableStack`) and disposes them
+ * all, newest first, in one `afterAll`.
+ */
+export interface TestDatabase extends AsyncDisposable {
   url: string;
   db: Db;
   /** Disposes the pool and drops the database. */
@@ -77,17 +82,19 @@ export async function createTestDatabase(label = 'test'): Promise<TestDatabase> 
   await ensureDatabase(dbUrl);
   await migrate(dbUrl);
   const db = createDb(dbUrl, { poolSize: 5 });
+  const drop = async () => {
+    await db.dispose();
+    await dropDatabase(dbUrl);
+  };
   return {
     url: dbUrl,
     db,
-    async drop() {
-      await db.dispose();
-      await dropDatabase(dbUrl);
-    },
+    drop,
+    [Symbol.asyncDispose]: drop,
   };
 }
 
-export interface TestRedis {
+export interface TestRedis extends AsyncDisposable {
   url: string;
   /** Key prefix of its own (also pass it as REDIS_PREFIX / queue prefix). */
   prefix: string;
@@ -100,14 +107,16 @@ export async function createTestRedis(label = 'test'): Promise<TestRedis> {
   const { redisUrl } = await testServices();
   const prefix = `t_${label.replace(/[^a-z0-9_]/gi, '_')}_${uniqueSuffix()}`;
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const cleanup = async () => {
+    await deleteKeysWithPrefix(redis, prefix);
+    redis.disconnect();
+  };
   return {
     url: redisUrl,
     prefix,
     redis,
-    async cleanup() {
-      await deleteKeysWithPrefix(redis, prefix);
-      redis.disconnect();
-    },
+    cleanup,
+    [Symbol.asyncDispose]: cleanup,
   };
 }
 
@@ -127,4 +136,4 @@ export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promis
   }
 }
 export { startOwnRedis, type OwnRedis } from './own-redis.js';
-export { until } from './poll.js';
+export { eventually, until } from '../poll.js';

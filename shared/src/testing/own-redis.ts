@@ -2,14 +2,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { portOpen } from '../net.js';
 import { freePort } from './index.js';
-import { until } from './poll.js';
+import { until } from '../poll.js';
 
 /**
  * A redis-server of a test's own, on a free port, without persistence (`--save "" --appendonly no`,
  * like the run line's): for tests that flush, stop or restart Redis, which must never do that to the
  * shared one. One home for it, so every fault test starts, kills and waits for it the same way.
  */
-export interface OwnRedis {
+export interface OwnRedis extends AsyncDisposable {
   url: string;
   port: number;
   /** Start it again on the same port after `stop()` (it comes back empty). Resolves once it answers PING. */
@@ -45,6 +45,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
   const own: OwnRedis = {
     url,
     port,
+    [Symbol.asyncDispose]: () => own.stop(),
     async start() {
       const c = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
       child = c;

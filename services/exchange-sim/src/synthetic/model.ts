@@ -1,4 +1,4 @@
-import type { GammaTag } from '../protocol.js';
+import type { GammaMarket, GammaTag } from '../protocol.js';
 import type { BinaryBook } from './book.js';
 import type { CoinKey, GenericFamily } from './catalog-data.js';
 import type { GameState } from './games.js';
@@ -16,17 +16,11 @@ export type MarketRole =
   | { kind: 'above'; strike: number }
   | { kind: 'generic' };
 
-export interface SimMarket {
-  id: string;
-  conditionId: string;
-  question: string;
-  slug: string;
-  groupItemTitle: string;
-  description: string;
+/** A market as the simulator keeps it: the catalog's own fields as Gamma serves them, plus its state. */
+export interface SimMarket
+  extends Pick<GammaMarket, 'id' | 'conditionId' | 'question' | 'slug' | 'groupItemTitle' | 'description' | 'sportsMarketType' | 'line'> {
   outcomes: [string, string];
   tokens: [string, string];
-  sportsMarketType: string | null;
-  line: number | null;
   role: MarketRole;
   /** Fair chance of the first outcome; the book drifts toward it. */
   fair: number;

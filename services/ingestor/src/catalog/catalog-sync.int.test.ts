@@ -1,13 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
 import { createHarness, type Harness } from '../testing/harness.js';
-import { gammaEvent } from '../testing/fake-exchange.js';
+import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
 import type { Ingestor } from '../ingestor.js';
+import type { SyncResult } from './catalog-sync.js';
 
 const T = (n: number) => `7132104567925221259462638553270691275033272857194253228963137931245558399${String(n).padStart(4, '0')}`;
 
 let h: Harness;
 let ingestor: Ingestor;
+/** The first sync, into an empty database (the later tests each change the catalog and sync again). */
+let first: SyncResult;
+let firstPages: string[];
 
 beforeAll(async () => {
   h = await createHarness('ingestor_catalog');
@@ -27,6 +31,8 @@ beforeAll(async () => {
     { id: 'broken', title: 'no slug, no markets' },
   );
   ingestor = h.ingestor();
+  first = await ingestor.syncCatalog();
+  firstPages = h.fake.requests.filter((q) => q.startsWith('/events?') && q.includes('offset='));
 });
 
 afterAll(async () => {
@@ -35,12 +41,12 @@ afterAll(async () => {
 
 describe('catalog sync', () => {
   it('pages the open list until an empty page and upserts events, markets and outcomes', async () => {
-    const r = await ingestor.syncCatalog();
+    const r = first;
     expect(r.events).toBe(151);
     expect(r.markets).toBe(151);
     expect(r.skipped).toBe(1);
     expect(r.changedEventIds).toHaveLength(151);
-    const pages = h.fake.requests.filter((q) => q.startsWith('/events?') && q.includes('offset='));
+    const pages = firstPages;
     expect(pages.map((q) => new URLSearchParams(q.split('?')[1]).get('offset'))).toEqual(['0', '100', '200']);
     expect(pages[0]).toContain('ascending=false');
 
@@ -153,17 +159,9 @@ describe('catalog sync', () => {
     const before = ingestor.stats().catalog.syncs;
     ingestor.catalog.start(50);
     try {
-      await waitUntil(() => ingestor.stats().catalog.syncs >= before + 2, 10_000);
+      await waitFor(() => ingestor.stats().catalog.syncs >= before + 2, 10_000, 'two periodic syncs');
     } finally {
       await ingestor.catalog.stop();
     }
   });
 });
-
-async function waitUntil(check: () => boolean, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

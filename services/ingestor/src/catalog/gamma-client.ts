@@ -1,4 +1,5 @@
 import type { Logger } from '@pm/shared/logger';
+import { getJson, HttpStatusError } from '../common/http.js';
 import { parseGammaEvents, parseGammaSports, type GammaEventsPage, type GammaSport } from '@pm/shared/exchange';
 
 /**
@@ -31,16 +32,6 @@ export interface GammaClient {
   sports(): Promise<GammaSport[]>;
 }
 
-export class GammaHttpError extends Error {
-  override name = 'GammaHttpError';
-  constructor(
-    readonly status: number,
-    url: string,
-  ) {
-    super(`GET ${url} answered ${status}`);
-  }
-}
-
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export function createGammaClient(opts: GammaClientOptions): GammaClient {
@@ -48,22 +39,16 @@ export function createGammaClient(opts: GammaClientOptions): GammaClient {
   const attempts = opts.attempts ?? 4;
   const retryDelayMs = opts.retryDelayMs ?? 500;
 
-  async function getJson(path: string, query: Record<string, string>): Promise<unknown> {
+  async function getCatalog(path: string, query: Record<string, string>): Promise<unknown> {
     const search = new URLSearchParams(query).toString();
     const url = `${opts.baseUrl}${path}${search ? `?${search}` : ''}`;
     let lastErr: unknown;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
-        const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
-        if (!res.ok) {
-          await res.body?.cancel();
-          throw new GammaHttpError(res.status, url);
-        }
-        return (await res.json()) as unknown;
+        return await getJson(url, { timeoutMs });
       } catch (err) {
         lastErr = err;
-        // A 4xx other than throttling will not get better by asking again.
-        if (err instanceof GammaHttpError && err.status >= 400 && err.status < 500 && err.status !== 429) break;
+        if (err instanceof HttpStatusError && err.final) break;
         if (attempt < attempts) {
           const delay = retryDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
           opts.logger.warn({ url, attempt, err: String(err) }, 'catalog request failed; retrying');
@@ -75,7 +60,7 @@ export function createGammaClient(opts: GammaClientOptions): GammaClient {
   }
 
   async function events(query: Record<string, string>): Promise<GammaEventsPage> {
-    const body = await getJson('/events', query);
+    const body = await getCatalog('/events', query);
     if (!Array.isArray(body)) throw new Error('catalog /events did not answer an array');
     return parseGammaEvents(body);
   }
@@ -84,14 +69,14 @@ export function createGammaClient(opts: GammaClientOptions): GammaClient {
     events,
     async eventById(id) {
       try {
-        return parseGammaEvents([await getJson(`/events/${encodeURIComponent(id)}`, {})]);
+        return parseGammaEvents([await getCatalog(`/events/${encodeURIComponent(id)}`, {})]);
       } catch (err) {
-        if (err instanceof GammaHttpError && err.status === 404) return null;
+        if (err instanceof HttpStatusError && err.status === 404) return null;
         throw err;
       }
     },
     async sports() {
-      const body = await getJson('/sports', {});
+      const body = await getCatalog('/sports', {});
       if (!Array.isArray(body)) throw new Error('catalog /sports did not answer an array');
       return parseGammaSports(body);
     },

@@ -1,9 +1,10 @@
 /**
- * Scheduling for the ingestor's batched writes (chances, dirty events): leading edge plus a
- * guaranteed trailing edge, no fixed delay.
+ * The ingestor's one batching writer (chances, dirty events, games, price history, feed health):
+ * leading edge plus a guaranteed trailing edge.
  *
  * - A request while nothing is being written starts a write on the next turn of the event loop
- *   (`setImmediate`), so every change of the frames being read right now goes in one write.
+ *   (`setImmediate`), so every change of the frames being read right now goes in one write; with
+ *   `delayMs`, after that long instead (games: a busy channel's frames go in one statement).
  * - A request while a write is in flight is never lost and never waits for a later change: the
  *   next write starts as soon as the current one returns, and carries everything asked meanwhile.
  *   A busy feed is thus batched by the round trip itself (one write per round trip), a quiet one
@@ -30,9 +31,12 @@ export interface CoalescedWrite {
 export function createCoalescedWrite(opts: {
   write: () => Promise<void>;
   onError: (err: unknown) => void;
+  /** Wait this long after the first request of a batch before writing it; default 0 (next turn). */
+  delayMs?: number;
   retryMs?: number;
   maxRetryMs?: number;
 }): CoalescedWrite {
+  const delayMs = opts.delayMs ?? 0;
   const retryMs = opts.retryMs ?? 250;
   const maxRetryMs = opts.maxRetryMs ?? 5_000;
   /** Requests so far; the number a write started at; the number the last finished write started at. */
@@ -72,7 +76,10 @@ export function createCoalescedWrite(opts: {
 
   function schedule() {
     if (active !== undefined || scheduled !== undefined) return;
-    if (failures === 0) {
+    if (failures === 0 && delayMs > 0) {
+      const timer = setTimeout(() => void start(), delayMs);
+      scheduled = { cancel: () => clearTimeout(timer) };
+    } else if (failures === 0) {
       const immediate = setImmediate(() => void start());
       scheduled = { cancel: () => clearImmediate(immediate) };
     } else {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { until } from '@pm/shared/testing';
 import { createCoalescedWrite } from './coalesced-write.js';
 
 /** A write whose round trips the test ends by hand, recording what each one carried. */
@@ -44,13 +45,6 @@ function harness() {
 
 const turn = () => new Promise((r) => setImmediate(r));
 
-async function until(ok: () => boolean) {
-  const deadline = Date.now() + 2_000;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}
 
 describe('a coalesced write', () => {
   it('given a quiet writer, when a change comes, then it is written on the next turn of the loop with the changes of this turn', async () => {
@@ -88,7 +82,7 @@ describe('a coalesced write', () => {
     h.end(false);
     expect(await flushed).toBe(false);
     expect(h.errors).toHaveLength(1);
-    await until(() => h.writes.length === 2);
+    await until('the retry', async () => h.writes.length === 2, { timeoutMs: 2_000, everyMs: 1 });
     expect(h.writes).toEqual([[1], [1]]);
     const again = h.writer.flush();
     h.end(true);

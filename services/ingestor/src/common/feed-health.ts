@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '@pm/shared/logger';
 import type { Clock } from './clock.js';
+import { createCoalescedWrite } from './coalesced-write.js';
 
 /**
  * Feed health in Redis (`keys.feed`), read by the API to say whether prices are `live`:
@@ -11,7 +12,7 @@ import type { Clock } from './clock.js';
  * write lost to a Redis outage, or a Redis that came back empty (the run line's has no
  * persistence), is repaired within a second of Redis answering again, so `live` follows the feed's
  * real state within seconds of a recovery (issue 9). One write is in flight at a time; writes are
- * coalesced to the latest state, so an outage never piles up a queue of stale writes.
+ * coalesced to the latest state (coalesced-write.ts), so an outage never piles up stale writes.
  */
 export interface FeedHealth {
   connected(up: boolean): void;
@@ -46,8 +47,6 @@ export function createFeedHealth(opts: {
   let writtenDataAt = 0;
   /** The connected flag of the last write that reached Redis. */
   let writtenUp: boolean | null = null;
-  let inFlight: Promise<void> | null = null;
-  let again = false;
   let failing = false;
 
   function fields(): Record<string, string> {
@@ -57,62 +56,54 @@ export function createFeedHealth(opts: {
     return out;
   }
 
-  /** Write the current state; while a write is in flight, one more follows it with the state then. */
-  function write(): Promise<void> {
-    if (inFlight) {
-      again = true;
-      return inFlight;
-    }
+  /** Write the current state (whatever it is when the write starts: writes coalesce to the latest). */
+  async function write(): Promise<void> {
     const state = fields();
-    if (Object.keys(state).length === 0) return Promise.resolve();
+    if (Object.keys(state).length === 0) return;
     writtenDataAt = lastDataAt;
     const flag = up;
     const tx = opts.redis.multi().hset(opts.key, state);
     // A flip is announced with the write, so readers that cache the flag see it at once.
     if (flag !== writtenUp) tx.publish(opts.announce, opts.channel);
-    inFlight = tx
-      .exec()
-      .then((results) => {
-        const failed = results?.find(([err]) => err)?.[0];
-        if (!results || failed) throw failed ?? new Error('feed health write aborted');
-        writtenUp = flag;
-        if (failing) opts.logger.info({ channel: opts.channel }, 'feed health written again');
-        failing = false;
-      })
-      .catch((err: unknown) => {
-        // Logged once per outage; the periodic rewrite repairs it.
-        if (!failing) opts.logger.warn({ err, channel: opts.channel }, 'writing feed health failed');
-        failing = true;
-      })
-      .finally(() => {
-        inFlight = null;
-        if (again) {
-          again = false;
-          void write();
-        }
-      });
-    return inFlight;
+    const results = await tx.exec();
+    const failed = results?.find(([err]) => err)?.[0];
+    if (!results || failed) throw failed ?? new Error('feed health write aborted');
+    writtenUp = flag;
+    if (failing) opts.logger.info({ channel: opts.channel }, 'feed health written again');
+    failing = false;
   }
 
-  const timer = setInterval(() => void write(), refreshMs);
+  const writer = createCoalescedWrite({
+    write,
+    onError: (err) => {
+      // Logged once per outage; retried at most `refreshMs` apart.
+      if (!failing) opts.logger.warn({ err, channel: opts.channel }, 'writing feed health failed');
+      failing = true;
+    },
+    maxRetryMs: refreshMs,
+  });
+
+  const timer = setInterval(() => writer.request(), refreshMs);
   timer.unref();
 
   return {
     connected(next) {
       up = next;
-      void write();
+      writer.request();
     },
     data() {
       lastDataAt = opts.clock.now();
-      if (lastDataAt - writtenDataAt >= every) void write();
+      if (lastDataAt - writtenDataAt >= every) writer.request();
     },
     async flush() {
-      await inFlight;
-      await write();
+      writer.request();
+      await writer.flush();
     },
     async close() {
       clearInterval(timer);
-      await this.flush();
+      writer.request();
+      await writer.flush();
+      writer.close();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { getJson } from '../common/http.js';
 
 /**
  * The exchange's price history (PROTOCOL.md §4): `GET /prices-history?market=<token id>&interval=…
@@ -11,16 +12,6 @@ export interface PricePoint {
   /** Unix seconds. */
   t: number;
   chance: number;
-}
-
-export class HistoryHttpError extends Error {
-  override name = 'HistoryHttpError';
-  constructor(
-    readonly status: number,
-    url: string,
-  ) {
-    super(`GET ${url} answered ${status}`);
-  }
 }
 
 const num = z.union([z.number(), z.string().trim().min(1).transform(Number)]);
@@ -55,11 +46,6 @@ export function createHistoryClient(opts: { clobUrl: string; timeoutMs?: number 
   return async (tokenId, query) => {
     const params = new URLSearchParams({ market: tokenId, interval: query.interval, fidelity: String(query.fidelity) });
     const url = `${opts.clobUrl}/prices-history?${params.toString()}`;
-    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new HistoryHttpError(res.status, url);
-    }
-    return parseHistoryBody(await res.json());
+    return parseHistoryBody(await getJson(url, { timeoutMs }));
   };
 }

@@ -3,6 +3,7 @@ import type { Logger } from '@pm/shared/logger';
 import type { RedisKeys } from '@pm/shared/redis';
 import type { Db } from '@pm/shared/db';
 import type { Clock } from '../common/clock.js';
+import { createCoalescedWrite } from '../common/coalesced-write.js';
 import { createHistoryBackfill, type HistoryBackfill, type HistoryBackfillStats } from './history-backfill.js';
 import type { FetchHistory } from './history-client.js';
 import { insertPoints, tokensWithoutPast, type PointRow } from './history-db.js';
@@ -83,7 +84,6 @@ export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryReco
   const recorded = new Map<string, { at: number; chance: number }>();
   /** Tokens seen for the first time, not yet checked for a past. */
   let unchecked = new Set<string>();
-  let inFlight: Promise<void> = Promise.resolve();
   let closed = false;
   const stats = { points: 0, flushes: 0 };
 
@@ -101,7 +101,9 @@ export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryReco
     },
   });
 
-  async function write(now: number): Promise<void> {
+  async function write(): Promise<void> {
+    stats.flushes++;
+    const now = opts.clock.now();
     if (unchecked.size > 0) {
       const tokens = [...unchecked];
       unchecked = new Set();
@@ -136,21 +138,20 @@ export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryReco
     await opts.redis.sadd(opts.keys.dirtyHistory, ...markets);
   }
 
-  function flush(): Promise<void> {
-    inFlight = inFlight.then(async () => {
-      stats.flushes++;
-      try {
-        await write(opts.clock.now());
-      } catch (err) {
-        // The chances are still held in memory: the next flush writes them.
-        opts.logger.warn({ err }, 'recording price history failed; will retry');
-      }
-    });
-    return inFlight;
+  const writer = createCoalescedWrite({
+    write,
+    // The chances are still held in memory: the retry writes them.
+    onError: (err) => opts.logger.warn({ err }, 'recording price history failed; will retry'),
+  });
+
+  /** A pass over every tracked token: points fall due with time alone (one a minute), not only on a move. */
+  async function flush(): Promise<void> {
+    writer.request();
+    await writer.flush();
   }
 
   const timer = setInterval(() => {
-    if (!closed) void flush();
+    if (!closed) writer.request();
   }, flushMs);
   timer.unref();
 
@@ -168,6 +169,7 @@ export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryReco
       closed = true;
       clearInterval(timer);
       await flush();
+      writer.close();
       await backfill.close();
     },
     stats: () => ({ ...stats, tracked: current.size, backfill: backfill.stats() }),

@@ -1,6 +1,7 @@
 import type { Logger } from '@pm/shared/logger';
 import { parseRestBook, type BookMessage } from '@pm/shared/exchange';
 import type { Clock } from '../common/clock.js';
+import { getJson } from '../common/http.js';
 
 /**
  * REST resync of books after a market socket reconnects (PROTOCOL.md §1, §4). The resubscribe's
@@ -29,6 +30,8 @@ export interface BookResyncOptions {
 }
 
 export interface BookResyncStats {
+  /** Resubscribes waiting for their grace to pass before they are checked. */
+  waiting: number;
   /** Resubscribes that were checked. */
   resyncs: number;
   /** Books fetched and applied. */
@@ -50,7 +53,7 @@ export function createBookResync(opts: BookResyncOptions): BookResync {
   const delayMs = opts.delayMs ?? 3_000;
   const paceMs = opts.paceMs ?? 100;
   const timeoutMs = opts.timeoutMs ?? 5_000;
-  const stats: BookResyncStats = { resyncs: 0, fetched: 0, failed: 0 };
+  const stats = { resyncs: 0, fetched: 0, failed: 0 };
   const timers = new Set<NodeJS.Timeout>();
   /** Token → the resubscribe time it must have a book from. One queue for every socket keeps the pace global. */
   const pending = new Map<string, number>();
@@ -65,9 +68,7 @@ export function createBookResync(opts: BookResyncOptions): BookResync {
 
   async function fetchBook(tokenId: string): Promise<BookMessage | null> {
     const url = `${opts.clobUrl}/book?token_id=${encodeURIComponent(tokenId)}`;
-    const res = await fetch(url, { signal: AbortSignal.any([abort.signal, AbortSignal.timeout(timeoutMs)]) });
-    if (!res.ok) throw new Error(`GET /book answered ${res.status}`);
-    const book = parseRestBook(await res.json(), tokenId);
+    const book = parseRestBook(await getJson(url, { timeoutMs, signal: abort.signal }), tokenId);
     if (!book) throw new Error('GET /book answered something that is not this token\'s book');
     return book;
   }
@@ -120,7 +121,7 @@ export function createBookResync(opts: BookResyncOptions): BookResync {
       pending.set(tokenId, opts.clock.now() + 1);
       kick();
     },
-    stats: () => ({ ...stats }),
+    stats: () => ({ waiting: timers.size, ...stats }),
     async close() {
       closed = true;
       for (const t of timers) clearTimeout(t);

@@ -97,10 +97,11 @@ describe('malformed frames', () => {
 
 describe('reconnect', () => {
   it('the first subscribe trusts the initial dump: no REST book requests', async () => {
-    // C and D got no book from the first dump; the resync grace (150 ms here) has long passed.
-    await new Promise((r) => setTimeout(r, 300));
+    // C and D got no book from the first dump, yet no resync waits for its grace or has run: one
+    // scheduled at the first subscribe would show in `waiting` (or in `resyncs` once it ran).
+    expect(ingestor.stats().market.sockets.subscribed).toBe(4);
+    expect(ingestor.stats().market.resync).toEqual({ waiting: 0, resyncs: 0, fetched: 0, failed: 0 });
     expect(h.fake.requests.filter((r) => r.startsWith('/book'))).toEqual([]);
-    expect(ingestor.stats().market.resync).toEqual({ resyncs: 0, fetched: 0, failed: 0 });
   });
 
   it('resubscribes, fills books the initial dump missed from GET /book, and keeps ws books over REST ones', async () => {

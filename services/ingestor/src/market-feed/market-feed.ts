@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
-import type { Logger } from '@pm/shared/logger';
 import { backoffDelay } from '../common/backoff.js';
+import type { FeedSocketOptions } from '../common/feed-options.js';
+import { closeSocket } from '../common/close-socket.js';
 
 /**
  * Socket management of the market channel (PROTOCOL.md §1): tokens are sharded over sockets of at
@@ -16,14 +17,13 @@ import { backoffDelay } from '../common/backoff.js';
  * What the frames mean is the handler's business: this module only delivers their text.
  */
 
-export interface MarketFeedOptions {
-  /** Full URL of the channel, `${CLOB_WS_URL}/ws/market`. */
-  url: string;
-  logger: Logger;
+/**
+ * `url`: `${CLOB_WS_URL}/ws/market`; connected means every shard open; `silenceMs`: neither data nor
+ * PONG for this long, default 120 s.
+ */
+export interface MarketFeedOptions extends FeedSocketOptions {
   /** Every text frame, in wire order per socket. Must not throw (errors are caught and logged). */
   onFrame: (text: string) => void;
-  /** Called when the feed as a whole goes up (every shard open) or down. */
-  onConnectionChange?: (connected: boolean) => void;
   /** Called for every data frame (not heartbeats). */
   onData?: () => void;
   /** Called for every sign of life: a data frame or a PONG (feed freshness). */
@@ -35,12 +35,8 @@ export interface MarketFeedOptions {
   onSubscribed?: (tokens: string[], reconnect: boolean) => void;
   maxAssetsPerSocket?: number;
   pingIntervalMs?: number;
-  /** Recycle a socket with neither data nor PONG for this long; default 120 s. */
-  silenceMs?: number;
   /** Recycle after this many PINGs in a row went unanswered; default 2. */
   missedPongs?: number;
-  reconnectInitialMs?: number;
-  reconnectMaxMs?: number;
 }
 
 export interface MarketFeedStats {
@@ -244,19 +240,7 @@ export function createMarketFeed(opts: MarketFeedOptions): MarketFeed {
       const ws = this.ws;
       this.ws = null;
       this.subscribed = false;
-      if (!ws || ws.readyState === WebSocket.CLOSED) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const done = setTimeout(() => {
-          ws.terminate();
-          resolve();
-        }, 1_000);
-        ws.once('close', () => {
-          clearTimeout(done);
-          resolve();
-        });
-        if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
-        else ws.close(1000);
-      });
+      return closeSocket(ws);
     }
   }
 

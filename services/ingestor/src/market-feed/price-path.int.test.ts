@@ -61,11 +61,12 @@ afterAll(async () => {
 describe('a moved chance on its way to the snapshots', () => {
   it('is in Redis before its event is marked dirty, also for a frame arriving while the previous batch is on its way', async () => {
     seenAtMark.clear();
-    // A burst over three events, then one more frame on a fourth event 75 ms later, then silence.
-    // (75 ms: after the burst's chances were sent, before its events were: the old 50 ms chance and
-    // 100 ms dirty-event timers let the fourth event's mark overtake its chance.)
+    // A burst over three events, then one more frame on a fourth event as soon as the burst's chances
+    // are on their way, then silence: the moment the old 50 ms chance and 100 ms dirty-event timers
+    // let the fourth event's mark overtake its chance.
+    const writes = ingestor.stats().chances.writes;
     [0.31, 0.42, 0.63].forEach((mid, e) => h.fake.broadcastMarket(book(tokenOf(e), mid, 10 + e)));
-    await new Promise((r) => setTimeout(r, 75));
+    await waitFor(() => ingestor.stats().chances.writes > writes, 3_000, "the burst's chances sent");
     h.fake.broadcastMarket(book(tokenOf(3), 0.81, 20));
     await waitFor(() => seenAtMark.has('pe3'), 3_000, 'pe3 marked dirty');
     await ingestor.flush();

@@ -27,6 +27,9 @@ afterAll(async () => {
   await h?.cleanup();
 });
 
+/** `market_resolved` messages the ingestor has read (their resolutions are then pending writes, which `flush` waits for). */
+const resolvedMessages = () => ingestor.stats().market.messages.market_resolved ?? 0;
+
 /**
  * A resolution is recorded with its `market-resolved` outbox row in one statement; the worker's relay
  * makes the settle job from it. So "exactly one job" is "exactly one outbox row per market", held
@@ -49,10 +52,12 @@ describe('settlement owed through the outbox', () => {
     const markets = ev.markets as Array<Record<string, unknown>>;
     Object.assign(markets[0]!, { closed: true, outcomePrices: '["0","1"]', umaResolutionStatus: 'resolved' });
     await ingestor.syncCatalog();
+    const seen = resolvedMessages();
     h.fake.broadcastMarket({ event_type: 'market_resolved', id: 'm1', market: '0xm1', assets_ids: [tok(1), tok(2)], winning_asset_id: tok(2), winning_outcome: 'No', timestamp: '101' });
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => resolvedMessages() > seen, 3000, 'the repeated market_resolved read');
+    await ingestor.flush();
 
-    expect(await owed()).toEqual([{ marketId: 'm1', eventId: 'e1' }]);
+    expect(await owed('m1')).toEqual([{ marketId: 'm1', eventId: 'e1' }]);
     const log = await h.database.db.query(sql`select market_id, winning_outcome_index, voided, source from market_resolutions`);
     expect(log).toEqual([{ market_id: 'm1', winning_outcome_index: 1, voided: false, source: 'ws' }]);
     const [m] = await h.database.db.query(sql`select closed, resolved_outcome_index, voided, resolved_at from markets where id = 'm1'`);
@@ -66,7 +71,7 @@ describe('settlement owed through the outbox', () => {
     Object.assign(markets[2]!, { closed: true, outcomePrices: '["0.5","0.5"]', umaResolutionStatus: 'resolved' });
     await ingestor.syncCatalog();
     await ingestor.syncCatalog();
-    expect((await owed()).map((p) => p.marketId)).toEqual(['m1', 'm2', 'm3']);
+    expect([...(await owed('m2')), ...(await owed('m3'))].map((p) => p.marketId)).toEqual(['m2', 'm3']);
     const log = await h.database.db.query(sql`select market_id, winning_outcome_index, voided from market_resolutions where market_id in ('m2', 'm3') order by market_id`);
     expect(log).toEqual([
       { market_id: 'm2', winning_outcome_index: 0, voided: false },
@@ -77,19 +82,23 @@ describe('settlement owed through the outbox', () => {
   });
 
   it('the catalog first, then the ws repeating it twice, and a new ingestor process, still owe exactly one settlement', async () => {
-    h.fake.events.push(gammaEvent('e10', [{ id: 'm10', tokens: [tok(11), tok(12)] }]));
+    // m11 stays open, so the ingestor keeps a market socket to hear the ws repeats on.
+    h.fake.events.push(gammaEvent('e10', [{ id: 'm10', tokens: [tok(11), tok(12)] }, { id: 'm11', tokens: [tok(13), tok(14)] }]));
     await ingestor.syncCatalog();
+    await waitFor(() => ingestor.stats().market.sockets.open > 0, 3000, 'a market socket for e10');
     const markets = h.fake.events.find((e) => e.id === 'e10')!.markets as Array<Record<string, unknown>>;
     Object.assign(markets[0]!, { closed: true, outcomePrices: '["1","0"]', umaResolutionStatus: 'resolved' });
     await ingestor.syncCatalog();
     const resolved = { event_type: 'market_resolved', id: 'm10', market: '0xm10', assets_ids: [tok(11), tok(12)], winning_asset_id: tok(11), winning_outcome: 'Yes' };
+    const seen = resolvedMessages();
     h.fake.broadcastMarket({ ...resolved, timestamp: '200' });
     h.fake.broadcastMarket([{ ...resolved, timestamp: '201' }]);
     await ingestor.syncCatalog();
     // A restarted ingestor remembers nothing; the catalog still lists the market closed.
     const second = h.ingestor();
     await second.syncCatalog();
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => resolvedMessages() >= seen + 2, 3000, 'both repeats read');
+    await ingestor.flush();
     expect(await owed('m10')).toEqual([{ marketId: 'm10', eventId: 'e10' }]);
     const log = await h.database.db.query(sql`select winning_outcome_index, source from market_resolutions where market_id = 'm10'`);
     expect(log).toEqual([{ winning_outcome_index: 0, source: 'catalog' }]);

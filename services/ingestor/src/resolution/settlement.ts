@@ -35,6 +35,8 @@ export interface SettlementOptions {
 export interface Settlement {
   /** Record a resolution (and the settlement it owes). Unknown markets are ignored (returns false). */
   resolve(resolution: SettleMarket): Promise<boolean>;
+  /** Resolves once every resolution begun before the call was recorded or gave up (flush, tests). */
+  idle(): Promise<void>;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -42,7 +44,16 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export function createSettlement(opts: SettlementOptions): Settlement {
   const retryDelays = opts.retryDelaysMs ?? [500, 1000, 2000, 4000, 8000];
 
-  async function resolve(r: SettleMarket): Promise<boolean> {
+  const inFlight = new Set<Promise<unknown>>();
+
+  function resolve(r: SettleMarket): Promise<boolean> {
+    const run = resolveWithRetries(r);
+    const tracked = run.catch(() => {}).finally(() => inFlight.delete(tracked));
+    inFlight.add(tracked);
+    return run;
+  }
+
+  async function resolveWithRetries(r: SettleMarket): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await resolveOnce(r);
@@ -90,5 +101,10 @@ export function createSettlement(opts: SettlementOptions): Settlement {
     return true;
   }
 
-  return { resolve };
+  return {
+    resolve,
+    async idle() {
+      await Promise.all([...inFlight]);
+    },
+  };
 }

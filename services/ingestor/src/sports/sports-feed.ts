@@ -1,7 +1,8 @@
 import WebSocket from 'ws';
-import type { Logger } from '@pm/shared/logger';
 import { parseSportsFrame, type SportsUpdate } from '@pm/shared/exchange';
 import { backoffDelay } from '../common/backoff.js';
+import type { FeedSocketOptions } from '../common/feed-options.js';
+import { closeSocket } from '../common/close-socket.js';
 
 /**
  * The sports channel client (PROTOCOL.md §2): no subscribe, every client gets every active game.
@@ -9,17 +10,11 @@ import { backoffDelay } from '../common/backoff.js';
  * answers those itself); a socket with no frame at all for `silenceMs` (default 45 s) is recycled.
  */
 
-export interface SportsFeedOptions {
-  /** Full URL, `${SPORTS_WS_URL}/ws`. */
-  url: string;
-  logger: Logger;
+/** `url`: `${SPORTS_WS_URL}/ws`; `silenceMs` default 45 s. */
+export interface SportsFeedOptions extends FeedSocketOptions {
   onUpdate: (update: SportsUpdate) => void;
-  onConnectionChange?: (connected: boolean) => void;
   /** Every frame (heartbeats included): freshness. */
   onFrame?: () => void;
-  silenceMs?: number;
-  reconnectInitialMs?: number;
-  reconnectMaxMs?: number;
 }
 
 export interface SportsFeed {
@@ -124,19 +119,7 @@ export function createSportsFeed(opts: SportsFeedOptions): SportsFeed {
       const socket = ws;
       ws = null;
       setOpen(false);
-      if (!socket || socket.readyState === WebSocket.CLOSED) return;
-      await new Promise<void>((resolve) => {
-        const done = setTimeout(() => {
-          socket.terminate();
-          resolve();
-        }, 1_000);
-        socket.once('close', () => {
-          clearTimeout(done);
-          resolve();
-        });
-        if (socket.readyState === WebSocket.CONNECTING) socket.terminate();
-        else socket.close(1000);
-      });
+      await closeSocket(socket);
     },
   };
 }

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '@pm/shared/logger';
 import { createStreamWriter, priceMessage, scoreMessage } from '@pm/shared/stream';
 import type { Clock } from '../common/clock.js';
-import type { GameRow } from '../sports/games-writer.js';
+import type { GameRow } from '../sports/games-db.js';
 import type { OutcomeDirectory } from '../catalog/outcome-directory.js';
 
 /**

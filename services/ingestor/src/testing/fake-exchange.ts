@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket } from 'ws';
+import { until } from '@pm/shared/testing';
 
 /**
  * A tiny in-process stand-in for the exchange's interfaces, for the ingestor's integration tests:
@@ -179,20 +180,12 @@ export async function startFakeExchange(): Promise<FakeExchange> {
   return fake;
 }
 
-/** Poll until `check` returns a truthy value (or stops throwing); fails after `timeoutMs`. */
-export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 5_000, label = 'condition'): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v) return v as NonNullable<T>;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/**
+ * `until` (shared/testing) with the check first, as the ingestor's tests read it: resolves with the
+ * first truthy value `check` gives (a check that throws counts as "not yet"), fails after `timeoutMs`.
+ */
+export function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 5_000, label = 'condition'): Promise<NonNullable<T>> {
+  return until(label, async () => (await check()) || undefined, { timeoutMs, everyMs: 20 }) as Promise<NonNullable<T>>;
 }
 
 /** A catalog event in the exchange's shape, with Yes/No markets whose token ids are given. */

@@ -7,7 +7,7 @@ import { writeOutbox } from '@pm/shared/outbox';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { createRecordsTrigger, projectionUsersDirtyKey, recordsDirtyKey, type RecordsTrigger } from '@pm/shared/records';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedis, until, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createOutboxRelay, type OutboxRelayDeps } from './relay.js';
 
 /**
@@ -22,20 +22,18 @@ let records: RecordsTrigger;
 let snapshots: SnapshotTrigger;
 let settlement: Queue;
 
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
+
 beforeAll(async () => {
-  [tdb, tr] = await Promise.all([createTestDatabase('outbox_relay'), createTestRedis('outbox_relay')]);
-  records = createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix });
-  snapshots = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix });
-  settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+  tdb = teardown.use(await createTestDatabase('outbox_relay'));
+  tr = teardown.use(await createTestRedis('outbox_relay'));
+  records = teardown.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
+  snapshots = teardown.adopt(createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
+  settlement = teardown.adopt(new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) }), (q) => q.close());
 });
 
-afterAll(async () => {
-  await settlement?.close();
-  await records?.close();
-  await snapshots?.close();
-  await tr?.cleanup();
-  await tdb?.drop();
-});
 
 const relayDeps = (over: Partial<OutboxRelayDeps> = {}): OutboxRelayDeps => ({
   db: tdb.db,
@@ -95,11 +93,7 @@ describe('the outbox relay', () => {
       // The listener is up once it drained what was there (it drains after LISTEN succeeds).
       await tdb.db.tx((tx) => writeOutbox(tx, 'market-resolved', { marketId: 'woken', eventId: 'ev-w' }));
       const started = Date.now();
-      const deadline = started + 20_000;
-      while ((await settlement.getJob(settleJobId('woken'))) === undefined) {
-        if (Date.now() > deadline) throw new Error('the relay did not wake on the notification');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await until('the relay to wake on the notification', () => settlement.getJob(settleJobId('woken')), { timeoutMs: 20_000, everyMs: 20 });
       console.log(`[outbox] a committed row became a job after ${Date.now() - started} ms (poll period 120 s)`);
     } finally {
       await relay.stop();

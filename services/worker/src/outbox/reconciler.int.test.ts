@@ -5,7 +5,7 @@ import { queuePrefix, settleJobId } from '@pm/shared/queues';
 import { writeOutbox } from '@pm/shared/outbox';
 import { sql } from '@pm/shared/db';
 import { createRecordsTrigger, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedis, until, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createWorkerMetrics } from '../ops.js';
 import { insertMarkets, logResolution, setChance } from '../settlement/test-fixture.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
@@ -26,11 +26,16 @@ let reconciler: Reconciler;
 const rebuilt = { markets: 0, records: 0 };
 const repairs: Record<string, number> = {};
 
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
+
 beforeAll(async () => {
-  [tdb, tr] = await Promise.all([createTestDatabase('reconciler'), createTestRedis('reconciler')]);
-  trigger = createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix });
-  settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
-  projections = new Queue('projections', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+  tdb = teardown.use(await createTestDatabase('reconciler'));
+  tr = teardown.use(await createTestRedis('reconciler'));
+  trigger = teardown.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
+  settlement = teardown.adopt(new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) }), (q) => q.close());
+  projections = teardown.adopt(new Queue('projections', { connection: tr.redis, prefix: queuePrefix(tr.prefix) }), (q) => q.close());
   await insertMarkets(tdb.db, ['rc1', 'rc2']);
   reconciler = createReconciler({
     db: tdb.db,
@@ -43,16 +48,9 @@ beforeAll(async () => {
     logger,
     onRepair: (kind, n) => (repairs[kind] = (repairs[kind] ?? 0) + n),
   });
+  teardown.defer(() => reconciler.stop());
 });
 
-afterAll(async () => {
-  await reconciler?.stop();
-  await settlement?.close();
-  await projections?.close();
-  await trigger?.close();
-  await tr?.cleanup();
-  await tdb?.drop();
-});
 
 async function aCall(marketId: string): Promise<number> {
   const users: Array<{ id: number }> = await tdb.db.query(sql`
@@ -93,11 +91,7 @@ describe('the reconciler', () => {
       },
       { connection, prefix: queuePrefix(tr.prefix) },
     );
-    const deadline = Date.now() + 20_000;
-    while ((await settlement.getJobState(settleJobId('rc1'))) !== 'failed') {
-      if (Date.now() > deadline) throw new Error('the job did not fail');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until('the job to fail', async () => (await settlement.getJobState(settleJobId('rc1'))) === 'failed', { timeoutMs: 20_000, everyMs: 50 });
     await failing.close();
     connection.disconnect();
     expect((await reconciler.pass()).settle).toBe(1);

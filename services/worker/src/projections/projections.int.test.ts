@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { Queue } from 'bullmq';
 import { createLogger } from '@pm/shared/logger';
 import { createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/shared/queues';
 import { sql } from '@pm/shared/db';
 import { createRecords, createRecordsTrigger, projectionMarketsDirtyKey, projectionUsersDirtyKey, type Records, type RecordsTrigger } from '@pm/shared/records';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
-import { startQueueWorkers, type QueueWorkers } from '../jobs.js';
+import { createTestDatabase, createTestRedis, eventually as settle, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { startQueueWorkers } from '../jobs.js';
 import { createSettleMarketProcessor } from '../settlement/processor.js';
 import { settleMarket } from '../settlement/settle-market.js';
 import { insertMarkets, logResolution, setChance } from '../settlement/test-fixture.js';
@@ -27,18 +27,22 @@ let trigger: RecordsTrigger;
 /** Turns the write path's outbox rows into the projection jobs, as the worker does. */
 let relay: OutboxRelay;
 let snapshotTrigger: SnapshotTrigger;
-let workers: QueueWorkers;
 const ids: Record<string, number> = {};
 /** Moves the projection worker's clock forward (the roll-over test, last in the file). */
 let clockOffsetMs = 0;
 
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
+
 beforeAll(async () => {
-  [tdb, tr] = await Promise.all([createTestDatabase('projections'), createTestRedis('projections')]);
+  tdb = teardown.use(await createTestDatabase('projections'));
+  tr = teardown.use(await createTestRedis('projections'));
   await insertMarkets(tdb.db, ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8']);
-  records = createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix });
-  trigger = createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 100 });
+  trigger = teardown.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 100 }), (t) => t.close());
+  records = teardown.adopt(createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix }), (r) => r.close());
   const deps = { db: tdb.db, redis: tr.redis, prefix: tr.prefix, trigger, logger, now: () => new Date(Date.now() + clockOffsetMs) };
-  workers = startQueueWorkers({
+  teardown.adopt(startQueueWorkers({
     registry: {
       settlement: { 'settle-market': createSettleMarketProcessor({ db: tdb.db, logger }) },
       projections: { 'project-users': createProjectUsersProcessor(deps), 'rebuild-all': createRebuildAllProcessor(deps) },
@@ -50,8 +54,8 @@ beforeAll(async () => {
     connection: tr.redis,
     prefix: tr.prefix,
     logger,
-  });
-  snapshotTrigger = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix });
+  }), (w) => w.close());
+  snapshotTrigger = teardown.adopt(createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
   relay = createOutboxRelay({
     db: tdb.db,
     databaseUrl: tdb.url,
@@ -62,18 +66,10 @@ beforeAll(async () => {
     logger,
   });
   relay.start();
+  teardown.defer(() => relay.stop());
   for (const h of ['alice', 'bob', 'carol', 'dave', 'erin']) ids[h] = (await records.createUser({ handle: h, displayName: h.toUpperCase() })).id;
 });
 
-afterAll(async () => {
-  await relay?.stop();
-  await snapshotTrigger?.close();
-  await workers?.close();
-  await records?.close();
-  await trigger?.close();
-  await tr?.cleanup();
-  await tdb?.drop();
-});
 
 interface RecordRow {
   user_id: number;
@@ -102,14 +98,7 @@ async function recordOf(handle: string): Promise<RecordRow | undefined> {
 }
 
 /** Coalesced jobs run a few hundred ms after a write; on a loaded machine much later. */
-async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 25_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || Date.now() > until) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const eventually = <T>(read: () => Promise<T>, ok: (v: T) => boolean) => settle(read, ok, { timeoutMs: 25_000 });
 
 /** Projection tables as plain rows, without the time they were written. */
 async function projectionRows() {
@@ -220,6 +209,9 @@ describe('rebuild', () => {
     const settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
     await settlement.add('settle-market', { marketId: 'm7' }, { jobId: 'settle-m7' });
     await settlement.close();
+    // Pending projection jobs as BullMQ reports them (its Redis layout is its own business).
+    const projectionsQueue = new Queue('projections', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+    onTestFinished(() => projectionsQueue.close());
     await eventually(() => recordOf('alice'), (r) => r?.settled === 8);
     for (let i = 0; i < 20; i++) await callAt(['bob', 'carol', 'dave', 'erin'][i % 4]!, 'm8', i % 2, '0.45');
     const incremental = await eventually(
@@ -227,7 +219,8 @@ describe('rebuild', () => {
         // Read in pipeline order — the outbox (rows not yet relayed), then jobs, then the dirty sets —
         // so work moving from one stage to the next while this looks is never missed.
         const unsent: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from outbox where sent_at is null`);
-        const jobs = await tr.redis.zcard(`${queuePrefix(tr.prefix)}:projections:delayed`) + (await tr.redis.llen(`${queuePrefix(tr.prefix)}:projections:wait`)) + (await tr.redis.llen(`${queuePrefix(tr.prefix)}:projections:active`));
+        const counts = await projectionsQueue.getJobCounts('delayed', 'prioritized', 'wait', 'active', 'waiting-children');
+        const jobs = Object.values(counts).reduce((a, b) => a + b, 0);
         const pending = (await tr.redis.scard(projectionUsersDirtyKey(tr.prefix))) + (await tr.redis.scard(projectionMarketsDirtyKey(tr.prefix)));
         // The rows are read after the work was seen idle, so they include everything done by then.
         return { idle: pending === 0 && jobs === 0 && unsent[0]!.n === 0, rows: await projectionRows() };

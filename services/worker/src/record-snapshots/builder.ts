@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { redisKeys } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
+import { createBuildChain, type BuildChain } from '../snapshots/build-chain.js';
 import { createSnapshotWriter, type SnapshotEntry } from '../snapshots/writer.js';
 import { callBodies, globalBodies, marketBodies, refreshCallJson, userBodies } from './bodies.js';
 import { callIdsAfter, calledMarketIdsAfter, expandDirty, userIdsAfter } from './queries.js';
@@ -35,8 +36,7 @@ export interface RecordBuildStats {
   ms: number;
 }
 
-export interface RecordSnapshotBuilder {
-  build(opts?: { full?: boolean; reason?: string }): Promise<RecordBuildStats>;
+export interface RecordSnapshotBuilder extends BuildChain<RecordBuildStats> {
   /**
    * True when a full build is due: none yet, the period has passed, or Redis lost the snapshots
    * (no `calls:latest` after a build wrote one: a flush or an eviction, which the writer's memory of
@@ -45,8 +45,6 @@ export interface RecordSnapshotBuilder {
   fullBuildDue(): Promise<boolean>;
   /** Members waiting in the dirty set (the sweep asks for a build when there are any). */
   pending(): Promise<number>;
-  /** Resolves once no build is running or queued in this process. */
-  idle(): Promise<void>;
 }
 
 export interface RecordSnapshotBuilderDeps {
@@ -104,7 +102,6 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
   const batchMarkets = deps.batch?.markets ?? 500;
   const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
   let lastFullAt: number | undefined;
-  let chain: Promise<unknown> = Promise.resolve();
 
   async function popDirty(): Promise<string[]> {
     const results = await deps.redis.multi().smembers(keys.dirtyRecords).del(keys.dirtyRecords).exec();
@@ -214,28 +211,16 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
     return stats;
   }
 
+  const builds = createBuildChain(run, deps.logger, 'record snapshots');
+
   return {
-    build(opts = {}) {
-      const next = chain.then(() => run(opts.full === true));
-      chain = next.catch(() => {});
-      return next.then((stats) => {
-        deps.logger.debug({ ...stats, reason: opts.reason }, 'record snapshots built');
-        return stats;
-      });
-    },
+    ...builds,
     async fullBuildDue() {
       if (lastFullAt === undefined || deps.clock.now() - lastFullAt >= fullEveryMs) return true;
       return (await deps.redis.exists(keys.snapshot('calls:latest'))) === 0;
     },
     pending() {
       return deps.redis.scard(keys.dirtyRecords);
-    },
-    async idle() {
-      let seen: Promise<unknown>;
-      do {
-        seen = chain;
-        await seen;
-      } while (seen !== chain);
     },
   };
 }

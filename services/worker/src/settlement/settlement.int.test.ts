@@ -8,7 +8,7 @@ import { queuePrefix, type JobData } from '@pm/shared/queues';
 import { sql } from '@pm/shared/db';
 import { profitOn10, round2, xpIfRight } from '@pm/shared/domain';
 import { createRecords, type Records } from '@pm/shared/records';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedis, until as poll, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createStreamWriter, toStreamEntry, type StreamWriter } from '@pm/shared/stream';
 import { redisKeys } from '@pm/shared/redis';
 import { createSettleMarketProcessor } from './processor.js';
@@ -92,13 +92,7 @@ function startWorker() {
   });
 }
 
-async function until(ok: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (ok: () => Promise<boolean>, timeoutMs = 15_000) => poll('the settlement jobs', ok, { timeoutMs, everyMs: 50 });
 
 
 describe('exactly once', () => {

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { redisKeys, type SnapshotName } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
+import { createBuildChain, type BuildChain } from './build-chain.js';
 import { createCatalogCache } from './catalog.js';
 import { createDayAgoLookup } from './day-ago.js';
 import { buildLiveSnapshot } from './live.js';
@@ -37,18 +38,15 @@ export interface BuildStats {
   ms: number;
 }
 
-export interface SnapshotBuilder {
-  /**
-   * Build what is dirty and every list; a full build (or one due by `fullEveryMs`) rebuilds every
-   * open event and reloads the catalog from Postgres.
-   */
-  build(opts?: { full?: boolean; reason?: string }): Promise<BuildStats>;
+/**
+ * `build`: what is dirty and every list; a full build (or one due by `fullEveryMs`) rebuilds every
+ * open event and reloads the catalog from Postgres.
+ */
+export interface SnapshotBuilder extends BuildChain<BuildStats> {
   /** True when the periodic full build is due (the sweep requests a job then). */
   fullBuildDue(): boolean;
   /** The `catalogVersion` the last successful build worked from (undefined before the first). */
   builtVersion(): string | undefined;
-  /** Resolves once no build is running or queued in this process. */
-  idle(): Promise<void>;
 }
 
 export interface SnapshotBuilderDeps {
@@ -81,7 +79,6 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   let leagueLists = new Set<string>();
   /** The market index entries (market id → event slug) this process wrote, so a build writes only new ones. */
   const indexed = new Map<string, string>();
-  let chain: Promise<unknown> = Promise.resolve();
 
   /** Take the dirty set and the catalog version in one atomic step. */
   async function popDirty(): Promise<{ ids: string[]; version: string }> {
@@ -216,27 +213,15 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
     }
   }
 
+  const builds = createBuildChain(run, deps.logger, 'snapshots');
+
   return {
-    build(opts = {}) {
-      const next = chain.then(() => run(opts.full === true));
-      chain = next.catch(() => {});
-      return next.then((stats) => {
-        deps.logger.debug({ ...stats, reason: opts.reason }, 'snapshots built');
-        return stats;
-      });
-    },
+    ...builds,
     fullBuildDue() {
       return lastFullAt === undefined || deps.clock.now() - lastFullAt >= fullEveryMs;
     },
     builtVersion() {
       return lastVersion;
-    },
-    async idle() {
-      let seen: Promise<unknown>;
-      do {
-        seen = chain;
-        await seen;
-      } while (seen !== chain);
     },
   };
 }

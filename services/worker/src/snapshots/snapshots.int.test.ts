@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@pm/shared/logger';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedis, eventually, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createSnapshotBuilder, type SnapshotBuilder } from './builder.js';
 import {
   eventSnapshotSchema,
@@ -243,12 +243,7 @@ describe('incremental builds', () => {
       await dirty('e-soccer');
       now += 1000;
       const building = builder.build();
-      const deadline = Date.now() + 5_000;
-      let shown: number | undefined;
-      while (shown !== 0.37 && Date.now() < deadline) {
-        shown = (await event('ars-che')).markets[0]?.outcomes[0]?.chance;
-        if (shown !== 0.37) await new Promise((r) => setTimeout(r, 10));
-      }
+      const shown = await eventually(async () => (await event('ars-che')).markets[0]?.outcomes[0]?.chance, (c) => c === 0.37, { timeoutMs: 5_000, everyMs: 10 });
       expect(shown).toBe(0.37);
       // The lists wait for the rest of the build.
       expect((await list('markets:trending')).events[1]?.markets[0]?.outcomes[0]?.chance).not.toBe(0.37);

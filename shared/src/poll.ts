@@ -24,3 +24,29 @@ export async function until<T>(
   const context = options.context?.().slice(-3000);
   throw new Error(`timed out waiting for ${described}${last ? `: ${String(last)}` : ''}${context ? `\n${context}` : ''}`);
 }
+
+/**
+ * Reads until `ok` holds, or time runs out, and returns the last value read either way, so the
+ * assertions that follow say what was seen instead of a bare timeout.
+ */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  ok: (value: T) => boolean,
+  options: { timeoutMs: number; everyMs?: number },
+): Promise<T> {
+  let last: { value: T } | undefined;
+  try {
+    return (
+      await until(
+        'a value that passes',
+        async () => {
+          last = { value: await read() };
+          return ok(last.value) ? last : undefined;
+        },
+        options,
+      )
+    ).value;
+  } catch {
+    return last ? last.value : read();
+  }
+}
