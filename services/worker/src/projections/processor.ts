@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { WEEK_MS } from '@pm/shared/domain';
 import type { JobData, SnapshotTrigger } from '@pm/shared/queues';
 import type { Logger } from '@pm/shared/logger';
 import { redisKeyBase } from '@pm/shared/redis';
@@ -9,7 +10,6 @@ import { projectionMarketsDirtyKey, projectionUsersDirtyKey, type RecordsTrigger
 import { projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';
 import { marketsPendingSettlement, settleMarket } from '../settlement/settle-market.js';
 
-const WEEK_MS = 7 * 24 * 3600 * 1000;
 /** The 7-day window's edge is checked at most this often (it costs one pass over settled calls). */
 const WEEK_EDGE_EVERY_MS = 60_000;
 /** With no edge recorded yet (a new Redis), look back this far for calls that left the window. */
