@@ -4,7 +4,7 @@
  */
 export { createDb, sql, type Db } from './connection.js';
 export { migrate, ensureDatabase, dropDatabase, type MigrationResult } from './migrate.js';
-export { tables, anyOf, caseInsensitive, greaterThan, lessThan, not, type DatabaseSchema } from './tables.js';
+export { tables, allOf, anyOf, caseInsensitive, greaterThan, lessThan, not, type DatabaseSchema } from './tables.js';
 export { postgresCheck } from './readiness.js';
 export * as recordJson from './record-json.js';
 export { IsolationLevel } from '@databases/pg';

@@ -5,7 +5,7 @@ import { WEEK_MS } from '@pm/shared/domain';
 import type { JobData, SnapshotTrigger } from '@pm/shared/queues';
 import type { Logger } from '@pm/shared/logger';
 import { redisKeyBase } from '@pm/shared/redis';
-import { sql, tables, type Db } from '@pm/shared/db';
+import { tables, type Db } from '@pm/shared/db';
 import { projectionMarketsDirtyKey, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
 import { projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';
 import { marketsPendingSettlement, settleMarket } from '../settlement/settle-market.js';
@@ -126,18 +126,17 @@ export function createRebuildAllProcessor(deps: ProjectionProcessorDeps) {
     }
     const { ms } = await rebuildProjections(deps.db, at);
     await deps.redis.set(weekEdgeKey(deps.prefix), String(at.getTime()));
-    // Input: none. Output: the projection tables' row counts, for the summary.
-    const [rebuilt] = await deps.db.query(sql`
-      select (select count(*) from user_records)::int as user_records,
-             (select count(*) from leaderboard_rows)::int as leaderboard_rows,
-             (select count(*) from market_splits)::int as market_splits
-    `);
+    const rebuilt = {
+      user_records: await tables.user_records(deps.db).count(),
+      leaderboard_rows: await tables.leaderboard_rows(deps.db).count(),
+      market_splits: await tables.market_splits(deps.db).count(),
+    };
     deps.logger.info({ ms, settledMarkets, unsettled: unsettled.length }, 'projections rebuilt');
     await deps.trigger.requestFullSnapshotBuild();
     if (deps.snapshots) {
       const open = await tables.events(deps.db).find({ closed: false }).select('id').all();
       await deps.snapshots.markEventsDirty(open.map((e) => e.id));
     }
-    return { settledMarkets, unsettled, rebuilt: rebuilt as RebuildSummary['rebuilt'], ms: { ...ms, total: Math.round(performance.now() - started) } };
+    return { settledMarkets, unsettled, rebuilt, ms: { ...ms, total: Math.round(performance.now() - started) } };
   };
 }
