@@ -8,3 +8,5 @@ export { tables, allOf, anyOf, caseInsensitive, greaterThan, lessThan, not, type
 export { postgresCheck } from './readiness.js';
 export * as recordJson from './record-json.js';
 export { IsolationLevel } from '@databases/pg';
+/** The row types generated from the migrations (`npm run db:types`): the only row types there are. */
+export type * from './__generated__/index.js';
