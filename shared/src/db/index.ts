@@ -2,7 +2,7 @@
  * Postgres (`@pm/shared/db`): the one connection layer (`@databases/pg`), the typed tables
  * (`@databases/pg-typed` over the generated row types), migrations and the readiness check.
  */
-export { createDb, sql, type Db } from './connection.js';
+export { createDb, sql, type Db, type Queryable } from './connection.js';
 export { migrate, ensureDatabase, dropDatabase, type MigrationResult } from './migrate.js';
 export { tables, allOf, anyOf, caseInsensitive, greaterThan, lessThan, not, type DatabaseSchema } from './tables.js';
 export { postgresCheck } from './readiness.js';
