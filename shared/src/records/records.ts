@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { sql, type Db } from '../db/connection.js';
 import { caseInsensitive, tables } from '../db/tables.js';
+import type { Users } from '../db/__generated__/index.js';
 import { winsOn10 } from '../domain/money.js';
 import type { Logger } from '../logger.js';
 import { isConnectionLoss, RecordRefused, RecordsUnavailable } from './errors.js';
@@ -183,7 +184,7 @@ export function createRecords(deps: RecordsDeps): Records {
           if (taken) throw new RecordRefused('handle_taken', `handle @${handle} is taken (by @${taken.handle})`);
           // Input: the new person's fields. Output: their id and handle. Hand-written, not pg-typed: users.id is
           // `generated always as identity`, which the generated insert type wrongly requires (pg-schema-print-types).
-          const rows: Array<{ id: number; handle: string }> = await tx.query(sql`
+          const rows: Array<Pick<Users, 'id' | 'handle'>> = await tx.query(sql`
             insert into users (handle, display_name, avatar, bio, interests, joined_at)
             values (${handle}, ${parsed.displayName}, ${parsed.avatar ?? null}, ${parsed.bio ?? ''}, ${interests}::text[], ${joinedAt})
             returning id, handle
