@@ -39,7 +39,7 @@ interface Plant {
   file: string;
   /** Appended to the file (or its whole text when the file is new). */
   line: string;
-  /** A words of the rule's message, so the failure is this boundary's and not another rule's. */
+  /** Words of the rule's message, so the failure is this boundary's and not another rule's. */
   says: RegExp;
 }
 
