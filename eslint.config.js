@@ -1,7 +1,9 @@
-// Lint: typescript-eslint's recommended rules over every workspace. Types are checked by tsc (npm run typecheck).
+// Lint: typescript-eslint's recommended rules over every workspace, and the architecture's boundaries
+// (eslint.boundaries.js). Types are checked by tsc (npm run typecheck).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+import { boundaries } from './eslint.boundaries.js';
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', 'shared/src/db/__generated__/**', 'clients/typescript/src/schema.d.ts', '.data/**', 'test-results/**'] },
@@ -15,4 +17,5 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  ...boundaries,
 );

@@ -1,29 +1,42 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
-import { createRecords, type Records } from '@pm/shared/records';
+import { createLogger } from '@pm/shared/logger';
+import { queuePrefix, type JobData } from '@pm/shared/queues';
+import { createRecords, createRecordsTrigger, type Records, type RecordsTrigger } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createRebuildAllProcessor } from '../services/worker/src/projections/index.js';
 import { insertMarkets, logResolution, setChance } from '../services/worker/src/settlement/test-fixture.js';
 
 /**
  * `npm run rebuild` re-derives everything from Postgres, settlement included: a resolved market whose
  * settlement job was lost (no worker ran, Redis forgot it) is settled, and the projections show it.
+ * The script only queues the worker's `rebuild-all` job; here the worker's own processor runs it.
  */
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 let tdb: TestDatabase;
 let tr: TestRedis;
 let records: Records;
+let trigger: RecordsTrigger;
+let worker: Worker<JobData['rebuild-all'], unknown, 'rebuild-all'>;
 
 beforeAll(async () => {
   [tdb, tr] = await Promise.all([createTestDatabase('rebuild'), createTestRedis('rebuild')]);
   await insertMarkets(tdb.db, ['rb1', 'rb2']);
   records = createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix });
   await records.createUser({ handle: 'rita', displayName: 'Rita' });
+  const connection = tr.redis.duplicate({ maxRetriesPerRequest: null });
+  trigger = createRecordsTrigger({ redis: connection, prefix: tr.prefix });
+  const rebuildAll = createRebuildAllProcessor({ db: tdb.db, redis: tr.redis, prefix: tr.prefix, trigger, logger: createLogger('rebuild-test', { LOG_LEVEL: 'silent' }) });
+  worker = new Worker<JobData['rebuild-all'], unknown, 'rebuild-all'>('projections', rebuildAll, { connection, prefix: queuePrefix(tr.prefix) });
 });
 
 afterAll(async () => {
+  await worker?.close();
+  await trigger?.close();
   await records?.close();
   await tr?.cleanup();
   await tdb?.drop();

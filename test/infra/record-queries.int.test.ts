@@ -76,6 +76,8 @@ function explaining(db: Db): Db {
           return (fn: (t: Q) => Promise<unknown>, opts?: unknown) => tx.call(obj, (t: Q) => fn(wrap(t)), opts);
         }
         const value = Reflect.get(obj, prop, receiver) as unknown;
+        // `sql` is a tag with helpers of its own (ident, join…) that pg-typed reads: never rebound.
+        if (prop === 'sql') return value;
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(obj) : value;
       },
     });

@@ -11,7 +11,8 @@ import type { Logger } from '@pm/shared/logger';
  * plain-JS caller cannot slip past) and refuses to start rather than fail jobs later.
  */
 
-export type JobProcessor<N extends keyof JobData> = (job: Job<JobData[N], unknown, N>) => Promise<void>;
+/** A processor may return a summary: BullMQ keeps it as the job's return value (`npm run rebuild` prints it). */
+export type JobProcessor<N extends keyof JobData> = (job: Job<JobData[N], unknown, N>) => Promise<unknown>;
 
 /** Every job name of queue Q → its processor. */
 export type QueueProcessors<Q extends QueueName> = {

@@ -142,7 +142,9 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       bullConnection = duplicateRedis(deps.redis, { maxRetriesPerRequest: null });
       // Settlement and projections request their follow-up work (projections, record snapshots) through it.
       recordsTrigger = createRecordsTrigger({ redis: bullConnection, prefix: config.REDIS_PREFIX, intervalMs: config.SNAPSHOT_INTERVAL_MS });
-      const projectionDeps = { db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, trigger: recordsTrigger, logger: logger.child({ part: 'projections' }) };
+      const sweeper = createSnapshotTrigger({ redis: deps.redis, prefix: config.REDIS_PREFIX, logger });
+      trigger = sweeper;
+      const projectionDeps = { db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, trigger: recordsTrigger, snapshots: sweeper, logger: logger.child({ part: 'projections' }) };
       queueWorkers = startQueueWorkers({
         registry: {
           snapshots: {
@@ -170,8 +172,6 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       for (const w of queueWorkers.workers) deps.onQueueWorker?.(w);
       await scheduleWeekRollover(bullConnection, config.REDIS_PREFIX);
       if (await requestRebuildIfStale(deps.db, bullConnection, config.REDIS_PREFIX)) logger.info('projections missing or of another version: rebuild queued');
-      const sweeper = createSnapshotTrigger({ redis: deps.redis, prefix: config.REDIS_PREFIX, logger });
-      trigger = sweeper;
       // Changes never wait for it (they request their own build); it catches what a blip dropped.
       const every = deps.sweepEveryMs ?? Math.max(config.SNAPSHOT_INTERVAL_MS, 250);
       // The full record build at start, in the background: over a big history it may be long.

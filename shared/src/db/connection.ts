@@ -1,6 +1,8 @@
-import createConnectionPool, { sql, type ConnectionPool } from '@databases/pg';
+import createConnectionPool, { sql, type ConnectionPool, type Queryable } from '@databases/pg';
 
 export { sql };
+/** A pool or a transaction: what pg-typed's tables and `query` take. */
+export type { Queryable };
 export type Db = ConnectionPool;
 
 /** One pool per process. `bigIntMode: 'number'` is safe here: our bigint ids are identity counters. */

@@ -1,4 +1,4 @@
-import createTables from '@databases/pg-typed';
+import createTables, { allOf, anyOf, caseInsensitive, greaterThan, lessThan, not } from '@databases/pg-typed';
 import type DatabaseSchema from './__generated__/index.js';
 import databaseSchema from './__generated__/schema.json' with { type: 'json' };
 
@@ -8,3 +8,5 @@ import databaseSchema from './__generated__/schema.json' with { type: 'json' };
  */
 export const tables = createTables<DatabaseSchema>({ databaseSchema });
 export type { DatabaseSchema };
+/** pg-typed's field conditions, for `find`/`update`/`delete` where clauses. */
+export { allOf, anyOf, caseInsensitive, greaterThan, lessThan, not };

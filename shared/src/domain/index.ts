@@ -8,3 +8,4 @@ export * from './money.js';
 export * from './orderbook.js';
 export * from './display-chance.js';
 export * from './categories.js';
+export * from './records.js';

@@ -88,7 +88,10 @@ export function comboXp(legs: Array<{ status: SettlementStatus; chance: number }
   return xpIfRight(product) * counted;
 }
 
-/** `round(100 × won ÷ (won + lost))`; 0 when there are no won or lost calls. Voids never count. */
+/**
+ * `round(100 × won ÷ (won + lost))`; 0 when there are no won or lost calls. Voids never count.
+ * The definition: user_records computes it in SQL at scale, held equal to this by rules.int.test.ts.
+ */
 export function rightPct(won: number, lost: number): number {
   const decided = won + lost;
   if (!(decided > 0)) return 0;
@@ -97,7 +100,8 @@ export function rightPct(won: number, lost: number): number {
 
 /**
  * Consecutive won calls counting back from the most recently settled non-void call; void calls
- * are skipped wherever they fall (they neither extend nor break a streak).
+ * are skipped wherever they fall (they neither extend nor break a streak). The definition:
+ * user_records computes it in SQL at scale, held equal to this by rules.int.test.ts.
  * @param settledNewestFirst statuses of settled calls, most recently settled first.
  */
 export function streak(settledNewestFirst: Array<'won' | 'lost' | 'void'>): number {

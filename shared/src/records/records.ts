@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
 import { sql, type Db } from '../db/connection.js';
+import { caseInsensitive, tables } from '../db/tables.js';
+import type { Users } from '../db/__generated__/index.js';
 import { winsOn10 } from '../domain/money.js';
 import type { Logger } from '../logger.js';
 import { isConnectionLoss, RecordRefused, RecordsUnavailable } from './errors.js';
@@ -100,11 +102,8 @@ interface MarketOutcome {
 
 async function findUser(tx: Tx, rawHandle: string): Promise<{ id: number; handle: string }> {
   const handle = parseHandle(rawHandle);
-  // Input: a handle. Output: the user with that handle, compared case-insensitively (users_handle_ci).
-  const rows: Array<{ id: number; handle: string }> = await tx.query(sql`
-    select id, handle from users where lower(handle) = lower(${handle})
-  `);
-  const user = rows[0];
+  // The user with that handle, compared case-insensitively (lower(handle) = lower($1): users_handle_ci).
+  const user = await tables.users(tx).find({ handle: caseInsensitive(handle) }).select('id', 'handle').one();
   if (!user) throw new RecordRefused('unknown_user', `no user with handle @${handle}`);
   return user;
 }
@@ -185,10 +184,11 @@ export function createRecords(deps: RecordsDeps): Records {
       let user: { id: number; handle: string };
       try {
         user = await db.tx(async (tx) => {
-          const taken: Array<{ handle: string }> = await tx.query(sql`select handle from users where lower(handle) = lower(${handle})`);
-          if (taken[0]) throw new RecordRefused('handle_taken', `handle @${handle} is taken (by @${taken[0].handle})`);
-          // Input: the new person's fields. Output: their id and handle.
-          const rows: Array<{ id: number; handle: string }> = await tx.query(sql`
+          const taken = await tables.users(tx).find({ handle: caseInsensitive(handle) }).select('handle').one();
+          if (taken) throw new RecordRefused('handle_taken', `handle @${handle} is taken (by @${taken.handle})`);
+          // Input: the new person's fields. Output: their id and handle. Hand-written, not pg-typed: users.id is
+          // `generated always as identity`, which the generated insert type wrongly requires (pg-schema-print-types).
+          const rows: Array<Pick<Users, 'id' | 'handle'>> = await tx.query(sql`
             insert into users (handle, display_name, avatar, bio, interests, joined_at)
             values (${handle}, ${parsed.displayName}, ${parsed.avatar ?? null}, ${parsed.bio ?? ''}, ${interests}::text[], ${joinedAt})
             returning id, handle
@@ -210,11 +210,8 @@ export function createRecords(deps: RecordsDeps): Records {
         const a = await findUser(tx, followerHandle);
         const b = await findUser(tx, followeeHandle);
         if (a.id === b.id) throw new RecordRefused('self_follow', `@${a.handle} cannot follow themselves`);
-        // Input: follower and followee ids. Output: none; following twice changes nothing.
-        await tx.query(sql`
-          insert into follows (follower_id, followee_id, created_at) values (${a.id}, ${b.id}, ${new Date(clock())})
-          on conflict do nothing
-        `);
+        // Following twice changes nothing (on conflict do nothing).
+        await tables.follows(tx).insertOrIgnore({ follower_id: a.id, followee_id: b.id, created_at: new Date(clock()) });
         await announce(tx, { userIds: [a.id, b.id], dirty: [] });
       });
     },
@@ -224,8 +221,8 @@ export function createRecords(deps: RecordsDeps): Records {
         const a = await findUser(tx, followerHandle);
         const b = await findUser(tx, followeeHandle);
         if (a.id === b.id) throw new RecordRefused('self_follow', `@${a.handle} cannot unfollow themselves`);
-        // Input: follower and followee ids. Output: none; unfollowing twice changes nothing.
-        await tx.query(sql`delete from follows where follower_id = ${a.id} and followee_id = ${b.id}`);
+        // Unfollowing twice changes nothing.
+        await tables.follows(tx).delete({ follower_id: a.id, followee_id: b.id });
         await announce(tx, { userIds: [a.id, b.id], dirty: [] });
       });
     },
@@ -237,23 +234,27 @@ export function createRecords(deps: RecordsDeps): Records {
         const outcome = await openOutcome(tx, parsed.marketId, parsed.outcomeIndex);
         let copiedOwner: number | null = null;
         if (parsed.copiedFrom) {
-          const copied: Array<{ user_id: number }> = await tx.query(sql`select user_id from calls where id = ${parsed.copiedFrom}`);
-          if (!copied[0]) throw new RecordRefused('unknown_call', `no call with id ${parsed.copiedFrom} to copy`);
-          copiedOwner = copied[0].user_id;
+          const copied = await tables.calls(tx).find({ id: parsed.copiedFrom }).select('user_id').one();
+          if (!copied) throw new RecordRefused('unknown_call', `no call with id ${parsed.copiedFrom} to copy`);
+          copiedOwner = copied.user_id;
         }
         // Read last, right before the insert: the chance the API shows at this instant.
         const chance = await readLiveChance(redis, prefix, { tokenId: outcome.tokenId, label: `${outcome.name} on "${outcome.question}"` }, clock());
         const madeAt = parsed.madeAt ?? new Date(clock());
         const id = await insertWithFreshId(async (candidate) => {
-          // Input: the call's fields, its chance as the decimal text from Redis. Output: its id, or none on an id collision.
-          const rows: Array<{ id: string }> = await tx.query(sql`
-            insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, copied_from, is_fade, made_at)
-            values (${candidate}, ${user.id}, ${parsed.marketId}, ${parsed.outcomeIndex}, ${chance.text}::numeric,
-                    ${parsed.thesis}, ${parsed.copiedFrom ?? null}, ${parsed.isFade ?? false}, ${madeAt})
-            on conflict (id) do nothing
-            returning id
-          `);
-          return rows[0]?.id;
+          // The chance is the decimal text from Redis (numeric, never a float). None inserted on an id collision.
+          const [row] = await tables.calls(tx).insertOrIgnore({
+            id: candidate,
+            user_id: user.id,
+            market_id: parsed.marketId,
+            outcome_index: parsed.outcomeIndex,
+            chance_at_call: chance.text,
+            thesis: parsed.thesis,
+            copied_from: parsed.copiedFrom ?? null,
+            is_fade: parsed.isFade ?? false,
+            made_at: madeAt,
+          });
+          return row?.id;
         });
         const userIds = copiedOwner !== null && copiedOwner !== user.id ? [user.id, copiedOwner] : [user.id];
         await announce(tx, { userIds, marketIds: [parsed.marketId], dirty: [`call:${id}`, `user:${user.id}`, `market:${parsed.marketId}`] });
@@ -267,11 +268,12 @@ export function createRecords(deps: RecordsDeps): Records {
       const parsed = parseInput(thesisUpdateSchema, { callId, body }, 'addThesisUpdate');
       const at = new Date(clock());
       await db.tx(async (tx) => {
-        const calls: Array<{ user_id: number }> = await tx.query(sql`select user_id from calls where id = ${parsed.callId}`);
-        if (!calls[0]) throw new RecordRefused('unknown_call', `no call with id ${parsed.callId}`);
-        // Input: call id, body, time. Output: none.
+        const call = await tables.calls(tx).find({ id: parsed.callId }).select('user_id').one();
+        if (!call) throw new RecordRefused('unknown_call', `no call with id ${parsed.callId}`);
+        // Input: call id, body, time. Output: none. Hand-written: thesis_updates.id is an identity column,
+        // which the generated insert type wrongly requires.
         await tx.query(sql`insert into thesis_updates (call_id, body, at) values (${parsed.callId}, ${parsed.body}, ${at})`);
-        await announce(tx, { dirty: [`call:${parsed.callId}`, `user:${calls[0].user_id}`] });
+        await announce(tx, { dirty: [`call:${parsed.callId}`, `user:${call.user_id}`] });
       });
       return { at };
     },
@@ -291,7 +293,7 @@ export function createRecords(deps: RecordsDeps): Records {
         const outcomes = [];
         for (const leg of parsed.legs) outcomes.push(await openOutcome(tx, leg.marketId, leg.outcomeIndex));
         const now = clock();
-        const chances = [];
+        const chances: Array<Awaited<ReturnType<typeof readLiveChance>>> = [];
         for (const outcome of outcomes) {
           chances.push(await readLiveChance(redis, prefix, { tokenId: outcome.tokenId, label: `${outcome.name} on "${outcome.question}"` }, now));
         }
@@ -301,22 +303,15 @@ export function createRecords(deps: RecordsDeps): Records {
         const wins = winsOn10(chance);
         const madeAt = parsed.madeAt ?? new Date(now);
         const id = await insertWithFreshId(async (candidate) => {
-          // Input: the combo's fields. Output: its id, or none on an id collision.
-          const rows: Array<{ id: string }> = await tx.query(sql`
-            insert into combos (id, user_id, chance, wins_on_10, made_at)
-            values (${candidate}, ${user.id}, ${String(chance)}::numeric, ${String(wins)}::numeric, ${madeAt})
-            on conflict (id) do nothing
-            returning id
-          `);
-          return rows[0]?.id;
+          // None inserted on an id collision.
+          const [row] = await tables.combos(tx).insertOrIgnore({ id: candidate, user_id: user.id, chance: String(chance), wins_on_10: String(wins), made_at: madeAt });
+          return row?.id;
         });
-        // Input: combo id and, per leg, its index, market, outcome and live chance text. Output: none.
-        await tx.query(sql`
-          insert into combo_legs (combo_id, leg_index, market_id, outcome_index, chance_at_call)
-          select ${id}, leg.i - 1, leg.market_id, leg.outcome_index, leg.chance::numeric
-          from unnest(${parsed.legs.map((l) => l.marketId)}::text[], ${parsed.legs.map((l) => l.outcomeIndex)}::int[],
-                      ${chances.map((c) => c.text)}::text[]) with ordinality as leg(market_id, outcome_index, chance, i)
-        `);
+        // One statement for every leg, each at its live chance text.
+        await tables.combo_legs(tx).bulkInsert({
+          columnsToInsert: ['combo_id', 'leg_index', 'market_id', 'outcome_index', 'chance_at_call'],
+          records: parsed.legs.map((leg, i) => ({ combo_id: id, leg_index: i, market_id: leg.marketId, outcome_index: leg.outcomeIndex, chance_at_call: chances[i]!.text })),
+        });
         await announce(tx, { dirty: ['combos', `user:${user.id}`] });
         return { id, chance, wins };
       });

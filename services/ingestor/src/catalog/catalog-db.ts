@@ -1,5 +1,5 @@
 import { writeOutbox } from '@pm/shared/outbox';
-import { sql, type Db } from '@pm/shared/db';
+import { anyOf, sql, tables, type Db, type Events, type Markets, type Outcomes } from '@pm/shared/db';
 import type { CatalogRows, EventRow, MarketRow, OutcomeRow } from './catalog-map.js';
 
 /**
@@ -7,7 +7,19 @@ import type { CatalogRows, EventRow, MarketRow, OutcomeRow } from './catalog-map
  * Rows travel as one JSON parameter read with json_to_recordset, so a page is three statements
  * however many rows it has. `updated_at` is bumped only where a column actually changed (the
  * `where … is distinct from` guard), which is also how a sync knows which events changed.
+ * The upserts stay sql templates, not pg-typed's insertOrUpdate: they skip a row whose slug another
+ * event holds and update only the rows that changed (returning those), which pg-typed cannot say.
+ * Single-table reads and updates go through pg-typed.
  */
+
+/**
+ * A page's rows are JSON payloads of the upserts (numbers and ISO times, where the generated row
+ * types have numeric text and Dates), so they have types of their own; every field must still be a
+ * column of its table: a renamed or dropped column fails to compile here.
+ */
+type OnlyColumns<Row, TableRow> = Exclude<keyof Row, keyof TableRow> extends never ? true : false;
+const pageRowsAreColumns: [OnlyColumns<EventRow, Events>, OnlyColumns<MarketRow, Markets>, OnlyColumns<OutcomeRow, Outcomes>] = [true, true, true];
+void pageRowsAreColumns;
 
 export interface PageWriteResult {
   /** Events with any inserted or changed row (event, market or outcome). */
@@ -21,11 +33,9 @@ export async function writeCatalogPage(db: Db, rows: CatalogRows): Promise<PageW
   return db.tx(async (tx) => {
     const changed = new Set<string>();
     for (const r of await upsertEvents(tx, rows.events)) changed.add(r.id);
-    const present = await tx.query(
-      // Input: $1 event ids of the page. Output: those now present (the rest lost a slug conflict).
-      sql`select id from events where id = any(${rows.events.map((e) => e.id)}::text[])`,
-    );
-    const presentIds = new Set(present.map((r: { id: string }) => r.id));
+    // The page's events now present (the rest lost a slug conflict).
+    const present = await tables.events(tx).find({ id: anyOf(rows.events.map((e) => e.id)) }).select('id').all();
+    const presentIds = new Set<string>(present.map((r) => r.id));
     const markets = rows.markets.filter((m) => presentIds.has(m.event_id));
     for (const r of await upsertMarkets(tx, markets)) changed.add(r.event_id);
     const marketEvent = new Map(markets.map((m) => [m.id, m.event_id]));
@@ -143,21 +153,18 @@ async function upsertOutcomes(tx: Tx, rows: OutcomeRow[]): Promise<Array<{ marke
  */
 export async function closeVanishedEvent(db: Db, eventId: string): Promise<boolean> {
   return db.tx(async (tx) => {
-    // Input: $1 event id. Output: the event's id when it was open (and is now closed).
-    const closed: Array<{ id: string }> = await tx.query(
-      sql`update events set closed = true, updated_at = now() where id = ${eventId} and closed = false returning id`,
-    );
+    const at = new Date();
+    // The event, when it was open (and is now closed); then its open markets.
+    const closed = await tables.events(tx).update({ id: eventId, closed: false }, { closed: true, updated_at: at });
     if (closed.length === 0) return false;
-    // Input: $1 event id. Output: none; its open markets are closed too.
-    await tx.query(sql`update markets set closed = true, updated_at = now() where event_id = ${eventId} and closed = false`);
+    await tables.markets(tx).update({ event_id: eventId, closed: false }, { closed: true, updated_at: at });
     return true;
   });
 }
 
 /** Ids of events the database holds as open (to find those that left the catalog's open list). */
 export async function openEventIds(db: Db): Promise<string[]> {
-  // Input: none. Output: ids of events not closed.
-  const rows: Array<{ id: string }> = await db.query(sql`select id from events where closed = false`);
+  const rows = await tables.events(db).find({ closed: false }).select('id').all();
   return rows.map((r) => r.id);
 }
 

@@ -1,12 +1,9 @@
+import { LEADERBOARD_SORTS, RIGHT_MIN_SETTLED, WEEK_MS, type LeaderboardSort } from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
 import type { Projection } from './projection.js';
 
-/** The four boards (SPEC.md endpoint 9). */
-export const LEADERBOARD_SORTS = ['profit', 'right', 'xp', 'week'] as const;
-export type LeaderboardSort = (typeof LEADERBOARD_SORTS)[number];
-
-/** `right` ranks only people with at least this many settled calls (SPEC.md "Limits"). */
-export const RIGHT_MIN_SETTLED = 5;
+/** The boards and who may be on them: one definition, in the domain (rankBoard is the rule this SQL computes). */
+export { LEADERBOARD_SORTS, RIGHT_MIN_SETTLED, type LeaderboardSort };
 
 /**
  * How deep each board is kept. The API shows at most 100 rows (SPEC.md: leaderboard `limit` 1 to
@@ -60,7 +57,7 @@ export const leaderboard: Projection = {
   handles: ['UserRecordChanged'],
   tables: ['leaderboard_rows'],
   async apply(tx, scope) {
-    const weekStart = new Date(scope.now.getTime() - 7 * 24 * 3600 * 1000);
+    const weekStart = new Date(scope.now.getTime() - WEEK_MS);
     // Each board's top rows by a top-N sort over the eligible records.
     const tops = LEADERBOARD_SORTS.map((sort) => {
       const { score, eligible } = board(sort, weekStart);

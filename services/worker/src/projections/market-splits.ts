@@ -6,7 +6,8 @@ import type { Projection } from './projection.js';
  * id) is on each outcome — one per person, so someone who changed their mind counts once, on their
  * new side. A market with at least one call has a row for EVERY outcome (zeros included), so the
  * split reads in outcome order straight from the rows; a market nobody called has none (SPEC.md:
- * "empty when nobody has called the market").
+ * "empty when nobody has called the market"). The rule is domain platformSplit; rules.int.test.ts
+ * holds this SQL equal to it.
  */
 export const marketSplits: Projection = {
   name: 'market_splits',

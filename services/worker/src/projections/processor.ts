@@ -1,14 +1,15 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { JobData } from '@pm/shared/queues';
+import { WEEK_MS } from '@pm/shared/domain';
+import type { JobData, SnapshotTrigger } from '@pm/shared/queues';
 import type { Logger } from '@pm/shared/logger';
 import { redisKeyBase } from '@pm/shared/redis';
-import type { Db } from '@pm/shared/db';
+import { tables, type Db } from '@pm/shared/db';
 import { projectionMarketsDirtyKey, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
 import { projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';
+import { marketsPendingSettlement, settleMarket } from '../settlement/settle-market.js';
 
-const WEEK_MS = 7 * 24 * 3600 * 1000;
 /** The 7-day window's edge is checked at most this often (it costs one pass over settled calls). */
 const WEEK_EDGE_EVERY_MS = 60_000;
 /** With no edge recorded yet (a new Redis), look back this far for calls that left the window. */
@@ -26,6 +27,8 @@ export interface ProjectionProcessorDeps {
   redis: Redis;
   prefix: string;
   trigger: RecordsTrigger;
+  /** Open events' snapshots to rebuild after a full rebuild (their platform_split); absent in tests that do not look. */
+  snapshots?: Pick<SnapshotTrigger, 'markEventsDirty'>;
   logger: Logger;
   now?: () => Date;
 }
@@ -91,14 +94,49 @@ export function createProjectUsersProcessor(deps: ProjectionProcessorDeps) {
   };
 }
 
-/** `rebuild-all`: truncate and recompute every projection, then rebuild every record snapshot. */
+/** What a `rebuild-all` did: its job's return value, which `npm run rebuild` prints. */
+export interface RebuildSummary {
+  settledMarkets: number;
+  /** Markets whose settlement refused their resolution (no winner, not void): reported, not fatal. */
+  unsettled: Array<{ marketId: string; error: string }>;
+  rebuilt: { user_records: number; leaderboard_rows: number; market_splits: number };
+  ms: Record<string, number>;
+}
+
+/**
+ * `rebuild-all`: re-derive everything from Postgres. Settle every resolved market whose settlement has
+ * not committed (each in its own transaction, as `settle-market` does), truncate and recompute every
+ * projection, then rebuild every record snapshot and every open event's snapshot (their
+ * platform_split). `npm run rebuild` enqueues this same job, so the CLI and the worker take one route.
+ */
 export function createRebuildAllProcessor(deps: ProjectionProcessorDeps) {
   const now = deps.now ?? (() => new Date());
-  return async (_job: Job<JobData['rebuild-all'], unknown, 'rebuild-all'>): Promise<void> => {
+  return async (_job: Job<JobData['rebuild-all'], unknown, 'rebuild-all'>): Promise<RebuildSummary> => {
+    const started = performance.now();
     const at = now();
+    let settledMarkets = 0;
+    const unsettled: RebuildSummary['unsettled'] = [];
+    for (const marketId of await marketsPendingSettlement(deps.db, 100_000)) {
+      try {
+        await settleMarket(deps.db, marketId, at);
+        settledMarkets++;
+      } catch (err) {
+        unsettled.push({ marketId, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
     const { ms } = await rebuildProjections(deps.db, at);
     await deps.redis.set(weekEdgeKey(deps.prefix), String(at.getTime()));
-    deps.logger.info({ ms }, 'projections rebuilt');
+    const rebuilt = {
+      user_records: await tables.user_records(deps.db).count(),
+      leaderboard_rows: await tables.leaderboard_rows(deps.db).count(),
+      market_splits: await tables.market_splits(deps.db).count(),
+    };
+    deps.logger.info({ ms, settledMarkets, unsettled: unsettled.length }, 'projections rebuilt');
     await deps.trigger.requestFullSnapshotBuild();
+    if (deps.snapshots) {
+      const open = await tables.events(deps.db).find({ closed: false }).select('id').all();
+      await deps.snapshots.markEventsDirty(open.map((e) => e.id));
+    }
+    return { settledMarkets, unsettled, rebuilt, ms: { ...ms, total: Math.round(performance.now() - started) } };
   };
 }

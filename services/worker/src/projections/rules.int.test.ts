@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { profitOn10, rightPct, streak, xpIfRight } from '@pm/shared/domain';
+import { copiesOf, LEADERBOARD_SORTS, platformSplit, profitOn10, rankBoard, rightPct, streak, weekProfit, WEEK_MS, xpIfRight, type BoardRecord } from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, type TestDatabase } from '@pm/shared/testing';
 import { settleMarket } from '../settlement/settle-market.js';
 import { insertMarkets, logResolution } from '../settlement/test-fixture.js';
+import { leaderboard, LEADERBOARD_DEPTH } from './leaderboard.js';
 import { projectChanges } from './run.js';
 
 /**
@@ -12,7 +13,12 @@ import { projectChanges } from './run.js';
  * random data (issue 10 item 4):
  * - settlement (settle-market.ts): a call's profit_on_10 and XP = profitOn10 and xpIfRight;
  * - user_records (user-records.ts): right_pct = rightPct(won, lost); streak = streak(statuses
- *   newest settled first), over calls settled at the same instant too (ties by made_at, then id).
+ *   newest settled first), over calls settled at the same instant too (ties by made_at, then id);
+ *   profit_7d = weekProfit (the window's edge included in the data); copies = copiesOf;
+ * - market_splits (market-splits.ts): platform_split = platformSplit (latest call per person, ties);
+ * - leaderboard_rows (leaderboard.ts): each board's order = rankBoard (ties by settled, then handle).
+ * Combo status and combo XP are computed in TypeScript only (settle-market.ts calls comboStatus and
+ * comboXp), so they have no SQL twin to hold equal.
  */
 
 let tdb: TestDatabase;
@@ -98,6 +104,151 @@ describe('user_records SQL against the domain', () => {
         expect(record).toEqual({ right_pct: rightPct(won, lost), streak: streak(settled.map((r) => r.status)), won, lost });
       }),
       { numRuns: 60 },
+    );
+  }, 120_000);
+});
+
+/** A fresh person with a unique handle; returns their id. */
+async function newUser(prefix: string): Promise<number> {
+  const [user] = await tdb.db.query(sql`insert into users (handle, display_name) values (${`${prefix}${++people}`}, 'P') returning id`);
+  return user.id as number;
+}
+
+describe('profit_7d SQL against the domain', () => {
+  // Settled this many minutes before `now`: around the 7-day edge (10080 min) and inside it.
+  const settledCall = fc.record({
+    minutesAgo: fc.oneof(fc.integer({ min: 10_070, max: 10_090 }), fc.integer({ min: 0, max: 20_000 })),
+    profitCents: fc.integer({ min: -1000, max: 100_000 }),
+  });
+
+  it('sums the profit of calls settled in the last 7 days as weekProfit does', async () => {
+    const now = new Date('2026-07-01T00:00:00Z');
+    await fc.assert(
+      fc.asyncProperty(fc.array(settledCall, { maxLength: 20 }), async (calls) => {
+        const userId = await newUser('w');
+        const rows = calls.map((c, i) => ({ id: `w${people}-${i}`, profit: (c.profitCents / 100).toFixed(2), settledAt: new Date(now.getTime() - c.minutesAgo * 60_000) }));
+        // Input: the generated settled calls. Output: none.
+        await tdb.db.query(sql`
+          insert into calls (id, user_id, market_id, outcome_index, chance_at_call, status, profit_on_10, made_at, settled_at)
+          select id, ${userId}, 'base', 0, 0.5, 'won', profit::numeric, settled_at - interval '1 day', settled_at
+          from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.profit)}::text[], ${rows.map((r) => r.settledAt)}::timestamptz[])
+               as t(id, profit, settled_at)`);
+        await projectChanges(tdb.db, { userIds: [userId], marketIds: [] }, now);
+        const [record] = await tdb.db.query(sql`select profit_7d::text as profit_7d from user_records where user_id = ${userId}`);
+        expect(Number(record.profit_7d)).toBe(weekProfit(rows.map((r) => ({ profitOn10: Number(r.profit), settledAt: r.settledAt })), now));
+      }),
+      { numRuns: 40 },
+    );
+  }, 120_000);
+});
+
+describe('copies SQL against the domain', () => {
+  it('counts calls by others copied from a person as copiesOf does', async () => {
+    await fc.assert(
+      // Each call: its author (one of three people) and which earlier call it copies, if any.
+      fc.asyncProperty(fc.array(fc.record({ author: fc.integer({ min: 0, max: 2 }), copies: fc.option(fc.nat(), { nil: null }) }), { maxLength: 20 }), async (spec) => {
+        const users = [await newUser('c'), await newUser('c'), await newUser('c')];
+        const calls = spec.map((c, i) => ({
+          id: `c${people}-${String(i).padStart(3, '0')}`,
+          userId: users[c.author] as number,
+          copiedFrom: c.copies === null || i === 0 ? null : `c${people}-${String(c.copies % i).padStart(3, '0')}`,
+        }));
+        // Input: the generated calls, in order (a copy names an earlier call). Output: none.
+        for (const c of calls) {
+          await tdb.db.query(sql`insert into calls (id, user_id, market_id, outcome_index, chance_at_call, copied_from) values (${c.id}, ${c.userId}, 'base', 0, 0.5, ${c.copiedFrom})`);
+        }
+        await projectChanges(tdb.db, { userIds: users, marketIds: [] }, new Date());
+        const records: Array<{ user_id: number; copies: number }> = await tdb.db.query(sql`select user_id, copies from user_records where user_id = any(${users}::bigint[])`);
+        expect(new Map(records.map((r) => [r.user_id, r.copies]))).toEqual(new Map(users.map((u) => [u, copiesOf(u, calls)])));
+      }),
+      { numRuns: 40 },
+    );
+  }, 120_000);
+});
+
+describe('market_splits SQL against the domain', () => {
+  it('splits a market by each person\'s latest call as platformSplit does', async () => {
+    const outcomes = ['A', 'B', 'C'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ person: fc.integer({ min: 0, max: 3 }), outcome: fc.integer({ min: 0, max: 2 }), madeMinute: fc.integer({ min: 0, max: 3 }) }), { maxLength: 20 }),
+        async (spec) => {
+          const marketId = `s${++markets}`;
+          await insertMarkets(tdb.db, [marketId], outcomes);
+          const users = await Promise.all([0, 1, 2, 3].map(() => newUser('p')));
+          const base = Date.parse('2026-06-01T00:00:00Z');
+          const calls = spec.map((c, i) => ({
+            id: `${marketId}-${String(i).padStart(3, '0')}`,
+            userId: users[c.person] as number,
+            outcomeIndex: c.outcome,
+            madeAt: new Date(base + c.madeMinute * 60_000),
+          }));
+          // Input: the generated calls on one market. Output: none.
+          await tdb.db.query(sql`
+            insert into calls (id, user_id, market_id, outcome_index, chance_at_call, made_at)
+            select id, user_id, ${marketId}, outcome_index, 0.5, made_at
+            from unnest(${calls.map((c) => c.id)}::text[], ${calls.map((c) => c.userId)}::bigint[], ${calls.map((c) => c.outcomeIndex)}::int[],
+                        ${calls.map((c) => c.madeAt)}::timestamptz[]) as t(id, user_id, outcome_index, made_at)`);
+          await projectChanges(tdb.db, { userIds: [], marketIds: [marketId] }, new Date());
+          const rows: Array<{ people: number }> = await tdb.db.query(sql`select people from market_splits where market_id = ${marketId} order by outcome_index`);
+          expect(rows.map((r) => r.people)).toEqual(platformSplit(calls, outcomes.length));
+        },
+      ),
+      { numRuns: 40 },
+    );
+  }, 120_000);
+});
+
+describe('leaderboard_rows SQL against the domain', () => {
+  let ldb: TestDatabase;
+  beforeAll(async () => {
+    // A database of its own: a board ranks everyone, so no other test's people may be on it.
+    ldb = await createTestDatabase('rules_board');
+    await insertMarkets(ldb.db, ['board']);
+  });
+  afterAll(async () => {
+    await ldb?.drop();
+  });
+
+  // Small ranges, so equal scores and equal settled counts (ties) are common.
+  const record = fc.record({
+    settled: fc.integer({ min: 0, max: 7 }),
+    rightPct: fc.integer({ min: 0, max: 3 }).map((n) => n * 25),
+    profitCents: fc.integer({ min: -2, max: 2 }).map((n) => n * 1050),
+    profit7dCents: fc.integer({ min: -1, max: 1 }).map((n) => n * 500),
+    xp: fc.integer({ min: 0, max: 3 }).map((n) => n * 10),
+    playedThisWeek: fc.boolean(),
+  });
+  const handles = fc.uniqueArray(fc.stringMatching(/^[a-zA-Z]{1,4}$/), { selector: (h) => h.toLowerCase(), maxLength: 15 });
+
+  it('ranks every board as rankBoard does', async () => {
+    const now = new Date('2026-07-01T00:00:00Z');
+    await fc.assert(
+      fc.asyncProperty(handles.chain((hs) => fc.tuple(fc.constant(hs), fc.array(record, { minLength: hs.length, maxLength: hs.length }))), async ([hs, recs]) => {
+        // Input: none. Output: none; the previous run's people gone.
+        await ldb.db.query(sql`truncate leaderboard_rows, user_records, calls, users restart identity cascade`);
+        const board: BoardRecord[] = [];
+        for (const [i, handle] of hs.entries()) {
+          const r = recs[i]!;
+          const [user] = await ldb.db.query(sql`insert into users (handle, display_name) values (${handle}, 'B') returning id`);
+          // Input: one generated record. Output: none.
+          await ldb.db.query(sql`
+            insert into user_records (user_id, settled, right_pct, profit_on_10, profit_7d, xp)
+            values (${user.id}, ${r.settled}, ${r.rightPct}, ${(r.profitCents / 100).toFixed(2)}::numeric, ${(r.profit7dCents / 100).toFixed(2)}::numeric, ${r.xp})`);
+          if (r.playedThisWeek) {
+            await ldb.db.query(sql`
+              insert into calls (id, user_id, market_id, outcome_index, chance_at_call, status, profit_on_10, settled_at)
+              values (${`b${user.id}`}, ${user.id}, 'board', 0, 0.5, 'won', 10, ${new Date(now.getTime() - WEEK_MS / 2)})`);
+          }
+          board.push({ userId: user.id, handle, settled: r.settled, rightPct: r.rightPct, profitOn10: r.profitCents / 100, profit7d: r.profit7dCents / 100, xp: r.xp, playedThisWeek: r.playedThisWeek });
+        }
+        await ldb.db.tx((tx) => leaderboard.apply(tx, { all: true, now }));
+        const rows: Array<{ sort: string; user_id: number }> = await ldb.db.query(sql`select sort, user_id from leaderboard_rows order by sort, rank`);
+        for (const sort of LEADERBOARD_SORTS) {
+          expect(rows.filter((r) => r.sort === sort).map((r) => r.user_id), sort).toEqual(rankBoard(sort, board).slice(0, LEADERBOARD_DEPTH));
+        }
+      }),
+      { numRuns: 40 },
     );
   }, 120_000);
 });

@@ -1,4 +1,4 @@
-import { sql, type Db } from '@pm/shared/db';
+import { allOf, greaterThan, not, sql, tables, type Db } from '@pm/shared/db';
 import { leaderboard } from './leaderboard.js';
 import { marketSplits } from './market-splits.js';
 import type { Projection, Tx } from './projection.js';
@@ -51,11 +51,7 @@ export async function rebuildProjections(db: Db, now: Date): Promise<{ ms: Recor
       const started = performance.now();
       await projection.apply(tx, { all: true, now });
       ms[projection.name] = Math.round(performance.now() - started);
-      // Input: projection name and version. Output: none.
-      await tx.query(sql`
-        insert into projection_versions (name, version, rebuilt_at) values (${projection.name}, ${projection.version}, ${now})
-        on conflict (name) do update set version = excluded.version, rebuilt_at = excluded.rebuilt_at
-      `);
+      await tables.projection_versions(tx).insertOrUpdate(['name'], { name: projection.name, version: projection.version, rebuilt_at: now });
     }
   });
   return { ms };
@@ -67,8 +63,6 @@ export async function rebuildProjections(db: Db, now: Date): Promise<{ ms: Recor
  */
 export async function usersLeavingWeek(db: Db, from: Date, to: Date): Promise<number[]> {
   if (!(to > from)) return [];
-  const rows: Array<{ user_id: number }> = await db.query(sql`
-    select distinct user_id from calls where settled_at > ${from} and settled_at <= ${to}
-  `);
+  const rows = await tables.calls(db).find({ settled_at: allOf([greaterThan(from), not(greaterThan(to))]) }).select('user_id').distinct('user_id').all();
   return rows.map((r) => r.user_id);
 }

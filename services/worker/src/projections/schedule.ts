@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { queuePrefix, type JobData } from '@pm/shared/queues';
-import { sql, type Db } from '@pm/shared/db';
+import { tables, type Db } from '@pm/shared/db';
 import { PROJECTIONS } from './run.js';
 
 /** How often a projection batch runs even when nothing happens, so profit_7d follows the clock. */
@@ -33,7 +33,7 @@ export async function scheduleWeekRollover(connection: Redis, prefix: string): P
  */
 export async function requestRebuildIfStale(db: Db, connection: Redis, prefix: string): Promise<boolean> {
   // Input: none. Output: the version each projection was last rebuilt with.
-  const rows: Array<{ name: string; version: number }> = await db.query(sql`select name, version from projection_versions`);
+  const rows = await tables.projection_versions(db).find().select('name', 'version').all();
   const built = new Map(rows.map((r) => [r.name, r.version]));
   const stale = PROJECTIONS.filter((p) => built.get(p.name) !== p.version);
   if (stale.length === 0) return false;

@@ -1,3 +1,4 @@
+import { WEEK_MS } from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
 import type { Projection } from './projection.js';
 
@@ -9,7 +10,8 @@ import type { Projection } from './projection.js';
  * - streak = won calls counting back from the most recently settled non-void call (voids skipped),
  *   ordered by settled_at, then made_at, then id so that calls settled together have one order;
  * - followers, following; copies = calls by OTHERS whose copied_from is one of this user's calls.
- * Money is summed as numeric, never as float.
+ * Money is summed as numeric, never as float. The rules are defined once in shared/src/domain
+ * (money.ts, records.ts); rules.int.test.ts holds this SQL equal to them on random data.
  */
 export const userRecords: Projection = {
   name: 'user_records',
@@ -18,7 +20,7 @@ export const userRecords: Projection = {
   tables: ['user_records'],
   async apply(tx, scope) {
     const target = scope.all ? sql`select id as user_id from users` : sql`select id as user_id from users where id = any(${scope.userIds}::bigint[])`;
-    const weekStart = new Date(scope.now.getTime() - 7 * 24 * 3600 * 1000);
+    const weekStart = new Date(scope.now.getTime() - WEEK_MS);
     // Input: the target users (all, or an id list), `now` and the start of the 7-day window.
     // Output: one upserted user_records row per target user (zeros for a user without calls).
     await tx.query(sql`

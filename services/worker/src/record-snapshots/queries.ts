@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { sql, type Db } from '@pm/shared/db';
+import { greaterThan, sql, tables, type Calls, type Queryable } from '@pm/shared/db';
 
 /**
  * The record snapshot builder's other reads: which ids a full build pages through, and what a set of
@@ -7,20 +6,16 @@ import { sql, type Db } from '@pm/shared/db';
  * come back as numbers (createDb's bigIntMode).
  */
 
-type Queryable = Pick<Db, 'query'>;
-
-const id = z.union([z.string(), z.number()]).transform(String);
-
-/** inputs: a user id to start after and a batch size. outputs: the next user ids in id order (full builds page with it). */
+/** The next user ids after `after`, in id order, `batch` of them (full builds page with it). */
 export async function userIdsAfter(db: Queryable, after: number, batch: number): Promise<string[]> {
-  const rows = await db.query(sql`select id from users where id > ${after} order by id limit ${batch}`);
-  return rows.map((r: unknown) => z.object({ id }).parse(r).id);
+  const rows = await tables.users(db).find({ id: greaterThan(after) }).orderByAsc('id').select('id').limit(batch);
+  return rows.map((r) => String(r.id));
 }
 
-/** inputs: a call id to start after and a batch size. outputs: the next call ids in id order. */
+/** The next call ids after `after`, in id order, `batch` of them. */
 export async function callIdsAfter(db: Queryable, after: string, batch: number): Promise<string[]> {
-  const rows = await db.query(sql`select id from calls where id > ${after} order by id limit ${batch}`);
-  return rows.map((r: unknown) => z.object({ id: z.string() }).parse(r).id);
+  const rows = await tables.calls(db).find({ id: greaterThan(after) }).orderByAsc('id').select('id').limit(batch);
+  return rows.map((r) => r.id);
 }
 
 /** inputs: a market id to start after and a batch size. outputs: the next called market ids in id order. */
@@ -28,7 +23,7 @@ export async function calledMarketIdsAfter(db: Queryable, after: string, batch: 
   const rows = await db.query(sql`
     select distinct market_id from calls where market_id > ${after} order by market_id limit ${batch}
   `);
-  return rows.map((r: unknown) => z.object({ market_id: z.string() }).parse(r).market_id);
+  return rows.map((r: Pick<Calls, 'market_id'>) => r.market_id);
 }
 
 /**
@@ -63,8 +58,7 @@ export async function expandDirty(
     union select 'market', m.id from markets m where m.id = any(${[...dirty.markets]}::text[])
   `);
   const out = { calls: [] as string[], users: [] as string[], markets: [] as string[] };
-  for (const raw of rows) {
-    const r = z.object({ kind: z.enum(['call', 'user', 'market']), id: z.string() }).parse(raw);
+  for (const r of rows as Array<{ kind: 'call' | 'user' | 'market'; id: string }>) {
     if (r.kind === 'call') out.calls.push(r.id);
     else if (r.kind === 'user') out.users.push(r.id);
     else out.markets.push(r.id);

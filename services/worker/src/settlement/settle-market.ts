@@ -1,5 +1,5 @@
 import { comboStatus, comboXp, type SettlementStatus } from '@pm/shared/domain';
-import { sql, type Db } from '@pm/shared/db';
+import { not, sql, tables, type Db } from '@pm/shared/db';
 import { writeOutbox } from '@pm/shared/outbox';
 
 /**
@@ -163,7 +163,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
     const callIds = calls.map((c) => c.id);
     if (!settledBefore || calls.length > 0 || legs.length > 0) {
       // Input: market id, settle time. Output: none; the market is no longer pending settlement.
-      await tx.query(sql`update markets set settled_at = ${now} where id = ${marketId}`);
+      await tables.markets(tx).update({ id: marketId }, { settled_at: now });
       await writeOutbox(tx, 'market-settled', { marketId, userIds, callIds, combos: decided.length > 0 || legs.length > 0 });
     }
 
@@ -188,11 +188,6 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
  * Input: a page size. Output: market ids.
  */
 export async function marketsPendingSettlement(db: Db, limit: number): Promise<string[]> {
-  const rows: Array<{ id: string }> = await db.query(sql`
-    select id from markets
-    where resolved_at is not null and settled_at is null
-    order by resolved_at
-    limit ${limit}
-  `);
+  const rows = await tables.markets(db).find({ resolved_at: not(null), settled_at: null }).orderByAsc('resolved_at').select('id').limit(limit);
   return rows.map((r) => r.id);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { categorySchema, type Team } from '@pm/shared/api';
-import { sql, type Db } from '@pm/shared/db';
+import { categorySchema, type Category, type Team } from '@pm/shared/api';
+import { sql, type Db, type Events, type Games, type Markets, type MarketSplits, type Outcomes } from '@pm/shared/db';
 import type { CatalogEvent, CatalogMarket, GameState } from './model.js';
 
 /**
@@ -15,59 +15,29 @@ import type { CatalogEvent, CatalogMarket, GameState } from './model.js';
 type Queryable = Pick<Db, 'query'>;
 type SQLQuery = ReturnType<typeof sql>;
 
-// ── Row parsing: rows cross a boundary, so they are parsed, not cast ──────────────────────────────
+// ── Rows: typed by the generated row types (a test keeps those equal to the migrations); numeric
+// columns are read as float8 (numbers) for display. What the tables cannot promise is parsed: the
+// category text and the teams JSON. ──────────────────────────────────────────────────────────────
 const teamSchema = z.object({
   name: z.string().catch(''),
   abbreviation: z.string().catch(''),
   home: z.boolean().catch(false),
 });
-const eventRow = z.object({
-  id: z.string(),
-  slug: z.string(),
-  title: z.string(),
-  category: categorySchema,
-  league: z.string().nullable(),
-  closes_at: z.date().nullable(),
-  volume: z.number(),
-  volume_24h: z.number(),
-  closed: z.boolean(),
-  // A malformed teams value should cost the event its teams, not the whole build.
-  teams: z.array(teamSchema).catch([]),
-});
-const marketRow = z.object({
-  id: z.string(),
-  event_id: z.string(),
-  position: z.number().int(),
-  question: z.string(),
-  label: z.string(),
-  kind: z.string().nullable(),
-  closes_at: z.date().nullable(),
-  closed: z.boolean(),
-  one_day_price_change: z.number().nullable(),
-  resolved_outcome_index: z.number().int().nullable(),
-  voided: z.boolean(),
-  resolved_at: z.date().nullable(),
-});
-const outcomeRow = z.object({
-  market_id: z.string(),
-  outcome_index: z.number().int(),
-  name: z.string(),
-  token_id: z.string(),
-  catalog_price: z.number().nullable(),
-});
-const gameRow = z.object({
-  game_id: z.string(),
-  event_id: z.string(),
-  league: z.string(),
-  live: z.boolean(),
-  ended: z.boolean(),
-  score: z.string(),
-  clock: z.string(),
-  period: z.string(),
-  updated_at: z.string(),
-});
-const splitRow = z.object({ market_id: z.string(), outcome_index: z.number().int(), people: z.number().int() });
-const probeRow = z.object({ n: z.number().int(), latest: z.string() });
+// A malformed teams value should cost the event its teams, not the whole build.
+const teamsSchema = z.array(teamSchema).catch([]);
+
+type AsNumber<Row, K extends keyof Row> = Omit<Row, K> & { [P in K]: null extends Row[P] ? number | null : number };
+type EventRow = AsNumber<Pick<Events, 'id' | 'slug' | 'title' | 'category' | 'league' | 'closes_at' | 'volume' | 'volume_24h' | 'closed' | 'teams'>, 'volume' | 'volume_24h'>;
+/** An event row with its category and teams parsed. */
+type LoadedEvent = Omit<EventRow, 'category' | 'teams'> & { category: Category; teams: Team[] };
+type MarketRow = AsNumber<
+  Pick<Markets, 'id' | 'event_id' | 'position' | 'question' | 'label' | 'kind' | 'closes_at' | 'closed' | 'one_day_price_change' | 'resolved_outcome_index' | 'voided' | 'resolved_at'>,
+  'one_day_price_change'
+>;
+type OutcomeRow = AsNumber<Pick<Outcomes, 'market_id' | 'outcome_index' | 'name' | 'token_id' | 'catalog_price'>, 'catalog_price'>;
+/** updated_at as text: full precision, to notice a change. */
+type GameRow = Pick<Games, 'game_id' | 'league' | 'live' | 'ended' | 'score' | 'clock' | 'period'> & { event_id: string; updated_at: string };
+type SplitRow = Pick<MarketSplits, 'market_id' | 'outcome_index' | 'people'>;
 
 /** Which events a load covers: the open ones, or these ids (closed events rebuilt on change). */
 export type EventFilter = { open: true } | { ids: readonly string[] };
@@ -92,36 +62,32 @@ export async function loadCatalog(db: Db, filter: EventFilter): Promise<CatalogR
     await tx.query(sql`set transaction isolation level repeatable read, read only`);
     const f = where(filter);
     // inputs: event filter. outputs: one row per selected event.
-    const events = (
+    const events: LoadedEvent[] = (
       await tx.query(sql`
         select e.id, e.slug, e.title, e.category, e.league, e.closes_at,
                e.volume::float8 as volume, e.volume_24h::float8 as volume_24h, e.closed, e.teams
         from events e
         where ${f}
       `)
-    ).map((r: unknown) => eventRow.parse(r));
+    ).map((r: EventRow) => ({ ...r, category: categorySchema.parse(r.category), teams: teamsSchema.parse(r.teams) }));
     // inputs: event filter. outputs: every market of those events, in catalog position order.
-    const markets = (
-      await tx.query(sql`
+    const markets: MarketRow[] = await tx.query(sql`
         select m.id, m.event_id, m.position, m.question, m.label, m.kind, m.closes_at, m.closed,
                m.one_day_price_change::float8 as one_day_price_change, m.resolved_outcome_index, m.voided, m.resolved_at
         from markets m
         join events e on e.id = m.event_id
         where ${f}
         order by m.event_id, m.position, m.id
-      `)
-    ).map((r: unknown) => marketRow.parse(r));
+      `);
     // inputs: event filter. outputs: every outcome of those markets, in outcome index order.
-    const outcomes = (
-      await tx.query(sql`
+    const outcomes: OutcomeRow[] = await tx.query(sql`
         select o.market_id, o.outcome_index, o.name, o.token_id, o.catalog_price::float8 as catalog_price
         from outcomes o
         join markets m on m.id = o.market_id
         join events e on e.id = m.event_id
         where ${f}
         order by o.market_id, o.outcome_index
-      `)
-    ).map((r: unknown) => outcomeRow.parse(r));
+      `);
     const games = await queryGames(tx, f);
     const splits = await querySplits(tx, f);
     return { events: assemble(events, markets, outcomes), games, splits };
@@ -152,13 +118,13 @@ export async function probeGames(db: Queryable): Promise<string> {
                                                    live::text, ended::text, updated_at::text), 0)), 0)::text as latest
     from games
   `);
-  const { n, latest } = probeRow.parse(row);
+  const { n, latest } = row as { n: number; latest: string };
   return `${n}|${latest}`;
 }
 
 async function queryGames(db: Queryable, f: SQLQuery): Promise<Map<string, GameState>> {
   // inputs: event filter. outputs: at most one game per event, the latest updated.
-  const rows = await db.query(sql`
+  const rows: GameRow[] = await db.query(sql`
     select distinct on (g.event_id)
            g.game_id, g.event_id, g.league, g.live, g.ended, g.score, g.clock, g.period, g.updated_at::text as updated_at
     from games g
@@ -167,8 +133,7 @@ async function queryGames(db: Queryable, f: SQLQuery): Promise<Map<string, GameS
     order by g.event_id, g.updated_at desc, g.game_id
   `);
   const games = new Map<string, GameState>();
-  for (const raw of rows) {
-    const r = gameRow.parse(raw);
+  for (const r of rows) {
     games.set(r.event_id, {
       gameId: r.game_id,
       eventId: r.event_id,
@@ -186,7 +151,7 @@ async function queryGames(db: Queryable, f: SQLQuery): Promise<Map<string, GameS
 
 async function querySplits(db: Queryable, f: SQLQuery): Promise<Map<string, Map<number, number>>> {
   // inputs: event filter. outputs: (market, outcome index, people) for those events' markets.
-  const rows = await db.query(sql`
+  const rows: SplitRow[] = await db.query(sql`
     select s.market_id, s.outcome_index, s.people
     from market_splits s
     join markets m on m.id = s.market_id
@@ -194,8 +159,7 @@ async function querySplits(db: Queryable, f: SQLQuery): Promise<Map<string, Map<
     where ${f}
   `);
   const splits = new Map<string, Map<number, number>>();
-  for (const raw of rows) {
-    const r = splitRow.parse(raw);
+  for (const r of rows) {
     let byOutcome = splits.get(r.market_id);
     if (byOutcome === undefined) splits.set(r.market_id, (byOutcome = new Map()));
     byOutcome.set(r.outcome_index, r.people);
@@ -209,16 +173,16 @@ async function querySplits(db: Queryable, f: SQLQuery): Promise<Map<string, Map<
  * catalog price, which the exchange sets to the final prices. A market that is merely closed keeps
  * its live chance: the catalog can lag the book by a sync interval.
  */
-function finalChance(market: z.infer<typeof marketRow>, outcome: z.infer<typeof outcomeRow>): number | null {
+function finalChance(market: MarketRow, outcome: OutcomeRow): number | null {
   if (market.resolved_outcome_index !== null) return outcome.outcome_index === market.resolved_outcome_index ? 1 : 0;
   if (market.voided) return outcome.catalog_price;
   return null;
 }
 
 function assemble(
-  events: Array<z.infer<typeof eventRow>>,
-  markets: Array<z.infer<typeof marketRow>>,
-  outcomes: Array<z.infer<typeof outcomeRow>>,
+  events: LoadedEvent[],
+  markets: MarketRow[],
+  outcomes: OutcomeRow[],
 ): CatalogEvent[] {
   const marketById = new Map(markets.map((m) => [m.id, m]));
   const outcomesByMarket = new Map<string, CatalogMarket['outcomes']>();

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { HISTORY_RANGES, HISTORY_RANGE_WINDOWS, type HistoryRange, type HistorySnapshot } from '@pm/shared/snapshots';
 import { redisKeys } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
-import { sql, type Db } from '@pm/shared/db';
+import { anyOf, sql, tables, type Db } from '@pm/shared/db';
 import type { Clock } from './builder.js';
 import { dueRanges, endAtResolution, rangeStart, roundChance, type HistoryEnd } from './history-buckets.js';
 import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
@@ -44,7 +44,6 @@ export interface HistoryBuilderDeps {
   batchSize?: number;
 }
 
-const tokenRow = z.object({ market_id: z.string(), token_id: z.string() });
 /** How far back each look for newly resolved markets reaches behind the last resolved_at seen. */
 const RESOLVED_LOOKBACK_MS = 60_000;
 const endRow = z.object({ id: z.string(), t: z.number(), chance: z.number().nullable() });
@@ -141,13 +140,9 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
   async function resolveTokens(marketIds: string[]): Promise<void> {
     const missing = marketIds.filter((id) => !firstToken.has(id));
     if (missing.length === 0) return;
-    // inputs: market ids. outputs: (market id, token id of outcome 0) for those that exist.
-    const rows = await deps.db.query(sql`
-      select o.market_id, o.token_id from outcomes o
-      where o.market_id = any(${missing}::text[]) and o.outcome_index = 0
-    `);
-    for (const raw of rows) {
-      const r = tokenRow.parse(raw);
+    // (market id, token id of outcome 0) for those that exist.
+    const rows = await tables.outcomes(deps.db).find({ market_id: anyOf(missing), outcome_index: 0 }).select('market_id', 'token_id').all();
+    for (const r of rows) {
       firstToken.set(r.market_id, r.token_id);
     }
   }
