@@ -124,18 +124,38 @@ const userRecordObject = (webUrl: string) =>
     ['url', link(webUrl, '/u/', sql`u.handle`)],
   ]);
 
+/** Which of a person's snapshots to make: their record (`user:`), their call lists (`user-calls:`), or both. */
+export type UserPart = 'record' | 'lists' | 'both';
+
 /**
- * inputs: user ids, the public web url. outputs: for each existing user `user:<handle lower-cased>`
- * (the user_records projection; zeros for someone it has not reached yet) and the five
- * `user-calls:<handle>:<filter>` lists: the CALL_LIST_SIZE newest calls (`all`) and the
- * CALL_LIST_SIZE newest of each status, newest first — empty lists included (an `open` list can empty).
+ * inputs: user ids, the public web url, which part (default both). outputs: for each existing user
+ * `user:<handle lower-cased>` (the user_records projection; zeros for someone it has not reached yet)
+ * and/or the five `user-calls:<handle>:<filter>` lists: the CALL_LIST_SIZE newest calls (`all`) and
+ * the CALL_LIST_SIZE newest of each status, newest first — empty lists included (an `open` list can
+ * empty). The record alone is one indexed row per person; the lists carry every listed call's text,
+ * which is why a big settlement builds the records first (builder.ts) and the lists after.
  */
-export async function userBodies(db: Queryable, ids: readonly string[], webUrl: string): Promise<SnapshotBody[]> {
+export async function userBodies(db: Queryable, ids: readonly string[], webUrl: string, part: UserPart = 'both'): Promise<SnapshotBody[]> {
   if (ids.length === 0) return [];
   const userIds = ids.map(Number);
+  const record = sql`('user:' || lower(u.handle), '{"user":' || ${userRecordObject(webUrl)} || '}')`;
+  if (part === 'record') {
+    return parseBodies(
+      await db.query(sql`
+        select x.name, x.body
+        from users u
+        left join user_records r on r.user_id = u.id
+        cross join lateral (values ${record}) as x(name, body)
+        where u.id = any(${userIds}::bigint[])
+      `),
+    );
+  }
   await ensureCallJson(db, sql`c.user_id = any(${userIds}::bigint[])`, webUrl);
   const order = sql`l.made_at desc, l.id desc`;
   const list = (where: Fragment) => sql`coalesce('[' || string_agg(l.j, ',' order by ${order}) filter (where ${where}) || ']', '[]')`;
+  const lists = USER_CALL_FILTERS.map(
+    (f) => sql`('user-calls:' || lower(u.handle) || ${`:${f}`}::text, '{"handle":' || to_json(u.handle)::text || ',"calls":' || coalesce(${sql.ident('l', `l_${f}`)}, '[]') || '}')`,
+  );
   return parseBodies(
     await db.query(sql`
       with ranked as (
@@ -160,16 +180,10 @@ export async function userBodies(db: Queryable, ids: readonly string[], webUrl: 
       )
       select x.name, x.body
       from users u
-      left join user_records r on r.user_id = u.id
+      ${part === 'both' ? sql`left join user_records r on r.user_id = u.id` : sql``}
       left join lists l on l.user_id = u.id
       cross join lateral (
-        values ('user:' || lower(u.handle), '{"user":' || ${userRecordObject(webUrl)} || '}'),
-        ${sql.join(
-          USER_CALL_FILTERS.map(
-            (f) => sql`('user-calls:' || lower(u.handle) || ${`:${f}`}::text, '{"handle":' || to_json(u.handle)::text || ',"calls":' || coalesce(${sql.ident('l', `l_${f}`)}, '[]') || '}')`,
-          ),
-          sql`, `,
-        )}
+        values ${sql.join(part === 'both' ? [record, ...lists] : lists, sql`, `)}
       ) as x(name, body)
       where u.id = any(${userIds}::bigint[])
     `),

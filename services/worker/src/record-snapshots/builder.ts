@@ -164,9 +164,12 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
 
   async function buildDirty(dirty: Dirty, stats: RecordBuildStats): Promise<void> {
     const touched = await expandDirty(db, dirty);
-    // Single calls first, then people, then the lists: a list never shows a call whose own page is
-    // not there yet. A small change is one write (one MULTI: it appears at once); a settlement that
-    // touches thousands of people is flushed in batches so it never sits in memory whole.
+    // Single calls first, then people's records, the market lists and the global lists (boards),
+    // then people's call lists: a list never shows a call whose own page is not there yet, and the
+    // records and boards — small — do not wait behind the call lists of thousands of people, which
+    // carry every listed call's text (a 10,000-call settlement's lists are megabytes). A small change
+    // is one write (one MULTI: it appears at once); a settlement that touches thousands of people is
+    // flushed in batches so it never sits in memory whole.
     let pending: SnapshotEntry[] = [];
     const flush = async () => {
       if (pending.length === 0) return;
@@ -178,9 +181,12 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
       if (pending.length >= FLUSH_AT) await flush();
     };
     for (let i = 0; i < touched.calls.length; i += batchCalls) await add(await callEntries(touched.calls.slice(i, i + batchCalls)));
-    for (let i = 0; i < touched.users.length; i += batchUsers) await add(await userEntries(touched.users.slice(i, i + batchUsers)));
+    // The records of any number of people are one indexed statement (a row each).
+    await add(await userBodies(db, touched.users, webUrl, 'record'));
     for (let i = 0; i < touched.markets.length; i += batchMarkets) await add(await marketEntries(touched.markets.slice(i, i + batchMarkets)));
     await add(await globalEntries());
+    await flush();
+    for (let i = 0; i < touched.users.length; i += batchUsers) await add(await userBodies(db, touched.users.slice(i, i + batchUsers), webUrl, 'lists'));
     await flush();
     stats.calls = touched.calls.length;
     stats.users = touched.users.length;
