@@ -50,7 +50,7 @@ const FULL_BUILD_LOGGED = /^.*"msg":"record snapshots built".*$/m;
 
 /** Resolves once nothing runs or waits on the worker's projection and snapshot queues for two looks a second apart (delayed jobs are left out: the week roll-over always has one). */
 async function workerIdle(redis: Redis): Promise<void> {
-  const queues = ['projections', 'snapshots'].map((name) => new Queue(name, { connection: redis, prefix: queuePrefix(PREFIX) }));
+  const queues = ['projections', 'snapshots', 'records'].map((name) => new Queue(name, { connection: redis, prefix: queuePrefix(PREFIX) }));
   try {
     let quiet = 0;
     await until(

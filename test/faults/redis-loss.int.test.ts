@@ -20,7 +20,7 @@ import { callOn, callSnapshotsRight, PEOPLE, projectionsRight, secondsUntil, set
  */
 const logger = createLogger('fault-redis', { LOG_LEVEL: 'silent' });
 const PREFIX = 'fault';
-const QUEUES: QueueName[] = ['settlement', 'projections', 'snapshots'];
+const QUEUES: QueueName[] = ['settlement', 'projections', 'snapshots', 'records'];
 let tdb: TestDatabase;
 let own: OwnRedis;
 let redis: Redis;
@@ -94,7 +94,7 @@ async function survives(label: string, markets: [string, string, string], open: 
     async () => {
       const unsent: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from outbox where sent_at is null`);
       queued = await queuedJobs();
-      return unsent[0]!.n === 0 && (queued['settlement'] ?? 0) >= 3 && (queued['projections'] ?? 0) >= 1 && (queued['snapshots'] ?? 0) >= 1;
+      return unsent[0]!.n === 0 && (queued['settlement'] ?? 0) >= 3 && (queued['projections'] ?? 0) >= 1 && (queued['records'] ?? 0) >= 1;
     },
     30_000,
     async () => JSON.stringify(queued),

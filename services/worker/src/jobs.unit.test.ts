@@ -7,21 +7,21 @@ const logger = createLogger('worker-test', { LOG_LEVEL: 'silent' });
 
 describe('the job registry', () => {
   it('names every consumed job without a processor', () => {
-    expect(missingProcessors({ snapshots: {} }, ['snapshots'])).toEqual(['snapshots/build-snapshots', 'snapshots/build-record-snapshots']);
-    expect(missingProcessors({}, ['snapshots', 'projections'])).toEqual([
+    expect(missingProcessors({ snapshots: {}, records: {} }, ['snapshots', 'records'])).toEqual(['snapshots/build-snapshots', 'records/build-record-snapshots']);
+    expect(missingProcessors({}, ['snapshots', 'records', 'projections'])).toEqual([
       'snapshots/build-snapshots',
-      'snapshots/build-record-snapshots',
+      'records/build-record-snapshots',
       'projections/project-users',
       'projections/rebuild-all',
     ]);
     expect(
-      missingProcessors({ snapshots: { 'build-snapshots': 'not a function', 'build-record-snapshots': async () => {} } }, ['snapshots']),
+      missingProcessors({ snapshots: { 'build-snapshots': 'not a function' }, records: { 'build-record-snapshots': async () => {} } }, ['snapshots', 'records']),
     ).toEqual(['snapshots/build-snapshots']);
   });
 
   it('is complete when every consumed job has a processor', () => {
     expect(
-      missingProcessors({ snapshots: { 'build-snapshots': async () => {}, 'build-record-snapshots': async () => {} } }, ['snapshots']),
+      missingProcessors({ snapshots: { 'build-snapshots': async () => {} }, records: { 'build-record-snapshots': async () => {} } }, ['snapshots', 'records']),
     ).toEqual([]);
   });
 

@@ -147,10 +147,8 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       const projectionDeps = { db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, trigger: recordsTrigger, snapshots: sweeper, logger: logger.child({ part: 'projections' }) };
       queueWorkers = startQueueWorkers({
         registry: {
-          snapshots: {
-            'build-snapshots': createBuildSnapshotsProcessor(builder),
-            'build-record-snapshots': createBuildRecordSnapshotsProcessor(records),
-          },
+          snapshots: { 'build-snapshots': createBuildSnapshotsProcessor(builder) },
+          records: { 'build-record-snapshots': createBuildRecordSnapshotsProcessor(records) },
           settlement: {
             'settle-market': createSettleMarketProcessor({ db: deps.db, logger: logger.child({ part: 'settlement' }), stream }),
           },
@@ -161,6 +159,8 @@ export function createWorker(deps: WorkerDeps): WorkerService {
         },
         consume: [
           { queue: 'snapshots', concurrency: 1 },
+          // Record builds run beside market builds, never in front of them (the builder chains its own).
+          { queue: 'records', concurrency: 1 },
           // Markets settle independently (each locks its own row); batches of projections serialise anyway.
           { queue: 'settlement', concurrency: 2 },
           { queue: 'projections', concurrency: 1 },

@@ -4,8 +4,13 @@
  * and contain no ':' (BullMQ reserves it).
  */
 export const queues = {
-  /** Coalesced snapshot rebuilds; added with BullMQ deduplication so a burst makes one job. */
-  snapshots: { jobs: ['build-snapshots', 'build-record-snapshots'] },
+  /** Coalesced market snapshot rebuilds; added with BullMQ deduplication so a burst makes one job. */
+  snapshots: { jobs: ['build-snapshots'] },
+  /**
+   * Coalesced record snapshot rebuilds (calls, users, leaderboard, combos), likewise. A queue of their
+   * own: a settlement's thousands of people never hold up a market build (prices) waiting behind them.
+   */
+  records: { jobs: ['build-record-snapshots'] },
   /** One MarketResolved job per market, id `settle-<marketId>` (added by the worker's outbox relay and reconciler). */
   settlement: { jobs: ['settle-market'] },
   /** Projection refreshes for affected handles. */

@@ -5,7 +5,7 @@ import { redisKeyBase, redisKeys } from '../redis/keys.js';
 
 /**
  * The producer side of everything that follows a change to people's records: projection work
- * (queue `projections`, job `project-users`) and record snapshot rebuilds (queue `snapshots`, job
+ * (queue `projections`, job `project-users`) and record snapshot rebuilds (queue `records`, job
  * `build-record-snapshots`). Used by the write path, the settlement worker and the projection worker.
  *
  * Both are coalesced the same way: the ids go into a Redis set first, then one job is added with
@@ -61,7 +61,7 @@ export function createRecordsTrigger(opts: RecordsTriggerOptions): RecordsTrigge
   const intervalMs = opts.intervalMs ?? 250;
   const prefix = queuePrefix(opts.prefix);
   const projections = new Queue<JobData['project-users'], void, 'project-users'>('projections', { connection: opts.redis, prefix });
-  const snapshots = new Queue<JobData['build-record-snapshots'], void, 'build-record-snapshots'>('snapshots', {
+  const snapshots = new Queue<JobData['build-record-snapshots'], void, 'build-record-snapshots'>('records', {
     connection: opts.redis,
     prefix,
   });

@@ -6,7 +6,7 @@ import type { RecordSnapshotBuilder } from './builder.js';
 const jobDataSchema = z.object({ full: z.boolean().optional() });
 
 /**
- * The `build-record-snapshots` processor (queue `snapshots`). The work list is the dirty set in
+ * The `build-record-snapshots` processor (queue `records`). The work list is the dirty set in
  * Redis, not the job, so a deduplicated job loses nothing; `{full: true}` (from `npm run rebuild`)
  * rebuilds every record snapshot. Idempotent: it rebuilds from the current state of Postgres.
  */
