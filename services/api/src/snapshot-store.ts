@@ -114,26 +114,28 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       refreshFeed().catch(() => {});
       return;
     }
-    let announced: { name: string; etag: string };
+    let batch: Array<{ name: string; etag: string }>;
     try {
-      announced = snapshotAnnouncementSchema.parse(JSON.parse(message));
+      batch = snapshotAnnouncementSchema.parse(JSON.parse(message));
     } catch (err) {
-      logger.warn({ err, message }, 'malformed snapshot announcement ignored');
+      logger.warn({ err, message: message.slice(0, 500) }, 'malformed snapshot announcement ignored');
       return;
     }
-    const name = announced.name as SnapshotName;
-    if (inFlight.has(name)) {
-      announcedInFlight.add(name);
-      return;
-    }
-    // A held snapshot is re-read at once, and the version held until then keeps being served (and
-    // its ready responses with it): a request never waits for the swap.
-    const entry = held.get(name);
-    if (entry && entry.etag !== announced.etag) {
-      fetchOnce(name, entry.schema).catch((err: unknown) => {
-        held.delete(name);
-        logger.warn({ err, snapshot: name }, 'announced snapshot could not be read; dropped');
-      });
+    for (const announced of batch) {
+      const name = announced.name as SnapshotName;
+      if (inFlight.has(name)) {
+        announcedInFlight.add(name);
+        continue;
+      }
+      // A held snapshot is re-read at once, and the version held until then keeps being served (and
+      // its ready responses with it): a request never waits for the swap.
+      const entry = held.get(name);
+      if (entry && entry.etag !== announced.etag) {
+        fetchOnce(name, entry.schema).catch((err: unknown) => {
+          held.delete(name);
+          logger.warn({ err, snapshot: name }, 'announced snapshot could not be read; dropped');
+        });
+      }
     }
   });
 
