@@ -83,6 +83,12 @@ export const configSchema = z.object({
   SIM_SEED: z.coerce.number().int().default(42),
   SIM_SCENARIO: z.string().optional(),
   SIM_SPEED: z.coerce.number().positive().default(1),
+  /**
+   * Simulator: open events to keep at least (the synthetic catalog has about 70; more are filled with
+   * politics/economy/tech/culture questions, each replaced when it closes). Benchmarks set it to
+   * size the catalog (bench:api runs with 5,000); unset = the catalog as designed.
+   */
+  SIM_EVENTS: z.coerce.number().int().min(0).max(100_000).optional(),
   /** Simulator: a quiet spell (books still, PONGs answered) of SIM_QUIET_SECONDS every SIM_QUIET_EVERY_SECONDS of wall clock; 0 = none. */
   SIM_QUIET_EVERY_SECONDS: z.coerce.number().min(0).default(480),
   SIM_QUIET_SECONDS: z.coerce.number().min(0).default(60),

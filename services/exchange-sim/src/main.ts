@@ -11,6 +11,7 @@ runService('exchange-sim', async ({ config, logger }) => {
         host: config.HOST,
         seed: config.SIM_SEED,
         speed: config.SIM_SPEED,
+        ...(config.SIM_EVENTS === undefined ? {} : { openEvents: config.SIM_EVENTS }),
         paused: config.SIM_PAUSED,
         controlToken: config.SIM_CONTROL_TOKEN ?? null,
         quietSpells: { everyMs: config.SIM_QUIET_EVERY_SECONDS * 1000, forMs: config.SIM_QUIET_SECONDS * 1000 },

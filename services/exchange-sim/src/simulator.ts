@@ -31,6 +31,8 @@ export interface SimulatorOptions {
   controlToken?: string | null;
   /** Synthetic: quiet spells (books still, sockets answering PONG); default every 8 min for 60 s, `everyMs: 0` = none. */
   quietSpells?: { everyMs: number; forMs: number };
+  /** Synthetic: open events to keep at least (SIM_EVENTS); default the catalog as designed (about 70). */
+  openEvents?: number;
   logger?: Logger;
 }
 
@@ -61,6 +63,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
         paused: opts.paused ?? false,
         ...(opts.startTime === undefined ? {} : { startTime: opts.startTime }),
         ...(opts.quietSpells === undefined ? {} : { quietSpells: opts.quietSpells }),
+        ...(opts.openEvents === undefined ? {} : { openEvents: opts.openEvents }),
       });
   const market = new MarketChannel(source, log);
   const sports = new SportsChannel(source, log);

@@ -35,6 +35,8 @@ export interface SyntheticOptions {
    * `everyMs: 0` turns them off.
    */
   quietSpells?: { everyMs: number; forMs: number };
+  /** Open events to keep at least: the designed catalog, then generic questions up to this many. */
+  openEvents?: number;
 }
 
 /** One closed event in this many drops out of the catalog's list queries (PROTOCOL.md §3 quirk). */
@@ -70,7 +72,7 @@ export class SyntheticExchange implements ExchangeSource {
     this.moves = root.fork('moves');
     this.games = root.fork('games');
     this.outcomes = root.fork('outcomes');
-    this.world.build();
+    this.world.build(opts.openEvents ?? 0);
     this.isPaused = opts.paused ?? false;
     const spells = this.opts.quietSpells ?? { everyMs: 8 * 60_000, forMs: 60_000 };
     this.nextSpellAt = spells.everyMs > 0 ? Date.now() + spells.everyMs : Number.POSITIVE_INFINITY;

@@ -54,8 +54,12 @@ export class World {
     this.spot = Object.fromEntries(COINS.map((c) => [c.key, c.spot])) as Record<CoinKey, number>;
   }
 
-  /** The starting catalog: matches staggered so several are already in play. */
-  build(): void {
+  /**
+   * The starting catalog: matches staggered so several are already in play; then, when `openEvents`
+   * asks for more than that, generic questions of every family in turn until there are that many
+   * (each has a slot of its own, so it is replaced when it closes and the count holds).
+   */
+  build(openEvents = 0): void {
     const now = this.nowMs();
     const stagger = (slots: number, sport: 'soccer' | 'basketball' | 'football', make: (i: number, kickoff: number) => SimEvent) => {
       const r = RULES[sport];
@@ -86,8 +90,13 @@ export class World {
       this.add(this.factory.aboveLadder(c, this.spot[c.key], `ladder:${c.key}`));
     });
     for (const [key, strike, label] of UNTAGGED) this.add(this.factory.untaggedAbove(coin(key), strike, label, `untagged:${key}`));
-    for (const family of Object.keys(GENERIC_COUNTS) as GenericFamily[]) {
+    const families = Object.keys(GENERIC_COUNTS) as GenericFamily[];
+    for (const family of families) {
       for (let i = 0; i < GENERIC_COUNTS[family]; i++) this.add(this.factory.generic(family, `generic:${family}:${i}`));
+    }
+    for (let n = 0; this.events.length < openEvents; n++) {
+      const family = families[n % families.length]!;
+      this.add(this.factory.generic(family, `generic:${family}:${GENERIC_COUNTS[family] + Math.floor(n / families.length)}`));
     }
   }
 
