@@ -35,6 +35,12 @@ export const outboxPayloadSchemas = {
     userIds: z.array(z.union([z.string(), z.number()])).default([]),
     callIds: z.array(z.string()).default([]),
     combos: z.boolean().default(false),
+    /**
+     * The settling job projects these people itself right after the commit (the settle-market
+     * processor), so the relay asks no projection of them; should it die first, the reconciler
+     * re-projects people named in recent rows whose records are older than the row.
+     */
+    projected: z.boolean().default(false),
   }),
   /** Catalog rows of these events changed (catalog sync). */
   'events-changed': z.object({ eventIds: z.array(z.string()).default([]) }),

@@ -75,8 +75,13 @@ async function lockResolution(tx: Tx, marketId: string): Promise<Resolution & { 
   return { ...resolution, settled: row.settled, eventSlug: row.event_slug };
 }
 
-/** Settle one market. Safe to run any number of times, concurrently: only the first changes anything. */
-export async function settleMarket(db: Db, marketId: string, now: Date): Promise<SettledMarket> {
+/**
+ * Settle one market. Safe to run any number of times, concurrently: only the first changes anything.
+ * `opts.projectsAfter`: the caller projects the affected people itself right after the commit (the
+ * settle-market job does, so a settlement's records do not wait for a second job); the outbox row
+ * then owes only the snapshots.
+ */
+export async function settleMarket(db: Db, marketId: string, now: Date, opts: { projectsAfter?: boolean } = {}): Promise<SettledMarket> {
   return db.tx(async (tx) => {
     const { settled: settledBefore, eventSlug, ...resolution } = await lockResolution(tx, marketId);
     const winner = resolution.voided ? null : resolution.winningOutcomeIndex;
@@ -164,7 +169,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
     if (!settledBefore || calls.length > 0 || legs.length > 0) {
       // Input: market id, settle time. Output: none; the market is no longer pending settlement.
       await tables.markets(tx).update({ id: marketId }, { settled_at: now });
-      await writeOutbox(tx, 'market-settled', { marketId, userIds, callIds, combos: decided.length > 0 || legs.length > 0 });
+      await writeOutbox(tx, 'market-settled', { marketId, userIds, callIds, combos: decided.length > 0 || legs.length > 0, projected: opts.projectsAfter === true });
     }
 
     const count = (s: 'won' | 'lost' | 'void') => calls.filter((c) => c.status === s).length;

@@ -7,7 +7,7 @@ import { createLogger } from '@pm/shared/logger';
 import { queuePrefix, type JobData } from '@pm/shared/queues';
 import { sql } from '@pm/shared/db';
 import { profitOn10, round2, xpIfRight } from '@pm/shared/domain';
-import { createRecords, type Records } from '@pm/shared/records';
+import { createRecords, createRecordsTrigger, recordsDirtyKey, type Records } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, until as poll, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createStreamWriter, toStreamEntry, type StreamWriter } from '@pm/shared/stream';
 import { redisKeys } from '@pm/shared/redis';
@@ -252,5 +252,42 @@ describe('combos', () => {
     await Promise.all([settleMarket(tdb.db, 'p1', new Date()), settleMarket(tdb.db, 'p2', new Date())]);
     // 0.25: xp_if_right 78, × 2 legs.
     expect(await state(id)).toEqual({ status: 'won', xp_awarded: 156, legs: ['won', 'won'] });
+  });
+});
+
+describe('the people of a settlement', () => {
+  it('are projected by the settle-market job itself and their record snapshots requested, without a project-users job', async () => {
+    await insertMarkets(tdb.db, ['proj']);
+    await callsOn('proj');
+    await logResolution(tdb.db, 'proj', 0);
+    const connection = tr.redis.duplicate({ maxRetriesPerRequest: null });
+    connections.push(connection);
+    const trigger = createRecordsTrigger({ redis: connection, prefix: tr.prefix });
+    const worker = new Worker('settlement', createSettleMarketProcessor({ db: tdb.db, logger, records: trigger }), { connection, prefix: queuePrefix(tr.prefix) });
+    try {
+      await tr.redis.del(recordsDirtyKey(tr.prefix));
+      await queue.add('settle-market', { marketId: 'proj' }, { jobId: 'settle-proj' });
+      await until(async () => (await queue.getJobState('settle-proj')) === 'completed');
+      // Each person's record counts the calls just settled (five each), with no projection worker running.
+      const settled: Array<{ handle: string; settled: number }> = await tdb.db.query(sql`
+        select u.handle, r.settled from users u join user_records r on r.user_id = u.id
+        where u.handle in ('ann', 'ben', 'cat', 'dan') order by u.handle`);
+      const ownSettled: Array<{ handle: string; n: number }> = await tdb.db.query(sql`
+        select u.handle, count(*)::int as n from calls c join users u on u.id = c.user_id
+        where c.status <> 'open' and u.handle in ('ann', 'ben', 'cat', 'dan') group by u.handle order by u.handle`);
+      expect(settled.map((r) => [r.handle, r.settled])).toEqual(ownSettled.map((r) => [r.handle, r.n]));
+      expect(settled).toHaveLength(4);
+      // Their record snapshots and the boards are asked for.
+      const ids: Array<{ id: number }> = await tdb.db.query(sql`select id from users where handle in ('ann', 'ben', 'cat', 'dan')`);
+      const dirty = await tr.redis.smembers(recordsDirtyKey(tr.prefix));
+      expect(dirty).toEqual(expect.arrayContaining([...ids.map((u) => `user:${u.id}`), 'leaderboard']));
+      // The outbox row tells the relay the people are already projected.
+      const rows: Array<{ payload: { projected?: boolean } }> = await tdb.db.query(sql`
+        select payload from outbox where topic = 'market-settled' and payload->>'marketId' = 'proj'`);
+      expect(rows.map((r) => r.payload.projected)).toEqual([true]);
+    } finally {
+      await worker.close();
+      await trigger.close();
+    }
   });
 });
