@@ -41,6 +41,8 @@ export const outboxPayloadSchemas = {
      * re-projects people named in recent rows whose records are older than the row.
      */
     projected: z.boolean().default(false),
+    /** With `projected`: when the row was written (ISO), the last statement before the commit; see the reconciler. */
+    writtenAt: z.string().optional(),
   }),
   /** Catalog rows of these events changed (catalog sync). */
   'events-changed': z.object({ eventIds: z.array(z.string()).default([]) }),

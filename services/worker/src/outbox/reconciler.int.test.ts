@@ -112,6 +112,26 @@ describe('the reconciler', () => {
     expect((await reconciler.pass()).projection).toBe(0);
   });
 
+  it('leaves a settlement projected by its own job alone, and re-projects one whose job died before projecting', async () => {
+    const users: Array<{ id: number }> = await tdb.db.query(sql`
+      insert into users (handle, display_name) values ('uset1', 'U'), ('uset2', 'U') returning id`);
+    const [projected, died] = users.map((u) => u.id) as [number, number];
+    // Both settlements were written 20 s ago, 2 s into their transaction (a big settlement is long).
+    const writtenAt = new Date(Date.now() - 18_000);
+    for (const userId of [projected, died]) {
+      await writeOutbox(tdb.db, 'market-settled', { marketId: `m-${userId}`, userIds: [userId], projected: true, writtenAt: writtenAt.toISOString() });
+    }
+    await tdb.db.query(sql`update outbox set created_at = now() - interval '20 seconds', sent_at = now() where topic = 'market-settled' and payload ->> 'marketId' in (${`m-${projected}`}, ${`m-${died}`})`);
+    // One job projected right after its commit (well within the old 5 s slack); the other died first:
+    // the record is from a projection that ran while the settlement's transaction was still open.
+    await tdb.db.query(sql`insert into user_records (user_id, updated_at) values (${projected}, ${new Date(writtenAt.getTime() + 50)}), (${died}, ${new Date(writtenAt.getTime() - 500)})`);
+    await tr.redis.del(projectionUsersDirtyKey(tr.prefix));
+    await reconciler.pass();
+    const asked = await tr.redis.smembers(projectionUsersDirtyKey(tr.prefix));
+    expect(asked).toContain(String(died));
+    expect(asked).not.toContain(String(projected));
+  });
+
   it('shows the outbox backlog, pending settlements and repairs in the worker metrics', async () => {
     await writeOutbox(tdb.db, 'events-changed', { eventIds: ['ev-fixture'] });
     const metrics = createWorkerMetrics({ db: tdb.db, redis: tr.redis, redisPrefix: tr.prefix });

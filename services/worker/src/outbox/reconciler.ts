@@ -124,7 +124,14 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       left join user_records r on r.user_id = u.id::bigint
       where o.created_at > ${new Date(now - lookBackMs)} and o.created_at < ${new Date(now - PROJECTION_GRACE_MS)}
         and o.topic in ('records-changed', 'market-settled')
-        and (r.user_id is null or r.updated_at < o.created_at + ${PROJECTION_SLACK}::interval)
+        and (r.user_id is null or r.updated_at < case
+          -- A settlement whose job projects its people after the commit (settle-market processor):
+          -- that projection starts after the row was written, the statement before the commit, so a
+          -- record projected since then saw it. Without the slack every settlement was projected a
+          -- second time here, 10-25 s later, for nothing.
+          when o.payload ->> 'projected' = 'true' and o.payload ->> 'writtenAt' ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T'
+            then (o.payload ->> 'writtenAt')::timestamptz
+          else o.created_at + ${PROJECTION_SLACK}::interval end)
         and exists (select 1 from users where id = u.id::bigint)
         and u.id ~ '^[0-9]{1,18}$'
     `);

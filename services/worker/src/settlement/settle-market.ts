@@ -169,7 +169,13 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
     if (!settledBefore || calls.length > 0 || legs.length > 0) {
       // Input: market id, settle time. Output: none; the market is no longer pending settlement.
       await tables.markets(tx).update({ id: marketId }, { settled_at: now });
-      await writeOutbox(tx, 'market-settled', { marketId, userIds, callIds, combos: decided.length > 0 || legs.length > 0, projected: opts.projectsAfter === true });
+      await writeOutbox(tx, 'market-settled', {
+        marketId,
+        userIds,
+        callIds,
+        combos: decided.length > 0 || legs.length > 0,
+        ...(opts.projectsAfter === true ? { projected: true, writtenAt: new Date().toISOString() } : {}),
+      });
     }
 
     const count = (s: 'won' | 'lost' | 'void') => calls.filter((c) => c.status === s).length;
