@@ -62,6 +62,8 @@ interface Held {
   data: unknown;
   /** Kept to re-read the next version as soon as it is announced. */
   schema: z.ZodType<unknown>;
+  /** Read by a request since it was loaded: only then is its next version re-read as soon as announced. */
+  used: boolean;
 }
 
 const UNAVAILABLE = 'records are unavailable right now; please try again shortly';
@@ -127,10 +129,17 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
         announcedInFlight.add(name);
         continue;
       }
-      // A held snapshot is re-read at once, and the version held until then keeps being served (and
-      // its ready responses with it): a request never waits for the swap.
+      // A held snapshot that requests read is re-read at once, and the version held until then keeps
+      // being served (and its ready responses with it): a request never waits for the swap. One that
+      // nobody read since it was loaded is dropped instead and read again on demand: with 5,000 open
+      // events the search list is 5 MB that every price change rewrites, and re-parsing it on each
+      // announcement for a query that comes once a minute cost more memory and CPU than serving.
       const entry = held.get(name);
       if (entry && entry.etag !== announced.etag) {
+        if (!entry.used) {
+          held.delete(name);
+          continue;
+        }
         fetchOnce(name, entry.schema).catch((err: unknown) => {
           held.delete(name);
           logger.warn({ err, snapshot: name }, 'announced snapshot could not be read; dropped');
@@ -180,7 +189,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
   async function load(name: SnapshotName, schema: z.ZodType<unknown>): Promise<Held> {
     const startedEpoch = epoch;
     const [body, etag] = await redisCall('snapshot body', () => redis.hmget(keys.snapshot(name), 'body', 'etag'));
-    let entry: Held = { etag: null, data: null, schema };
+    let entry: Held = { etag: null, data: null, schema, used: false };
     if (body != null && etag != null) {
       let json: unknown;
       try {
@@ -190,7 +199,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       }
       const parsed = schema.safeParse(json);
       if (!parsed.success) throw new Error(`snapshot ${name} (etag ${etag}) does not match its schema: ${parsed.error.message}`);
-      entry = { etag, data: parsed.data, schema };
+      entry = { etag, data: parsed.data, schema, used: false };
     }
     // Announced again while this read was on its way: what it read may already be old.
     const announcedMeanwhile = announcedInFlight.delete(name);
@@ -234,6 +243,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
         // Concurrent requests after a new version share one fetch and parse.
         entry = await fetchOnce(name, schema as z.ZodType<unknown>);
       }
+      entry.used = true;
       return entry.etag === null ? null : { data: entry.data as T, etag: entry.etag };
     },
     version(name) {
