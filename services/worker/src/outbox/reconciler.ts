@@ -69,14 +69,16 @@ const PROJECTION_GRACE_MS = 10_000;
 const PROJECTION_SLACK = '5 seconds';
 const OUTBOX_KEEP = '1 day';
 
+/** Set (NX) by the reconciler's first pass on a Redis; its absence later means Redis lost everything. */
+export const reconcilerEpochKey = (prefix: string) => `${redisKeyBase(prefix)}:reconciler:epoch`;
+
 export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const everyMs = deps.everyMs ?? 15_000;
   const lookBackMs = deps.lookBackMs ?? 15 * 60_000;
   const clock = deps.clock ?? (() => Date.now());
   const log = deps.logger.child({ part: 'reconciler' });
   const keys = redisKeys(deps.prefix);
-  /** Set (NX) by the first pass on a Redis; its absence later means Redis lost everything. */
-  const epochKey = `${redisKeyBase(deps.prefix)}:reconciler:epoch`;
+  const epochKey = reconcilerEpochKey(deps.prefix);
   const settlement = new Queue<JobData['settle-market'], unknown, 'settle-market'>('settlement', { connection: deps.connection, prefix: queuePrefix(deps.prefix) });
   const projections = new Queue<JobData['rebuild-all'], unknown, 'rebuild-all'>('projections', { connection: deps.connection, prefix: queuePrefix(deps.prefix) });
   settlement.on('error', (err) => log.warn({ err: err.message }, 'settlement queue error'));
