@@ -150,7 +150,13 @@ export function createWorker(deps: WorkerDeps): WorkerService {
           snapshots: { 'build-snapshots': createBuildSnapshotsProcessor(builder) },
           records: { 'build-record-snapshots': createBuildRecordSnapshotsProcessor(records) },
           settlement: {
-            'settle-market': createSettleMarketProcessor({ db: deps.db, logger: logger.child({ part: 'settlement' }), stream, records: recordsTrigger }),
+            'settle-market': createSettleMarketProcessor({
+              db: deps.db,
+              logger: logger.child({ part: 'settlement' }),
+              stream,
+              records: recordsTrigger,
+              buildRecords: () => records.build({ reason: 'settlement' }),
+            }),
           },
           projections: {
             'project-users': createProjectUsersProcessor(projectionDeps),

@@ -21,6 +21,12 @@ export interface SettleMarketDeps {
    * Without it the job leaves the projection to the relay (the outbox row's `project-users`).
    */
   records?: Pick<RecordsTrigger, 'snapshotsDirty'>;
+  /**
+   * This process's record snapshot build (builder.ts `build`), started as soon as the people are
+   * projected instead of after the trigger's coalescing window; the requested job stays the safety
+   * net (it finds the dirty set already built and costs the small global lists).
+   */
+  buildRecords?: () => Promise<unknown>;
 }
 
 /**
@@ -63,5 +69,6 @@ export function createSettleMarketProcessor(deps: SettleMarketDeps) {
     await projectChanges(deps.db, { userIds: settled.userIds, marketIds: [] }, now());
     await deps.records.snapshotsDirty([...settled.userIds.map((id) => `user:${id}` as const), 'leaderboard']);
     deps.logger.debug({ marketId, users: settled.userIds.length, ms: Math.round(performance.now() - t0) }, 'projections updated');
+    await deps.buildRecords?.();
   };
 }
