@@ -140,3 +140,25 @@ describe('determinism', () => {
     }
   });
 });
+
+describe('a catalog sized by SIM_EVENTS (openEvents)', () => {
+  it('keeps that many open events, every slug distinct, the designed ones still there', async () => {
+    const sim = await startSimulator({ port: 0, seed: 42, startTime: START, paused: true, openEvents: 400 });
+    try {
+      const state = z.object({ openEvents: z.number() }).parse(await control(sim).get('/_sim/state'));
+      expect(state.openEvents).toBe(400);
+      const open: GammaEventT[] = [];
+      for (let offset = 0; ; offset += 500) {
+        const page = await getEvents(`${sim.url}/events?active=true&closed=false&limit=500&offset=${offset}`);
+        if (!page.length) break;
+        open.push(...page);
+      }
+      expect(open).toHaveLength(400);
+      expect(new Set(open.map((e) => e.slug)).size).toBe(400);
+      const families = new Set(open.map((e) => family(e.tags)).filter((f) => f !== null));
+      expect([...families].sort()).toEqual(['Crypto', 'Culture', 'Economy', 'Football', 'Politics', 'Sport', 'Tech']);
+    } finally {
+      await sim.close();
+    }
+  });
+});
