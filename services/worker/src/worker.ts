@@ -202,7 +202,11 @@ export function createWorker(deps: WorkerDeps): WorkerService {
         prefix: config.REDIS_PREFIX,
         records: recordsTrigger,
         rebuildMarketSnapshots: () => builder.build({ full: true, reason: 'reconcile' }),
-        rebuildRecordSnapshots: () => records.build({ full: true, reason: 'reconcile' }),
+        // Before this process's first full build has completed (the one at start, over a big history
+        // minutes long) `calls:latest` is missing because that build writes the lists last: a second
+        // full build behind it would only repeat it. After it, a lost `calls:latest` is also caught by
+        // the sweep (fullBuildDue).
+        rebuildRecordSnapshots: async () => (records.hasFullBuild() ? records.build({ full: true, reason: 'reconcile' }) : undefined),
         logger,
         ...(deps.onRepair === undefined ? {} : { onRepair: deps.onRepair }),
         ...(deps.reconcileEveryMs === undefined ? {} : { everyMs: deps.reconcileEveryMs }),

@@ -43,6 +43,8 @@ export interface RecordSnapshotBuilder extends BuildChain<RecordBuildStats> {
    * what it wrote would otherwise hide until each item changed again).
    */
   fullBuildDue(): Promise<boolean>;
+  /** Whether a full build has completed in this process (until then one is due: see fullBuildDue). */
+  hasFullBuild(): boolean;
   /** Members waiting in the dirty set (the sweep asks for a build when there are any). */
   pending(): Promise<number>;
 }
@@ -221,6 +223,9 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
 
   return {
     ...builds,
+    hasFullBuild() {
+      return lastFullAt !== undefined;
+    },
     async fullBuildDue() {
       if (lastFullAt === undefined || deps.clock.now() - lastFullAt >= fullEveryMs) return true;
       return (await deps.redis.exists(keys.snapshot('calls:latest'))) === 0;
