@@ -208,18 +208,24 @@ describe('npm start -- --cluster', () => {
     const url = (base: string) => `${base}/api/v1/stream?topics=settlement`;
     const client = '203.0.113.9';
     // Open markets nobody resolved yet, one per event (a market settles alone, whatever its event's others do).
-    const markets = (
-      (await db.query(sql`
-        select distinct on (m.event_id) m.id from markets m join events e on e.id = m.event_id
-        where not m.closed and not e.closed and not exists (select 1 from market_resolutions r where r.market_id = m.id)
-        order by m.event_id, m.id limit 4
-      `)) as Array<{ id: string }>
-    ).map((r) => r.id);
-    expect(markets).toHaveLength(4);
+    const markets = await until(
+      'four open markets in the catalog',
+      async () => {
+        const rows = (await db.query(sql`
+          select distinct on (m.event_id) m.id from markets m join events e on e.id = m.event_id
+          where not m.closed and not e.closed and not exists (select 1 from market_resolutions r where r.market_id = m.id)
+          order by m.event_id, m.id limit 4
+        `)) as Array<{ id: string }>;
+        return rows.length === 4 && rows.map((r) => r.id);
+      },
+      { timeoutMs: 30_000, everyMs: 250, context: () => stack.logs() },
+    );
     const resolve = (ids: string[]) =>
       Promise.all(ids.map(async (id) => expect((await stack.simControl('/_sim/resolve', { market_id: id, winning_outcome_index: 0 })).status).toBe(200)));
     const settled = (got: Received[], id: string) => got.some((r) => settlementMessageSchema.parse(JSON.parse(r.data)).market_id === id);
-    const waitFor = (what: string, check: () => boolean) => until(what, async () => check(), { timeoutMs: 30_000, everyMs: 50, context: () => stack.logs() });
+    // 45 s: a resolution whose ws message no ingestor heard (its market changing hands just then) is
+    // found by the catalog sync, every 30 s.
+    const waitFor = (what: string, check: () => boolean) => until(what, async () => check(), { timeoutMs: 45_000, everyMs: 50, context: () => stack.logs() });
 
     // The client that stays, on B; the one that drops, on B too.
     const watcher = listen(url(apiB), client);
