@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
+import { EventSource } from 'eventsource';
 import type { Redis } from 'ioredis';
+import { settlementMessageSchema } from '@pm/shared/api';
 import { createDb, sql, type Db } from '@pm/shared/db';
 import { portOpen } from '@pm/shared/net';
 import { queuePrefix } from '@pm/shared/queues';
@@ -26,6 +28,7 @@ let redis: Redis;
 let db: Db;
 let apiB: string;
 let ingestorPorts: number[];
+const sources: EventSource[] = [];
 
 /** A random base port with `base + offset` free for every offset (the replicas sit 100 above, the cluster bus 10000). */
 async function freeBase(offsets: number[]): Promise<number> {
@@ -66,6 +69,7 @@ beforeAll(async () => {
 }, 150_000);
 
 afterAll(async () => {
+  for (const s of sources) s.close();
   redis?.disconnect();
   await db?.dispose();
   await stack?.stop();
@@ -199,7 +203,76 @@ describe('npm start -- --cluster', () => {
       await stack.simControl('/_sim/resume', {});
     }
   });
+
+  it('a stream client that drops from replica B resumes on replica A with Last-Event-ID and gets exactly the settlements a client that stayed got', async () => {
+    const url = (base: string) => `${base}/api/v1/stream?topics=settlement`;
+    const client = '203.0.113.9';
+    // Open markets nobody resolved yet, one per event (a market settles alone, whatever its event's others do).
+    const markets = await until(
+      'four open markets in the catalog',
+      async () => {
+        const rows = (await db.query(sql`
+          select distinct on (m.event_id) m.id from markets m join events e on e.id = m.event_id
+          where not m.closed and not e.closed and not exists (select 1 from market_resolutions r where r.market_id = m.id)
+          order by m.event_id, m.id limit 4
+        `)) as Array<{ id: string }>;
+        return rows.length === 4 && rows.map((r) => r.id);
+      },
+      { timeoutMs: 30_000, everyMs: 250, context: () => stack.logs() },
+    );
+    const resolve = (ids: string[]) =>
+      Promise.all(ids.map(async (id) => expect((await stack.simControl('/_sim/resolve', { market_id: id, winning_outcome_index: 0 })).status).toBe(200)));
+    const settled = (got: Received[], id: string) => got.some((r) => settlementMessageSchema.parse(JSON.parse(r.data)).market_id === id);
+    // 45 s: a resolution whose ws message no ingestor heard (its market changing hands just then) is
+    // found by the catalog sync, every 30 s.
+    const waitFor = (what: string, check: () => boolean) => until(what, async () => check(), { timeoutMs: 45_000, everyMs: 50, context: () => stack.logs() });
+
+    // The client that stays, on B; the one that drops, on B too.
+    const watcher = listen(url(apiB), client);
+    const dropping = listen(url(apiB), client);
+    await Promise.all([watcher.opened, dropping.opened]);
+    await resolve([markets[0]!]);
+    await waitFor('both clients on B to get the first settlement', () => settled(dropping.got, markets[0]!) && settled(watcher.got, markets[0]!));
+    dropping.source.close();
+    const lastId = dropping.got.at(-1)!.id;
+
+    // Settled while it is away.
+    await resolve([markets[1]!, markets[2]!]);
+    await waitFor('the watcher to get the settlements missed', () => settled(watcher.got, markets[1]!) && settled(watcher.got, markets[2]!));
+
+    // Back on A, from its last id; then one more settlement, live.
+    const back = listen(url(stack.apiUrl), client, lastId);
+    await back.opened;
+    await resolve([markets[3]!]);
+    await waitFor('both to get the live settlement', () => settled(watcher.got, markets[3]!) && settled(back.got, markets[3]!));
+
+    // Up to the live settlement: a later one (a market resolving on its own) must not race the comparison.
+    const upToLive = (got: Received[]) => got.slice(0, got.findIndex((r) => settled([r], markets[3]!)) + 1);
+    const meanwhile = upToLive(watcher.got.slice(watcher.got.findIndex((r) => r.id === lastId) + 1));
+    expect(meanwhile.length).toBeGreaterThanOrEqual(3);
+    expect(upToLive(back.got).map((r) => r.id)).toEqual(meanwhile.map((r) => r.id));
+    expect(upToLive(back.got).map((r) => r.data)).toEqual(meanwhile.map((r) => r.data));
+    for (const id of markets.slice(1)) expect(settled(back.got, id), id).toBe(true);
+    watcher.source.close();
+    back.source.close();
+  });
 });
+
+interface Received {
+  id: string;
+  data: string;
+}
+
+/** An EventSource (the `eventsource` package) on the stream, as `client` (X-Forwarded-For), with `Last-Event-ID` when given. */
+function listen(url: string, client: string, lastEventId?: string): { source: EventSource; got: Received[]; opened: Promise<void> } {
+  const got: Received[] = [];
+  const headers = { 'x-forwarded-for': client, ...(lastEventId === undefined ? {} : { 'Last-Event-ID': lastEventId }) };
+  const source = new EventSource(url, { fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, ...headers } }) });
+  sources.push(source);
+  source.addEventListener('settlement', (e) => got.push({ id: e.lastEventId, data: e.data }));
+  const opened = new Promise<void>((resolve) => source.addEventListener('open', () => resolve(), { once: true }));
+  return { source, got, opened };
+}
 
 /** The pid of the ingestor the run line started with this ops port (its environment says which). */
 function ingestorPid(opsPort: number): number {
