@@ -60,16 +60,35 @@ export async function startRedisCluster(port: number, log: (line: string) => voi
     spawn(
       'redis-server',
       ['--port', String(p), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${p}.conf`, '--cluster-node-timeout', '5000', '--save', '', '--appendonly', 'no', '--dir', dir],
-      { stdio: 'ignore' },
+      { stdio: ['ignore', 'pipe', 'pipe'] },
     ),
   );
+  // What a node printed last, so that one that cannot start (a port taken after the check) says why.
+  const said = children.map(() => [] as string[]);
+  children.forEach((child, i) => {
+    for (const out of [child.stdout, child.stderr]) {
+      out?.setEncoding('utf8');
+      out?.on('data', (chunk: string) => {
+        const lines = said[i]!;
+        lines.push(...chunk.split('\n').filter(Boolean));
+        lines.splice(0, Math.max(0, lines.length - 5));
+      });
+    }
+  });
+  const started = (i: number) => async () => {
+    const child = children[i]!;
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new InfraError(`redis-server on ${ports[i]} exited (${child.exitCode ?? child.signalCode}): ${said[i]!.slice(-3).join(' | ')}`);
+    }
+    return portOpen('127.0.0.1', ports[i]!);
+  };
   const stop = async () => {
     for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
     await Promise.all(children.map((child) => (child.exitCode !== null ? undefined : new Promise((r) => child.once('exit', r)))));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (const p of ports) await waitFor(`redis-server on ${p}`, () => portOpen('127.0.0.1', p), 10_000, 100);
+    for (const [i, p] of ports.entries()) await waitFor(`redis-server on ${p}`, started(i), 10_000, 100);
     const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' });
     if (created.status !== 0) throw new InfraError(`redis-cli --cluster create failed: ${(created.stderr || created.stdout).trim().split('\n').slice(-3).join(' ')}`);
     for (const p of ports) await waitFor(`the cluster to be ok on ${p}`, async () => (await clusterState(p)) === 'ok', 20_000, 200);

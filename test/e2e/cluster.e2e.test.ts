@@ -30,10 +30,15 @@ let apiB: string;
 let ingestorPorts: number[];
 const sources: EventSource[] = [];
 
-/** A random base port with `base + offset` free for every offset (the replicas sit 100 above, the cluster bus 10000). */
+/**
+ * A random base port with `base + offset` free for every offset (the replicas sit 100 above, the cluster
+ * bus 10000). Bases stay in 10000–22000 so that every port, bus ports included, lies below Linux's
+ * ephemeral range (32768+): a port from that range can be taken by any outgoing connection between
+ * this check and the server's bind.
+ */
 async function freeBase(offsets: number[]): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 20_000);
+    const base = 10_000 + Math.floor(Math.random() * 12_000);
     const taken = await Promise.all(offsets.map((o) => portOpen('127.0.0.1', base + o, 200)));
     if (!taken.some(Boolean)) return base;
   }
