@@ -12,8 +12,13 @@ import { insertMarkets, setChance } from '../services/worker/src/settlement/test
  * what was refused, and JSON output uses the API's snake_case.
  */
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** Every script: a new one is held to the same rules without being listed here. */
-const SCRIPTS = readdirSync(path.join(root, 'scripts')).filter((f) => f.endsWith('.ts') && !f.includes('.test.'));
+/** Every script and every bench: a new one is held to the same rules without being listed here. */
+const SCRIPTS = [
+  ...readdirSync(path.join(root, 'scripts')).filter((f) => f.endsWith('.ts') && !f.includes('.test.')),
+  ...readdirSync(path.join(root, 'test/bench')).filter((f) => f.endsWith('.bench.ts')).map((f) => `../test/bench/${f}`),
+];
+/** The name a script's messages start with: `records`, `bench:api`. */
+const commandOf = (script: string) => (script.endsWith('.bench.ts') ? `bench:${path.basename(script, '.bench.ts')}` : script.replace(/\.ts$/, ''));
 
 let tdb: TestDatabase;
 let tr: TestRedis;
@@ -56,7 +61,7 @@ const SPAWNS = { timeout: 120_000 };
 
 describe('every script', SPAWNS, () => {
   it('prints its usage for --help and exits 0', async () => {
-    expect(SCRIPTS).toEqual(expect.arrayContaining(['records.ts', 'rebuild.ts', 'record.ts', 'replay.ts', 'crowd.ts', 'start.ts', 'openapi.ts']));
+    expect(SCRIPTS).toEqual(expect.arrayContaining(['records.ts', 'rebuild.ts', 'record.ts', 'replay.ts', 'crowd.ts', 'start.ts', 'openapi.ts', '../test/bench/api.bench.ts', '../test/bench/settle.bench.ts']));
     const runs = await Promise.all(SCRIPTS.map(async (script) => [script, await run(script, ['--help'])] as const));
     for (const [script, r] of runs) {
       expect({ script, code: r.code, stderr: r.stderr }).toEqual({ script, code: 0, stderr: '' });
@@ -68,7 +73,7 @@ describe('every script', SPAWNS, () => {
   it('refuses an unknown option with exit 2, naming it, then the usage', async () => {
     const runs = await Promise.all(SCRIPTS.map(async (script) => [script, await run(script, ['--frobnicate'])] as const));
     for (const [script, r] of runs) {
-      const name = script.replace(/\.ts$/, '');
+      const name = commandOf(script);
       expect({ script, code: r.code, first: r.stderr.split('\n')[0] }).toEqual({ script, code: 2, first: `${name}: unknown option --frobnicate` });
       expect(r.stderr, script).toContain('usage: npm');
     }

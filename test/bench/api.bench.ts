@@ -18,6 +18,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { until } from '../support/poll.js';
 import { freePort, startStack } from '../support/stack.js';
+import { benchCli } from './cli.js';
+
+benchCli('bench:api', `usage: npm run bench:api
+The real stack (one API process, then one per core) against a bare node:http server, Fastify and bare
+Express serving the same bytes, driven by wrk (else autocannon), on each hot path; prints
+  bench:api <path> api=<req/s> raw=<req/s> ratio=<r> p99=<ms> fastify=<r> express=<r>
+and the API's peak RSS. Settings (environment):
+  BENCH_SECONDS      seconds per target (default 8)
+  BENCH_CONNECTIONS  connections (default 64)
+  BENCH_PROCESSES    API process counts to run, comma list (default "1,<cores>")
+  BENCH_EVENTS       open events in the simulator (default 5000)
+  --help             this text`);
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);

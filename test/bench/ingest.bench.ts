@@ -29,6 +29,18 @@ import { systemClock } from '../../services/ingestor/src/common/clock.js';
 import { startStack, type Stack } from '../support/stack.js';
 import { until } from '../support/poll.js';
 import { apiChance, chanceIn, priceBurst, priceTargets, type PriceTarget, type ShownReader } from '../support/price-bursts.js';
+import { benchCli } from './cli.js';
+
+benchCli('bench:ingest', `usage: npm run bench:ingest
+The ingestor's hot path on one core (frames/s, beside JSON.parse alone), then frame → visible in
+/api/v1/markets/{slug} over HTTP under bursts; prints
+  bench:ingest frames/s=<n> frame_to_api_p50=<ms> p99=<ms> last_of_burst_p99=<ms>
+Settings (environment):
+  BENCH_FRAMES        frames for the throughput part (default 200000)
+  BENCH_BURSTS        bursts (default 12)
+  BENCH_BURST_EVENTS  events per burst (default 50)
+  BENCH_SKIP_STACK=1  skip the part through the running stack
+  --help              this text`);
 
 const FRAMES = Number(process.env.BENCH_FRAMES ?? 200_000);
 const BURSTS = Number(process.env.BENCH_BURSTS ?? 12);

@@ -17,7 +17,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { queuePrefix } from '@pm/shared/queues';
@@ -29,15 +28,21 @@ import { reconcilerEpochKey } from '../../services/worker/src/outbox/reconciler.
 import { datasetSteps, resolveMarket } from '../support/records-dataset.js';
 import { until } from '../support/poll.js';
 import { readAll, waitForSettlement } from './settle-visible.js';
+import { benchCli } from './cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const { values } = parseArgs({
-  options: {
+const { values } = benchCli('bench:settle', `usage: npm run bench:settle [-- --calls N --users N --hot N --keep]
+A 10,000-call settlement seen through the API, and a full rebuild, on a generated scratch database;
+prints bench:settle calls=<n> settled_visible_s=<s> and bench:rebuild calls=<n> users=<n> s=<s>.
+  --calls N   calls in the generated data (default 1000000)
+  --users N   people (default 50000)
+  --hot N     open calls on the settled market (default 10000)
+  --keep      leave the scratch database for inspection
+  --help      this text`, {
     calls: { type: 'string', default: '1000000' },
     users: { type: 'string', default: '50000' },
     hot: { type: 'string', default: '10000' },
     keep: { type: 'boolean', default: false },
-  },
 });
 const CALLS = Number(values.calls);
 const USERS = Number(values.users);

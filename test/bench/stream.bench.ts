@@ -21,6 +21,17 @@ import { createStreamWriter, priceMessage } from '@pm/shared/stream';
 import { deleteKeysWithPrefix, testServices, uniqueSuffix } from '@pm/shared/testing';
 import { until } from '../support/poll.js';
 import { freePort } from '../support/stack.js';
+import { benchCli } from './cli.js';
+
+benchCli('bench:stream', `usage: npm run bench:stream
+GET /api/v1/stream fan-out from one API process to many open streams, beside a bare node:http SSE
+server on the same Redis Stream; prints
+  bench:stream clients=<n> fanout_p50=<ms> p99=<ms> baseline_p50=<ms> baseline_p99=<ms> rss_mb=<n> delivered=<fraction>
+Settings (environment):
+  BENCH_STREAM_CLIENTS   open streams (default 2000)
+  BENCH_STREAM_MESSAGES  messages appended (default 200)
+  BENCH_STREAM_RATE      messages a second (default 20)
+  --help                 this text`);
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
