@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { portOpen } from '@pm/shared/net';
+import { portOpen, until } from '@pm/shared/net';
 import { InfraError } from './infra.js';
 
 /**
@@ -22,16 +22,6 @@ export interface LocalRedisCluster {
 }
 
 const MASTERS = 3;
-
-/** Polls `check` every `everyMs` until it holds; throws naming `what` after `timeoutMs`. */
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  throw new InfraError(`timed out waiting for ${what}`);
-}
 
 async function clusterState(port: number): Promise<string | undefined> {
   const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
@@ -75,10 +65,11 @@ export async function startRedisCluster(port: number, log: (line: string) => voi
       });
     }
   });
-  const started = (i: number) => async () => {
+  /** Up (true), not yet (false), or exited: what it said, so the wait ends at once instead of timing out. */
+  const started = (i: number) => async (): Promise<boolean | { exited: string }> => {
     const child = children[i]!;
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new InfraError(`redis-server on ${ports[i]} exited (${child.exitCode ?? child.signalCode}): ${said[i]!.slice(-3).join(' | ')}`);
+      return { exited: `redis-server on ${ports[i]} exited (${child.exitCode ?? child.signalCode}): ${said[i]!.slice(-3).join(' | ')}` };
     }
     return portOpen('127.0.0.1', ports[i]!);
   };
@@ -88,10 +79,13 @@ export async function startRedisCluster(port: number, log: (line: string) => voi
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (const [i, p] of ports.entries()) await waitFor(`redis-server on ${p}`, started(i), 10_000, 100);
+    for (const [i, p] of ports.entries()) {
+      const up = await until(`redis-server on ${p}`, started(i), { timeoutMs: 10_000, everyMs: 100 });
+      if (up !== true) throw new InfraError(up.exited);
+    }
     const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' });
     if (created.status !== 0) throw new InfraError(`redis-cli --cluster create failed: ${(created.stderr || created.stdout).trim().split('\n').slice(-3).join(' ')}`);
-    for (const p of ports) await waitFor(`the cluster to be ok on ${p}`, async () => (await clusterState(p)) === 'ok', 20_000, 200);
+    for (const p of ports) await until(`the cluster to be ok on ${p}`, async () => (await clusterState(p)) === 'ok', { timeoutMs: 20_000, everyMs: 200 });
   } catch (err) {
     await stop();
     throw err instanceof InfraError ? err : new InfraError(`cannot start the Redis Cluster: ${err instanceof Error ? err.message : String(err)}`);
