@@ -1,33 +1,21 @@
-import { sql, type Db } from '@pm/shared/db';
+import { sql, tables, type Db, type PricePoints_InsertParameters } from '@pm/shared/db';
 
 /** price_points reads and writes of the history recorder. */
 
-export interface PointRow {
-  tokenId: string;
-  /** Unix ms. */
-  at: number;
-  chance: number;
-}
-
 /**
- * One multi-row insert; a point already stored (same token and instant: a repeated backfill, or a
- * live point on a backfilled second) is skipped.
+ * One multi-row insert (pg-typed's bulk insert: one `unnest` statement); a point already stored
+ * (same token and instant: a repeated backfill, or a live point on a backfilled second) is skipped.
  * inputs: points. outputs: the number of rows inserted.
  */
-export async function insertPoints(db: Db, points: readonly PointRow[]): Promise<number> {
+export async function insertPoints(db: Db, points: readonly PricePoints_InsertParameters[]): Promise<number> {
   if (points.length === 0) return 0;
-  const rows: Array<{ n: number }> = await db.query(sql`
-    with ins as (
-      insert into price_points (token_id, t, chance)
-      select p.token_id, to_timestamp(p.at_ms / 1000.0), p.chance
-      from unnest(${points.map((p) => p.tokenId)}::text[], ${points.map((p) => p.at)}::float8[], ${points.map((p) => p.chance)}::numeric[])
-           as p(token_id, at_ms, chance)
-      on conflict (token_id, t) do nothing
-      returning 1
-    )
-    select count(*)::int as n from ins
-  `);
-  return rows[0]?.n ?? 0;
+  const inserted = await tables.price_points(db).bulkInsertOrIgnore({ columnsToInsert: ['token_id', 't', 'chance'], records: points });
+  return inserted.length;
+}
+
+/** A point as the recorder holds it (Unix ms, chance as a number) in the table's row type. */
+export function pricePoint(tokenId: string, atMs: number, chance: number): PricePoints_InsertParameters {
+  return { token_id: tokenId, t: new Date(atMs), chance: String(chance) };
 }
 
 /**
@@ -36,11 +24,16 @@ export async function insertPoints(db: Db, points: readonly PointRow[]): Promise
  * token may hold live points from the previous run although its backfill never completed. Live
  * points are all recent, a backfill reaches far back: a token with nothing older than an hour has
  * not been backfilled (or has no longer past: asking again is one cheap request).
+ *
+ * Hand-written SQL on purpose: it asks, per given token, whether ANY old row exists (an anti-join
+ * against the parameter list, one index probe per token). pg-typed can only return matching rows
+ * (`find(...).distinct('token_id')`), which would read every backfilled point of every token
+ * (thousands each) to learn one bit.
  * inputs: token ids, a Unix ms instant. outputs: the tokens with no point before it.
  */
 export async function tokensWithoutPast(db: Db, tokenIds: readonly string[], before: number): Promise<string[]> {
   if (tokenIds.length === 0) return [];
-  const rows: Array<{ token_id: string }> = await db.query(sql`
+  const rows: Array<Pick<PricePoints_InsertParameters, 'token_id'>> = await db.query(sql`
     select t.token_id
     from unnest(${[...tokenIds]}::text[]) as t(token_id)
     where not exists (

@@ -6,7 +6,7 @@ import type { Clock } from '../common/clock.js';
 import { createCoalescedWrite } from '../common/coalesced-write.js';
 import { createHistoryBackfill, type HistoryBackfill, type HistoryBackfillStats } from './history-backfill.js';
 import type { FetchHistory } from './history-client.js';
-import { insertPoints, tokensWithoutPast, type PointRow } from './history-db.js';
+import { insertPoints, pricePoint, tokensWithoutPast } from './history-db.js';
 
 /**
  * Price history recording (DESIGN.md "The flow" 3), for the FIRST outcome's token of each market
@@ -92,10 +92,7 @@ export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryReco
     logger: opts.logger,
     ...opts.backfill,
     store: async (target, points) => {
-      await insertPoints(
-        opts.db,
-        points.map((p) => ({ tokenId: target.tokenId, at: p.t * 1000, chance: p.chance })),
-      );
+      await insertPoints(opts.db, points.map((p) => pricePoint(target.tokenId, p.t * 1000, p.chance)));
       // A market's past arriving is a one-off: its chart should show it now, not after the throttle.
       await opts.redis.sadd(opts.keys.backfilledHistory, target.marketId);
     },
@@ -118,7 +115,7 @@ export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryReco
       }
     }
 
-    const due: PointRow[] = [];
+    const due: Array<{ tokenId: string; chance: number }> = [];
     const markets = new Set<string>();
     for (const [tokenId, { marketId, chance }] of current) {
       if (opts.firstOutcomeMarket(tokenId) === undefined) {
@@ -128,12 +125,12 @@ export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryReco
         continue;
       }
       if (pointDue(recorded.get(tokenId), chance, now, minuteMs) === null) continue;
-      due.push({ tokenId, at: now, chance });
+      due.push({ tokenId, chance });
       markets.add(marketId);
     }
     if (due.length === 0) return;
-    await insertPoints(opts.db, due);
-    for (const p of due) recorded.set(p.tokenId, { at: p.at, chance: p.chance });
+    await insertPoints(opts.db, due.map((p) => pricePoint(p.tokenId, now, p.chance)));
+    for (const p of due) recorded.set(p.tokenId, { at: now, chance: p.chance });
     stats.points += due.length;
     await opts.redis.sadd(opts.keys.dirtyHistory, ...markets);
   }

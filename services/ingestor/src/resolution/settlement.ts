@@ -1,12 +1,13 @@
 import type { Logger } from '@pm/shared/logger';
-import { sql, type Db } from '@pm/shared/db';
+import { tables, type Db } from '@pm/shared/db';
+import { writeOutbox } from '@pm/shared/outbox';
 import { isConnectionLoss } from '@pm/shared/records';
 
 /**
  * MarketResolved, from either source (the ws `market_resolved` message, or the catalog showing a
  * closed market with final prices): log it in `market_resolutions`, mark the market resolved, and
- * write a `market-resolved` outbox row — all in ONE statement, so the resolution and the owed
- * settlement commit together. The worker's relay turns the row into the `settle-market` job (id
+ * write a `market-resolved` outbox row — all in ONE transaction (pg-typed single-table statements),
+ * so the resolution and the owed settlement commit together. The worker's relay turns the row into the `settle-market` job (id
  * `settle-<marketId>`), and its reconciler settles any resolved market left with open calls, so
  * nothing here remembers what it already asked for: Postgres does.
  *
@@ -69,31 +70,27 @@ export function createSettlement(opts: SettlementOptions): Settlement {
   async function resolveOnce(r: SettleMarket): Promise<boolean> {
     // Input: market id, winning outcome index (null when void), voided, source.
     // Output: whether the market is known and whether this call resolved it (a repeat does not).
-    // The log row is first-source-wins; the market columns are set once (guarded by resolved_at);
-    // the outbox row is written only by the statement that resolved the market.
-    const rows: Array<{ known: boolean; marked: boolean }> = await opts.db.query(sql`
-      with known as (
-        select id, event_id from markets where id = ${r.marketId}
-      ), logged as (
-        insert into market_resolutions (market_id, winning_outcome_index, voided, source)
-        select id, ${r.winningOutcomeIndex}::integer, ${r.voided}, ${r.source} from known
-        on conflict (market_id) do nothing
-        returning market_id
-      ), marked as (
-        update markets
-        set closed = true, resolved_outcome_index = ${r.winningOutcomeIndex}::integer,
-            voided = ${r.voided}, resolved_at = now(), updated_at = now()
-        where id = ${r.marketId} and resolved_at is null
-        returning id, event_id
-      ), announced as (
-        insert into outbox (topic, payload)
-        select 'market-resolved', jsonb_build_object('marketId', id, 'eventId', event_id) from marked
-        returning id
-      )
-      select exists (select 1 from known) as known, exists (select 1 from announced) as marked
-    `);
-    const row = rows[0];
-    if (!row?.known) {
+    // One transaction: the log row is first-source-wins; the market columns are set once (guarded
+    // by resolved_at: a concurrent resolution waits on the row lock and then matches nothing); the
+    // outbox row is written only by the transaction that resolved the market.
+    const row = await opts.db.tx(async (tx) => {
+      const market = await tables.markets(tx).find({ id: r.marketId }).select('id').one();
+      if (!market) return { known: false, marked: false };
+      await tables.market_resolutions(tx).insertOrIgnore({
+        market_id: market.id,
+        winning_outcome_index: r.winningOutcomeIndex,
+        voided: r.voided,
+        source: r.source,
+      });
+      const now = new Date();
+      const [marked] = await tables.markets(tx).update(
+        { id: market.id, resolved_at: null },
+        { closed: true, resolved_outcome_index: r.winningOutcomeIndex, voided: r.voided, resolved_at: now, updated_at: now },
+      );
+      if (marked) await writeOutbox(tx, 'market-resolved', { marketId: marked.id, eventId: marked.event_id });
+      return { known: true, marked: marked !== undefined };
+    });
+    if (!row.known) {
       opts.logger.warn({ marketId: r.marketId, source: r.source }, 'resolution for an unknown market ignored');
       return false;
     }

@@ -1,20 +1,17 @@
-import { sql, type Db } from '@pm/shared/db';
+import { sql, type Db, type Events, type Games } from '@pm/shared/db';
 
 type SQLQuery = ReturnType<typeof sql>;
 
-/** A game's state as both sources write it to `games` (empty text: the source did not say). */
-export interface GameRow {
-  game_id: string;
-  league: string;
-  home_team: string;
-  away_team: string;
-  status: string;
-  score: string;
-  period: string;
-  clock: string;
-  live: boolean;
-  ended: boolean;
-}
+/**
+ * A game's state as both sources write it to `games` (empty text: the source did not say): the
+ * generated row type without the columns the upsert sets itself (`event_id` joined from `events`,
+ * `updated_at`).
+ *
+ * The upsert below stays hand-written SQL: pg-typed's insertOrUpdate overwrites every named column
+ * with the new value, while here each column has its own merge rule per source (PRECEDENCE), the
+ * event id is looked up in `events`, and an unchanged row is not rewritten.
+ */
+export type GameRow = Omit<Games, 'event_id' | 'updated_at'>;
 
 type Merged = 'event_id' | Exclude<keyof GameRow, 'game_id'>;
 
@@ -82,11 +79,7 @@ export async function upsertGames(db: Db, rows: readonly GameRow[], source: 'spo
 }
 
 /** A game row that an upsert inserted or changed, with its catalog event (null until the catalog names it). */
-export interface ChangedGame {
-  game_id: string;
-  event_id: string | null;
-  event_slug: string | null;
-}
+export type ChangedGame = Pick<Games, 'game_id' | 'event_id'> & { event_slug: Events['slug'] | null };
 
 /** The events whose games changed: what must be rebuilt. */
 export function changedEvents(changed: readonly ChangedGame[]): string[] {
