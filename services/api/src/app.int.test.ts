@@ -4,14 +4,12 @@ import zlib from 'node:zlib';
 import { redisKeys } from '@pm/shared/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import type { z } from 'zod';
 import { createTestRedis, until, type TestRedis } from '@pm/shared/testing';
 import {
   errorBodySchema,
   marketEventResponseSchema,
   marketListResponseSchema,
   oddsResponseSchema,
-  type ErrorBody,
 } from '@pm/shared/api';
 import {
   apiRedis,
@@ -24,6 +22,7 @@ import {
   writeSnapshot,
   type RunningApp,
 } from './testing/fixtures.js';
+import { body, expectError } from './testing/responses.js';
 
 /**
  * The read API against a real Redis: snapshots are seeded in the worker's documented format and every
@@ -55,18 +54,6 @@ const events = [
 
 async function get(path: string, init?: RequestInit): Promise<Response> {
   return fetch(`${api.base}${path}`, init);
-}
-
-async function body<S extends z.ZodType>(res: Response, schema: S): Promise<z.output<S>> {
-  return schema.parse(await res.json());
-}
-
-async function expectError(res: Response, status: number, code: ErrorBody['error']['code']): Promise<string> {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  const parsed = await body(res, errorBodySchema);
-  expect(parsed.error.code).toBe(code);
-  return parsed.error.message;
 }
 
 /** Everything this file starts, stopped newest first after it. */

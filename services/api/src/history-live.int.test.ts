@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import type { z } from 'zod';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import type { HistorySnapshot, LiveSnapshot } from '@pm/shared/snapshots';
-import { errorBodySchema, liveMatchesResponseSchema, marketHistoryResponseSchema, type ErrorBody } from '@pm/shared/api';
+import { liveMatchesResponseSchema, marketHistoryResponseSchema } from '@pm/shared/api';
 import { apiRedis, event, startApp, writeFeed, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { body, expectError } from './testing/responses.js';
 
 /**
  * Endpoints 3 (price history) and 4 (live matches) against a real Redis holding snapshots in the
@@ -51,17 +51,6 @@ const live: LiveSnapshot = {
 
 async function get(path: string, base = api.base): Promise<Response> {
   return fetch(`${base}${path}`);
-}
-
-async function body<S extends z.ZodType>(res: Response, schema: S): Promise<z.output<S>> {
-  return schema.parse(await res.json());
-}
-
-async function expectError(res: Response, status: number, code: ErrorBody['error']['code']): Promise<string> {
-  expect(res.status).toBe(status);
-  const parsed = await body(res, errorBodySchema);
-  expect(parsed.error.code).toBe(code);
-  return parsed.error.message;
 }
 
 /** Everything this file starts, stopped newest first after it. */
