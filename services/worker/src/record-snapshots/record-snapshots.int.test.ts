@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { createLogger } from '@pm/shared/logger';
 import { redisKeyBase, redisKeys, type SnapshotName } from '@pm/shared/redis';
 import {
   callListSnapshotSchema,
@@ -15,6 +14,7 @@ import { sql } from '@pm/shared/db';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { globalBodies, marketBodies, userBodies } from './bodies.js';
 import { createRecordSnapshotBuilder, type RecordSnapshotBuilder } from './builder.js';
+import { builderSource } from '../testing/builder-source.js';
 import { at, insertRecordsFixture, WEB_URL, type SeededIds } from './test-fixture.js';
 
 let tdb: TestDatabase;
@@ -26,12 +26,7 @@ beforeAll(async () => {
   [tdb, tr] = await Promise.all([createTestDatabase('record_snapshots'), createTestRedis('record_snapshots')]);
   ids = await insertRecordsFixture(tdb.db);
   builder = createRecordSnapshotBuilder({
-    db: tdb.db,
-    redis: tr.redis,
-    prefix: tr.prefix,
-    webUrl: WEB_URL,
-    logger: createLogger('worker-test', { LOG_LEVEL: 'silent' }),
-    clock: { now: () => Date.now() },
+    ...builderSource(tdb, tr),
     fullEveryMs: 3_600_000,
     // Tiny batches, so the full build's paging is exercised on a small fixture.
     batch: { users: 2, calls: 3, markets: 1 },

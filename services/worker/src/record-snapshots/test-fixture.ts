@@ -1,4 +1,4 @@
-import { sql, type Db } from '@pm/shared/db';
+import { sql, tables, type Calls_InsertParameters, type Db } from '@pm/shared/db';
 
 /**
  * People, calls and combos for the record snapshot tests, inserted with plain SQL as the write path,
@@ -8,7 +8,7 @@ import { sql, type Db } from '@pm/shared/db';
  * - calls spread over an hour, one copy of alice's call by Bob and one fade, thesis updates on a1;
  * - combos: k-open, k-won, k-lost.
  */
-export const WEB_URL = 'https://predict.example';
+export { WEB_URL } from '../testing/builder-source.js';
 export const T0 = Date.parse('2026-11-20T12:00:00.000Z');
 export const at = (minutes: number) => new Date(T0 + minutes * 60_000);
 
@@ -45,7 +45,7 @@ export async function insertRecordsFixture(db: Db): Promise<SeededIds> {
   const ids: SeededIds = { alice: id('alice'), bob: id('Bob'), carol: id('carol') };
 
   // alice: a1..a6 settled on m2 (won ×4 at 0.4, lost ×1, void ×1), a7 open on m1 (newest of hers).
-  const settled: Array<[string, number, string, number | null, number]> = [
+  const settled: Array<[string, number, string, number, number]> = [
     ['a1', 0, 'won', 15, 0],
     ['a2', 0, 'won', 15, 1],
     ['a3', 0, 'won', 15, 2],
@@ -53,35 +53,27 @@ export async function insertRecordsFixture(db: Db): Promise<SeededIds> {
     ['a5', 1, 'lost', -10, 4],
     ['a6', 1, 'void', 0, 5],
   ];
-  for (const [cid, outcome, status, profit, minute] of settled) {
-    await db.query(sql`
-      insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, status, profit_on_10, xp_awarded, made_at, settled_at)
-      values (${cid}, ${ids.alice}, 'm2', ${outcome}, 0.4, ${'thesis ' + cid}, ${status}, ${profit}, ${status === 'won' ? 64 : 0},
-              ${at(minute)}, ${at(60)})
-    `);
-  }
-  await db.query(sql`
-    insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, made_at)
-    values ('a7', ${ids.alice}, 'm1', 0, 0.535, 'Arsenal at home', ${at(30)})
-  `);
-  await db.query(sql`
-    insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, copied_from, made_at)
-    values ('b1', ${ids.bob}, 'm1', 0, 0.54, 'Same as alice', 'a7', ${at(31)})
-  `);
-  await db.query(sql`
-    insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, copied_from, is_fade, made_at)
-    values ('b2', ${ids.bob}, 'm1', 1, 0.46, 'Fading alice', 'a7', true, ${at(32)})
-  `);
-  await db.query(sql`
-    insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, status, profit_on_10, made_at, settled_at)
-    values ('b3', ${ids.bob}, 'm2', 1, 0.6, 'No lead', 'lost', -10, ${at(6)}, ${at(60)}),
-           ('b4', ${ids.bob}, 'm2', 0, 0.4, 'Lead', 'won', 15, ${at(7)}, ${at(60)}),
-           ('b5', ${ids.bob}, 'm2', 0, 0.4, 'Lead again', 'won', 15, ${at(8)}, ${at(60)})
-  `);
-  await db.query(sql`
-    insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, made_at)
-    values ('c1', ${ids.carol}, 'm1', 1, 0.45, 'Chelsea hold', ${at(40)})
-  `);
+  const call = (id: string, user_id: number, market_id: string, outcome_index: number, chance: number, thesis: string, minute: number, more: Partial<Calls_InsertParameters> = {}): Calls_InsertParameters => ({
+    id,
+    user_id,
+    market_id,
+    outcome_index,
+    chance_at_call: String(chance),
+    thesis,
+    made_at: at(minute),
+    ...more,
+  });
+  const settledAt = (status: string, profit: number, xp = 0): Partial<Calls_InsertParameters> => ({ status, profit_on_10: String(profit), xp_awarded: xp, settled_at: at(60) });
+  await tables.calls(db).insert(
+    ...settled.map(([cid, outcome, status, profit, minute]) => call(cid, ids.alice, 'm2', outcome, 0.4, `thesis ${cid}`, minute, settledAt(status, profit, status === 'won' ? 64 : 0))),
+    call('a7', ids.alice, 'm1', 0, 0.535, 'Arsenal at home', 30),
+    call('b1', ids.bob, 'm1', 0, 0.54, 'Same as alice', 31, { copied_from: 'a7' }),
+    call('b2', ids.bob, 'm1', 1, 0.46, 'Fading alice', 32, { copied_from: 'a7', is_fade: true }),
+    call('b3', ids.bob, 'm2', 1, 0.6, 'No lead', 6, settledAt('lost', -10)),
+    call('b4', ids.bob, 'm2', 0, 0.4, 'Lead', 7, settledAt('won', 15)),
+    call('b5', ids.bob, 'm2', 0, 0.4, 'Lead again', 8, settledAt('won', 15)),
+    call('c1', ids.carol, 'm1', 1, 0.45, 'Chelsea hold', 40),
+  );
   await db.query(sql`
     insert into thesis_updates (call_id, body, at) values
       ('a7', 'Team news: Saka starts.', ${at(35)}),

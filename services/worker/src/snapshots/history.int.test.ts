@@ -6,6 +6,7 @@ import { HISTORY_RANGES } from '@pm/shared/snapshots';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { builderSource } from '../testing/builder-source.js';
 import { createSnapshotBuilder } from './builder.js';
 import { createHistoryBuilder, type HistoryBuilder } from './history.js';
 import { eventSnapshotSchema, insertFixture, readSnapshot, readStored, token, WEB_URL } from './test-fixture.js';
@@ -145,7 +146,7 @@ describe('event snapshots: change_24h and the live list', () => {
       { t: now / 1000 - 25 * 3600, chance: 0.5 },
       { t: now / 1000 - 23 * 3600, chance: 0.7 },
     ]);
-    const builder = createSnapshotBuilder({ db: tdb.db, redis: tr.redis, prefix: tr.prefix, webUrl: WEB_URL, logger, clock: { now: () => now } });
+    const builder = createSnapshotBuilder(builderSource(tdb, tr, () => now));
     await builder.build({ full: true });
     const btc = (await readSnapshot(tr.redis, tr.prefix, 'event:btc-100k', eventSnapshotSchema)).event;
     expect(btc.markets[0]?.change_24h).toBe(0.12); // 0.62 live − 0.5
@@ -173,7 +174,7 @@ describe('event snapshots: change_24h and the live list', () => {
 
     // The game ends: the match leaves the list at the next build.
     await tdb.db.query(sql`update games set live = false, ended = true, updated_at = now() where game_id = 'g1'`);
-    const builder = createSnapshotBuilder({ db: tdb.db, redis: tr.redis, prefix: tr.prefix, webUrl: WEB_URL, logger, clock: { now: () => now } });
+    const builder = createSnapshotBuilder(builderSource(tdb, tr, () => now));
     await builder.build({ full: true });
     expect(JSON.parse((await readStored(tr.redis, tr.prefix, 'live'))!.body)).toEqual({ matches: [] });
   });
@@ -194,7 +195,7 @@ describe('a resolved market (DESIGN.md "Resolution is data")', () => {
       expect(points.slice(0, -1).every((p) => p.t < resolvedAt && p.chance === 0.6), range).toBe(true);
     }
     // The event page says how it resolved.
-    const builder = createSnapshotBuilder({ db: tdb.db, redis: tr.redis, prefix: tr.prefix, webUrl: WEB_URL, logger, clock: { now: () => now } });
+    const builder = createSnapshotBuilder(builderSource(tdb, tr, () => now));
     await builder.build({ full: true });
     const event = (await readSnapshot(tr.redis, tr.prefix, 'event:ars-che', eventSnapshotSchema)).event;
     expect(event.markets.find((m) => m.id === 'm2')).toMatchObject({ resolved_outcome: 1, resolved_at: new Date(resolvedAt * 1000).toISOString() });

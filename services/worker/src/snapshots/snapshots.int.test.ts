@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '@pm/shared/logger';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, createTestRedis, eventually, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { builderSource } from '../testing/builder-source.js';
 import { createSnapshotBuilder, type SnapshotBuilder } from './builder.js';
 import {
   eventSnapshotSchema,
@@ -25,12 +25,7 @@ beforeAll(async () => {
   [tdb, tr] = await Promise.all([createTestDatabase('worker_snapshots'), createTestRedis('worker_snapshots')]);
   await insertFixture(tdb.db, tr.redis, tr.prefix);
   builder = createSnapshotBuilder({
-    db: tdb.db,
-    redis: tr.redis,
-    prefix: tr.prefix,
-    webUrl: WEB_URL,
-    logger: createLogger('worker-test', { LOG_LEVEL: 'silent' }),
-    clock: { now: () => now },
+    ...builderSource(tdb, tr, () => now),
     // Full builds only when a test asks: the incremental path is what these tests exercise.
     fullEveryMs: 3_600_000,
   });

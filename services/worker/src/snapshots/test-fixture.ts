@@ -13,7 +13,7 @@ import { etagOf } from './writer.js';
  * - `old-final` (Football/epl, closed): never listed.
  * Chances in Redis for some tokens; the rest fall back to the catalog price.
  */
-export const WEB_URL = 'https://predict.example';
+export { WEB_URL } from '../testing/builder-source.js';
 
 export const token = (market: string, outcome: number) => `${market.replace(/\D/g, '').padStart(3, '0')}${outcome}`.padEnd(72, '7');
 
