@@ -10,16 +10,6 @@ import type { Redis } from 'ioredis';
  * pipeline of several leases is one slot on a Redis Cluster.
  */
 
-/** KEYS[1] lease, ARGV[1] owner, ARGV[2] ttl ms → 1 when this owner holds it now. */
-const TAKE = `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
-`;
-
 /** KEYS[1] lease, ARGV[1] owner, ARGV[2] ttl ms → 1 when renewed (still this owner's). */
 const RENEW = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -28,6 +18,11 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 `;
+
+/** KEYS[1] lease, ARGV[1] owner, ARGV[2] ttl ms → 1 when this owner holds it now: free, or a renewal. */
+const TAKE = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+${RENEW}`;
 
 /** KEYS[1] lease, ARGV[1] owner → 1 when it was this owner's and is now free. */
 const RELEASE = `
