@@ -6,7 +6,7 @@
  */
 import { loadConfig } from '@pm/shared/config';
 import { createRedis } from '@pm/shared/redis';
-import { createDb, migrate, sql, type Db } from '@pm/shared/db';
+import { createDb, migrate, tables, type Db } from '@pm/shared/db';
 import { createRecords, RecordRefused, RecordsUnavailable, type Records } from '@pm/shared/records';
 import { parseCli, printJson, usageError } from './lib/cli.js';
 
@@ -28,27 +28,19 @@ exit codes: 0 recorded · 1 refused (the message says why) · 2 usage error
 
 const COMMAND = 'records';
 
+/** Options that each take one text value. */
+function textOptions<K extends string>(...names: K[]): Record<K, { type: 'string' }> {
+  return Object.fromEntries(names.map((n) => [n, { type: 'string' }])) as Record<K, { type: 'string' }>;
+}
+
 /** The options of each command; any other option is a usage error naming it. */
 const COMMANDS = {
-  user: {
-    handle: { type: 'string' },
-    name: { type: 'string' },
-    bio: { type: 'string' },
-    interests: { type: 'string' },
-    avatar: { type: 'string' },
-  },
-  call: {
-    user: { type: 'string' },
-    market: { type: 'string' },
-    outcome: { type: 'string' },
-    thesis: { type: 'string' },
-    copy: { type: 'string' },
-    fade: { type: 'boolean', default: false },
-  },
-  update: { call: { type: 'string' }, body: { type: 'string' } },
-  combo: { user: { type: 'string' }, leg: { type: 'string', multiple: true } },
-  follow: { user: { type: 'string' }, target: { type: 'string' } },
-  unfollow: { user: { type: 'string' }, target: { type: 'string' } },
+  user: textOptions('handle', 'name', 'bio', 'interests', 'avatar'),
+  call: { ...textOptions('user', 'market', 'outcome', 'thesis', 'copy'), fade: { type: 'boolean', default: false } },
+  update: textOptions('call', 'body'),
+  combo: { ...textOptions('user'), leg: { type: 'string', multiple: true } },
+  follow: textOptions('user', 'target'),
+  unfollow: textOptions('user', 'target'),
 } as const;
 type Command = keyof typeof COMMANDS;
 
@@ -62,9 +54,7 @@ function need(values: Record<string, unknown>, name: string, command: string): s
 async function outcomeIndex(db: Db, marketId: string, given: string): Promise<number> {
   if (/^\d+$/.test(given)) return Number(given);
   // Input: market id, outcome name. Output: the market's outcomes (none: the market is unknown).
-  const rows: Array<{ outcome_index: number; name: string }> = await db.query(sql`
-    select outcome_index, name from outcomes where market_id = ${marketId} order by outcome_index
-  `);
+  const rows = await tables.outcomes(db).find({ market_id: marketId }).orderByAsc('outcome_index').select('outcome_index', 'name').all();
   // An unknown market is said as such, not as a missing outcome of it (the write path says the same).
   if (rows.length === 0) throw new RecordRefused('unknown_market', `no market with id ${marketId}`);
   const match = rows.find((r) => r.name.toLowerCase() === given.trim().toLowerCase());
