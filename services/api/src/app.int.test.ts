@@ -4,7 +4,7 @@ import zlib from 'node:zlib';
 import { redisKeys } from '@pm/shared/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createTestRedis, until, type TestRedis } from '@pm/shared/testing';
+import { until, type TestRedis } from '@pm/shared/testing';
 import {
   errorBodySchema,
   marketEventResponseSchema,
@@ -12,12 +12,11 @@ import {
   oddsResponseSchema,
 } from '@pm/shared/api';
 import {
-  apiRedis,
   event,
   listSnapshot,
   memoryLogger,
   searchSnapshot,
-  startApp,
+  startSeededApps,
   writeFeed,
   writeSnapshot,
   type RunningApp,
@@ -30,10 +29,8 @@ import { body, expectError } from './testing/responses.js';
  */
 
 let testRedis: TestRedis;
-/** A prefix the worker has never written to. */
-let emptyRedis: TestRedis;
-let redis: Redis;
 let api: RunningApp;
+/** Over a prefix the worker has never written to. */
 let emptyApi: RunningApp;
 const now = Date.now();
 const logs = memoryLogger();
@@ -61,25 +58,17 @@ const teardown = new AsyncDisposableStack();
 afterAll(() => teardown.disposeAsync());
 
 beforeAll(async () => {
-  testRedis = teardown.use(await createTestRedis('api'));
-  redis = teardown.adopt(await apiRedis(testRedis.url), (r) => r.disconnect());
-  const p = testRedis.prefix;
-  await writeSnapshot(testRedis.redis, p, 'markets:trending', listSnapshot(events), '"trending-1"');
-  await writeSnapshot(testRedis.redis, p, 'markets:category:Crypto', listSnapshot([events[1]!]), '"crypto-1"');
-  await writeSnapshot(testRedis.redis, p, 'markets:league:epl', listSnapshot([arsenal]), '"epl-1"');
-  await writeSnapshot(
-    testRedis.redis,
-    p,
-    'markets:search',
-    searchSnapshot(events.map((e) => ({ event: e, league: e === arsenal ? 'epl' : e.category === 'Crypto' ? 'btc' : null }))),
-    '"search-1"',
-  );
-  await writeSnapshot(testRedis.redis, p, `event:${arsenal.slug}`, { event: arsenal }, '"ev-1"');
-  await writeSnapshot(testRedis.redis, p, 'event:broken', { event: { slug: 1 } }, '"broken-1"');
-  await writeFeed(testRedis.redis, p, true, now);
-  emptyRedis = teardown.use(await createTestRedis('api_empty'));
-  api = teardown.adopt(await startApp({ redis, env: { REDIS_PREFIX: p, RATE_LIMIT_PER_MINUTE: '100000' }, logger: logs.logger, clock: () => now }), (a) => a.close());
-  emptyApi = teardown.adopt(await startApp({ redis, env: { REDIS_PREFIX: emptyRedis.prefix, RATE_LIMIT_PER_MINUTE: '100000' } }), (a) => a.close());
+  const seed = async (r: Redis, p: string) => {
+    await writeSnapshot(r, p, 'markets:trending', listSnapshot(events), '"trending-1"');
+    await writeSnapshot(r, p, 'markets:category:Crypto', listSnapshot([events[1]!]), '"crypto-1"');
+    await writeSnapshot(r, p, 'markets:league:epl', listSnapshot([arsenal]), '"epl-1"');
+    const leagueOf = (e: (typeof events)[number]) => (e === arsenal ? 'epl' : e.category === 'Crypto' ? 'btc' : null);
+    await writeSnapshot(r, p, 'markets:search', searchSnapshot(events.map((e) => ({ event: e, league: leagueOf(e) }))), '"search-1"');
+    await writeSnapshot(r, p, `event:${arsenal.slug}`, { event: arsenal }, '"ev-1"');
+    await writeSnapshot(r, p, 'event:broken', { event: { slug: 1 } }, '"broken-1"');
+    await writeFeed(r, p, true, now);
+  };
+  ({ testRedis, api, emptyApi } = await startSeededApps(teardown, 'api', seed, { logger: logs.logger, clock: () => now }));
 });
 
 

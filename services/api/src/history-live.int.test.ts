@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import type { HistorySnapshot, LiveSnapshot } from '@pm/shared/snapshots';
 import { liveMatchesResponseSchema, marketHistoryResponseSchema } from '@pm/shared/api';
-import { apiRedis, event, startApp, writeFeed, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { event, startSeededApps, writeFeed, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 import { body, expectError } from './testing/responses.js';
 
 /**
@@ -11,9 +10,6 @@ import { body, expectError } from './testing/responses.js';
  * worker's format; every body is validated against the endpoint table's response schema.
  */
 
-let testRedis: TestRedis;
-let emptyRedis: TestRedis;
-let redis: Redis;
 let api: RunningApp;
 let emptyApi: RunningApp;
 const now = Date.now();
@@ -58,17 +54,14 @@ const teardown = new AsyncDisposableStack();
 afterAll(() => teardown.disposeAsync());
 
 beforeAll(async () => {
-  testRedis = teardown.use(await createTestRedis('api_history'));
-  emptyRedis = teardown.use(await createTestRedis('api_history_empty'));
-  redis = teardown.adopt(await apiRedis(testRedis.url), (r) => r.disconnect());
-  const p = testRedis.prefix;
-  await writeSnapshot(testRedis.redis, p, `event:${soccer.slug}`, { event: soccer }, '"ev-1"');
-  await writeSnapshot(testRedis.redis, p, `history:${m0!.id}:1w`, points('1w', 5, 0.25), '"h-1w"');
-  await writeSnapshot(testRedis.redis, p, `history:${m0!.id}:max`, points('max', 40, 0.3), '"h-max"');
-  await writeSnapshot(testRedis.redis, p, 'live', live, '"live-1"');
-  await writeFeed(testRedis.redis, p, true, now);
-  api = teardown.adopt(await startApp({ redis, env: { REDIS_PREFIX: p, RATE_LIMIT_PER_MINUTE: '100000' } }), (a) => a.close());
-  emptyApi = teardown.adopt(await startApp({ redis, env: { REDIS_PREFIX: emptyRedis.prefix, RATE_LIMIT_PER_MINUTE: '100000' } }), (a) => a.close());
+  const seed = async (r: Redis, p: string) => {
+    await writeSnapshot(r, p, `event:${soccer.slug}`, { event: soccer }, '"ev-1"');
+    await writeSnapshot(r, p, `history:${m0!.id}:1w`, points('1w', 5, 0.25), '"h-1w"');
+    await writeSnapshot(r, p, `history:${m0!.id}:max`, points('max', 40, 0.3), '"h-max"');
+    await writeSnapshot(r, p, 'live', live, '"live-1"');
+    await writeFeed(r, p, true, now);
+  };
+  ({ api, emptyApi } = await startSeededApps(teardown, 'api_history', seed));
 });
 
 

@@ -9,6 +9,7 @@ import type { EventSnapshot, MarketListSnapshot, MarketSearchSnapshot } from '@p
 import type { Logger } from '@pm/shared/logger';
 import { CATEGORY_DISPLAY_ORDER, type Category, type Combo, type Event, type EventCard, type LeagueEntry, type LeaderboardRow, type Market } from '@pm/shared/api';
 import { oddsForDisplay } from '@pm/shared/domain';
+import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import { createApiServer, type ApiServer } from '../server.js';
 
 /** Test helpers: snapshot payloads in the worker's documented format, and an app on a free port. */
@@ -202,4 +203,33 @@ export async function startApp(options: {
       await api.stop();
     },
   };
+}
+
+/** A seeded prefix served by one app, and a second app over a prefix the worker never wrote to. */
+export interface SeededApps {
+  testRedis: TestRedis;
+  /** The apps' own connection (fails fast, as the API's does). */
+  redis: Redis;
+  api: RunningApp;
+  emptyApi: RunningApp;
+}
+
+/**
+ * Starts what the read-API tests need: a test Redis prefix filled by `seed`, an app over it and an
+ * app over an empty prefix (no rate limit to speak of). Everything is handed to `teardown`.
+ */
+export async function startSeededApps(
+  teardown: AsyncDisposableStack,
+  name: string,
+  seed: (redis: Redis, prefix: string) => Promise<void>,
+  options: { logger?: Logger; clock?: () => number } = {},
+): Promise<SeededApps> {
+  const testRedis = teardown.use(await createTestRedis(name));
+  const emptyRedis = teardown.use(await createTestRedis(`${name}_empty`));
+  const redis = teardown.adopt(await apiRedis(testRedis.url), (r) => r.disconnect());
+  await seed(testRedis.redis, testRedis.prefix);
+  const env = { RATE_LIMIT_PER_MINUTE: '100000' };
+  const api = teardown.adopt(await startApp({ redis, env: { ...env, REDIS_PREFIX: testRedis.prefix }, ...options }), (a) => a.close());
+  const emptyApi = teardown.adopt(await startApp({ redis, env: { ...env, REDIS_PREFIX: emptyRedis.prefix } }), (a) => a.close());
+  return { testRedis, redis, api, emptyApi };
 }
