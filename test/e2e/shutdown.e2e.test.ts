@@ -92,6 +92,21 @@ function startService(entry: string, env: Record<string, string>): Service {
   return { child, output: () => output, exited };
 }
 
+/** The service exited 0 within the deadline after `signalledAt`; returns when it exited. */
+async function expectCleanExit(service: Service, signalledAt: number): Promise<number> {
+  const { code, at } = await service.exited;
+  expect(code, service.output()).toBe(0);
+  expect(at - signalledAt).toBeLessThan(EXIT_DEADLINE_MS);
+  return at;
+}
+
+/** Cleanup: a service still running is stopped as an operator would, and waited for. */
+async function stopIfRunning(service: Service): Promise<void> {
+  if (service.child.exitCode !== null) return;
+  service.child.kill('SIGTERM');
+  await service.exited;
+}
+
 const until = (what: string, ok: () => Promise<boolean>, timeoutMs: number, logs: () => string) =>
   poll(what, ok, { timeoutMs, everyMs: 100, context: logs });
 
@@ -134,9 +149,7 @@ describe('SIGTERM', () => {
       // Stopped listening: a new connection is refused.
       await expect(fetch(`${base}/healthz`)).rejects.toThrow();
 
-      const { code, at } = await api.exited;
-      expect(code, api.output()).toBe(0);
-      expect(at - signalledAt).toBeLessThan(EXIT_DEADLINE_MS);
+      const at = await expectCleanExit(api, signalledAt);
       expect(signalledAt - started).toBeLessThan(answer.at - started);
       // Well inside the deadline: a keep-alive connection must not hold the exit for its 5 s timeout.
       expect(at - signalledAt).toBeLessThan(4_000);
@@ -175,9 +188,7 @@ describe('SIGTERM', () => {
       const signalledAt = Date.now();
       worker.child.kill('SIGTERM');
 
-      const { code, at } = await worker.exited;
-      expect(code, worker.output()).toBe(0);
-      expect(at - signalledAt).toBeLessThan(EXIT_DEADLINE_MS);
+      await expectCleanExit(worker, signalledAt);
 
       // Completed by the stopping worker, once: not failed, not left active for a stall check to rerun.
       const job = await queue.getJob('sigterm-test');
@@ -256,9 +267,7 @@ describe('SIGTERM', () => {
         expect(worker.child.exitCode, 'the worker must wait for the running settlement').toBeNull();
       });
 
-      const { code, at } = await worker.exited;
-      expect(code, worker.output()).toBe(0);
-      expect(at - signalledAt).toBeLessThan(EXIT_DEADLINE_MS);
+      await expectCleanExit(worker, signalledAt);
       const job = await queue.getJob(jobId);
       expect(await job?.getState()).toBe('completed');
       expect(job?.attemptsStarted).toBe(1);
@@ -288,10 +297,7 @@ describe('SIGTERM', () => {
       expect(await projected()).toEqual({ settled: 20, won: 10 });
       expect(await totals()).toEqual({ open: 0, settled: 20, profit: expectedProfit, xp: expectedXp, times: 1 });
     } finally {
-      if (worker.child.exitCode === null) {
-        worker.child.kill('SIGTERM');
-        await worker.exited;
-      }
+      await stopIfRunning(worker);
       await queue.close();
     }
   });
@@ -322,16 +328,11 @@ describe('SIGTERM', () => {
       );
       const signalledAt = Date.now();
       ingestor.child.kill('SIGTERM');
-      const { code, at } = await ingestor.exited;
-      expect(code, ingestor.output()).toBe(0);
-      expect(at - signalledAt).toBeLessThan(EXIT_DEADLINE_MS);
+      await expectCleanExit(ingestor, signalledAt);
       expect(ingestor.output()).toContain('"msg":"stopped"');
     } finally {
       if (ingestor.child.exitCode === null) ingestor.child.kill('SIGKILL');
-      if (sim.child.exitCode === null) {
-        sim.child.kill('SIGTERM');
-        await sim.exited;
-      }
+      await stopIfRunning(sim);
     }
   });
 });
