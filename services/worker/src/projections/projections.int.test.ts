@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { Queue } from 'bullmq';
 import { createLogger } from '@pm/shared/logger';
 import { createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/shared/queues';
-import { sql } from '@pm/shared/db';
+import { sql, tables } from '@pm/shared/db';
 import { createRecords, createRecordsTrigger, projectionMarketsDirtyKey, projectionUsersDirtyKey, type Records, type RecordsTrigger } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, eventually as settle, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { startQueueWorkers } from '../jobs.js';
@@ -71,30 +71,13 @@ beforeAll(async () => {
 });
 
 
-interface RecordRow {
-  user_id: number;
-  calls: number;
-  settled: number;
-  won: number;
-  lost: number;
-  right_pct: number;
-  profit_on_10: number;
-  profit_7d: number;
-  xp: number;
-  streak: number;
-  followers: number;
-  following: number;
-  copies: number;
-}
-
-async function recordOf(handle: string): Promise<RecordRow | undefined> {
-  const rows: Array<Omit<RecordRow, 'profit_on_10' | 'profit_7d'> & { profit_on_10: string; profit_7d: string }> = await tdb.db.query(sql`
-    select user_id, calls, settled, won, lost, right_pct, profit_on_10, profit_7d, xp, streak, followers, following, copies
-    from user_records where user_id = ${ids[handle]!}
-  `);
-  const row = rows[0];
+/** A person's user_records row without the time it was written, its amounts as numbers. */
+async function recordOf(handle: string) {
+  const row = await tables.user_records(tdb.db).findOne({ user_id: ids[handle]! });
+  if (!row) return undefined;
+  const { updated_at: _written, ...record } = row;
   // numeric arrives as text ("77.50"): compare the amounts, not their scale.
-  return row && { ...row, profit_on_10: Number(row.profit_on_10), profit_7d: Number(row.profit_7d) };
+  return { ...record, profit_on_10: Number(row.profit_on_10), profit_7d: Number(row.profit_7d) };
 }
 
 /** Coalesced jobs run a few hundred ms after a write; on a loaded machine much later. */
