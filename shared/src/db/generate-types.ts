@@ -3,6 +3,8 @@
  * creates a scratch database, migrates it, introspects it with @databases/pg-schema-cli, drops it.
  *   npm run db:types            write the types
  *   npm run db:types -- --check exit 1 when the committed types differ from the migrations
+ * The generator's settings are the "pg" key of the root package.json (@databases/pg-config): every
+ * table's row and insert types go to the one file __generated__/index.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, cpSync } from 'node:fs';
