@@ -726,6 +726,7 @@ export interface components {
             event: string;
             market_id: string;
             outcome_index: number;
+            /** @description Outcome name */
             outcome: string;
             /** @description The chance the call was made at */
             chance: number;

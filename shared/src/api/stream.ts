@@ -16,13 +16,19 @@ export type StreamTopic = (typeof STREAM_TOPICS)[number];
 
 const timestamp = z.string().meta({ description: 'ISO 8601 UTC timestamp', format: 'date-time' });
 const chance = z.number().min(0).max(1).meta({ description: 'Chance, 0 to 1' });
+const eventSlug = z.string().meta({ description: 'Slug of the event holding the market' });
+const count = z.number().int().min(0);
+/** The outcome a price or call message is about. */
+const outcomeFields = {
+  event: eventSlug,
+  market_id: z.string(),
+  outcome_index: count,
+  outcome: z.string().meta({ description: 'Outcome name' }),
+};
 
 export const priceMessageSchema = z
   .object({
-    event: z.string().meta({ description: 'Slug of the event holding the market' }),
-    market_id: z.string(),
-    outcome_index: z.number().int().min(0),
-    outcome: z.string().meta({ description: 'Outcome name' }),
+    ...outcomeFields,
     chance: chance.meta({ description: 'The displayed chance now (the value `/markets/{slug}` shows)' }),
     at: timestamp.meta({ description: 'When the ingestor saw the change' }),
   })
@@ -48,15 +54,15 @@ export type ScoreMessage = z.infer<typeof scoreMessageSchema>;
 
 export const settlementMessageSchema = z
   .object({
-    event: z.string().meta({ description: 'Slug of the event holding the market' }),
+    event: eventSlug,
     market_id: z.string(),
-    resolved_outcome: z.number().int().min(0).nullable().meta({ description: 'Index of the winning outcome; null when the market was voided' }),
+    resolved_outcome: count.nullable().meta({ description: 'Index of the winning outcome; null when the market was voided' }),
     voided: z.boolean(),
     calls: z
-      .object({ won: z.number().int().min(0), lost: z.number().int().min(0), void: z.number().int().min(0) })
+      .object({ won: count, lost: count, void: count })
       .meta({ description: 'Calls settled by this settlement, by result' }),
-    combo_legs: z.number().int().min(0).meta({ description: 'Combo legs settled' }),
-    combos: z.number().int().min(0).meta({ description: 'Combos whose result this settlement decided' }),
+    combo_legs: count.meta({ description: 'Combo legs settled' }),
+    combos: count.meta({ description: 'Combos whose result this settlement decided' }),
     at: timestamp,
   })
   .meta({ id: 'StreamSettlement', description: '`event: settlement` — a resolved market\'s calls and combo legs were settled.' });
@@ -66,10 +72,7 @@ export const callMessageSchema = z
   .object({
     id: z.string().meta({ description: 'The call id (`/api/v1/calls/{id}`)' }),
     handle: z.string(),
-    event: z.string().meta({ description: 'Slug of the event holding the market' }),
-    market_id: z.string(),
-    outcome_index: z.number().int().min(0),
-    outcome: z.string(),
+    ...outcomeFields,
     chance: chance.meta({ description: 'The chance the call was made at' }),
     at: timestamp.meta({ description: 'When the call was made' }),
   })
@@ -80,7 +83,7 @@ export const resetMessageSchema = z
   .object({
     reason: z.enum(['unknown_id']).meta({ description: '`unknown_id`: the resume id is older than the retention window, or not from this stream' }),
     message: z.string(),
-    retention_seconds: z.number().int().min(0),
+    retention_seconds: count,
   })
   .meta({
     id: 'StreamReset',
