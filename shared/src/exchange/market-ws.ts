@@ -228,36 +228,21 @@ const priceChangeSchema = z
     return z.NEVER;
   });
 
+/** What every per-asset message carries, and its parsed form. */
+const assetFields = { asset_id: idString, market: looseText, timestamp };
+const assetOf = (m: { asset_id: string; market: string | null; timestamp: number | null }) => ({ assetId: m.asset_id, market: m.market, timestamp: m.timestamp });
+
 const lastTradeSchema = z
-  .object({ asset_id: idString, market: looseText, price: decimalString, timestamp })
-  .transform((m): LastTradeMessage => ({
-    type: 'last_trade_price',
-    assetId: m.asset_id,
-    market: m.market,
-    price: m.price,
-    timestamp: m.timestamp,
-  }));
+  .object({ ...assetFields, price: decimalString })
+  .transform((m): LastTradeMessage => ({ type: 'last_trade_price', ...assetOf(m), price: m.price }));
 
 const tickSizeSchema = z
-  .object({ asset_id: idString, market: looseText, new_tick_size: looseText, timestamp })
-  .transform((m): TickSizeChangeMessage => ({
-    type: 'tick_size_change',
-    assetId: m.asset_id,
-    market: m.market,
-    newTickSize: m.new_tick_size,
-    timestamp: m.timestamp,
-  }));
+  .object({ ...assetFields, new_tick_size: looseText })
+  .transform((m): TickSizeChangeMessage => ({ type: 'tick_size_change', ...assetOf(m), newTickSize: m.new_tick_size }));
 
 const bestBidAskSchema = z
-  .object({ asset_id: idString, market: looseText, best_bid: looseNumber, best_ask: looseNumber, timestamp })
-  .transform((m): BestBidAskMessage => ({
-    type: 'best_bid_ask',
-    assetId: m.asset_id,
-    market: m.market,
-    bestBid: m.best_bid,
-    bestAsk: m.best_ask,
-    timestamp: m.timestamp,
-  }));
+  .object({ ...assetFields, best_bid: looseNumber, best_ask: looseNumber })
+  .transform((m): BestBidAskMessage => ({ type: 'best_bid_ask', ...assetOf(m), bestBid: m.best_bid, bestAsk: m.best_ask }));
 
 const eventRefSchema = z.object({ id: looseText, slug: looseText });
 
