@@ -7,30 +7,25 @@ import { z } from 'zod';
  * optional history/<tokenId>.json, and feed.jsonl. Only the fields the simulator acts on are
  * checked; everything else is kept exactly as written, because the catalog is served as given.
  */
-const tagSchema = z.looseObject({
-  id: z.union([z.string(), z.number()]),
-  slug: z.string().optional(),
-  label: z.string().optional(),
-});
+/** The catalog writes ids and amounts as numbers or as text. */
+const numberOrText = z.union([z.number(), z.string()]);
+const text = z.string().optional();
+const flag = z.boolean().nullish();
 
-const marketSchema = z.looseObject({
-  id: z.union([z.string(), z.number()]),
-  conditionId: z.string().optional(),
-  outcomes: z.string().optional(),
-  clobTokenIds: z.string().optional(),
-  closed: z.boolean().optional(),
-});
+const tagSchema = z.looseObject({ id: numberOrText, slug: text, label: text });
+
+const marketSchema = z.looseObject({ id: numberOrText, conditionId: text, outcomes: text, clobTokenIds: text, closed: z.boolean().optional() });
 
 const eventSchema = z.looseObject({
-  id: z.union([z.string(), z.number()]),
+  id: numberOrText,
   slug: z.string().nullish(),
-  active: z.boolean().nullish(),
-  closed: z.boolean().nullish(),
-  live: z.boolean().nullish(),
-  gameId: z.union([z.number(), z.string()]).nullish(),
-  volume: z.union([z.number(), z.string()]).nullish(),
-  volume24hr: z.union([z.number(), z.string()]).nullish(),
-  liquidity: z.union([z.number(), z.string()]).nullish(),
+  active: flag,
+  closed: flag,
+  live: flag,
+  gameId: numberOrText.nullish(),
+  volume: numberOrText.nullish(),
+  volume24hr: numberOrText.nullish(),
+  liquidity: numberOrText.nullish(),
   startDate: z.string().nullish(),
   endDate: z.string().nullish(),
   tags: z.array(tagSchema).nullish(),
