@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { z } from 'zod';
 import { redisKeys } from '@pm/shared/redis';
-import { sql, type Db } from '@pm/shared/db';
+import { sql, type Db, type Events, type Markets, type Outcomes } from '@pm/shared/db';
 
 /**
  * The markets the crowd can call right now: open, two outcomes, and a live price the write path
@@ -21,32 +20,23 @@ export interface CallableMarket {
 
 const FRESH_MS = 30_000;
 
-const row = z.object({
-  id: z.string(),
-  event_id: z.string(),
-  question: z.string(),
-  category: z.string(),
-  league: z.string().nullable(),
-  kind: z.string().nullable(),
-  outcomes: z.array(z.string()),
-  tokens: z.array(z.string()),
-});
+/** A callable market as the query below returns it: the generated column types plus its outcomes, in order. */
+type MarketRow = Pick<Markets, 'id' | 'event_id' | 'question' | 'kind'> &
+  Pick<Events, 'category' | 'league'> & { outcomes: Array<Outcomes['name']>; tokens: Array<Outcomes['token_id']> };
 
 export async function callableMarkets(db: Db, redis: Redis, prefix: string, now: number): Promise<CallableMarket[]> {
   // inputs: none. outputs: open two-outcome markets of open events, with outcome names and token ids in outcome order.
-  const rows = (
-    await db.query(sql`
-      select m.id, m.event_id, m.question, e.category, e.league, m.kind,
-             array_agg(o.name order by o.outcome_index) as outcomes,
-             array_agg(o.token_id order by o.outcome_index) as tokens
-      from markets m
-      join events e on e.id = m.event_id
-      join outcomes o on o.market_id = m.id
-      where not m.closed and m.resolved_at is null and not m.voided and not e.closed
-      group by m.id, e.category, e.league
-      having count(*) = 2
-    `)
-  ).map((r: unknown) => row.parse(r));
+  const rows: MarketRow[] = await db.query(sql`
+    select m.id, m.event_id, m.question, e.category, e.league, m.kind,
+           array_agg(o.name order by o.outcome_index) as outcomes,
+           array_agg(o.token_id order by o.outcome_index) as tokens
+    from markets m
+    join events e on e.id = m.event_id
+    join outcomes o on o.market_id = m.id
+    where not m.closed and m.resolved_at is null and not m.voided and not e.closed
+    group by m.id, e.category, e.league
+    having count(*) = 2
+  `);
   if (rows.length === 0) return [];
   const keys = redisKeys(prefix);
   const tokens = rows.flatMap((r) => r.tokens);
