@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { control, family, getEvents, getJson, strings, type GammaEventT } from './helpers.js';
+import { control, family, type GammaEventT, getEvents, getJson, openEvents, strings, useSimulator } from './helpers.js';
 
 const START = Date.UTC(2026, 3, 5, 15, 0, 0);
 
@@ -9,11 +9,10 @@ describe('synthetic catalog (Gamma /events)', () => {
   let sim: RunningSimulator;
   let all: GammaEventT[];
 
-  beforeAll(async () => {
-    sim = await startSimulator({ port: 0, seed: 42, startTime: START, paused: true });
-    all = await getEvents(`${sim.url}/events?active=true&closed=false&limit=500`);
+  useSimulator({ port: 0, seed: 42, startTime: START, paused: true }, async (s) => {
+    sim = s;
+    all = await openEvents(s);
   });
-  afterAll(() => sim.close());
 
   it('pages open events by volume24hr without overlap or gaps', async () => {
     const paged: GammaEventT[] = [];

@@ -1,5 +1,7 @@
 import WebSocket from 'ws';
 import { z } from 'zod';
+import { afterAll, beforeAll } from 'vitest';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../src/simulator.js';
 
 /** Test-side client helpers: JSON over HTTP, and a websocket that records every frame. */
 
@@ -152,4 +154,22 @@ export function family(tags: GammaEventT['tags']): string | null {
   if (['tech', 'ai', 'science'].some((s) => slugs.has(s))) return 'Tech';
   if (['pop-culture', 'culture', 'entertainment'].some((s) => slugs.has(s))) return 'Culture';
   return null;
+}
+
+/** The open events of the simulator's catalog (first page of 500). */
+export function openEvents(sim: RunningSimulator): Promise<GammaEventT[]> {
+  return getEvents(`${sim.url}/events?active=true&closed=false&limit=500`);
+}
+
+/**
+ * A simulator for the enclosing describe block (or file): started before its tests, handed to
+ * `started` (which keeps it, and may read what the tests share), closed after them.
+ */
+export function useSimulator(options: SimulatorOptions, started: (sim: RunningSimulator) => void | Promise<void>): void {
+  let sim: RunningSimulator | undefined;
+  beforeAll(async () => {
+    sim = await startSimulator(options);
+    await started(sim);
+  });
+  afterAll(() => sim?.close());
 }

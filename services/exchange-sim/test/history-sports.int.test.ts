@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { control, family, getEvents, getJson, RecordingSocket, sleep, strings, type GammaEventT } from './helpers.js';
+import type { RunningSimulator } from '../src/simulator.js';
+import { control, family, type GammaEventT, getEvents, getJson, openEvents, RecordingSocket, sleep, strings, useSimulator } from './helpers.js';
 
 const historySchema = z.object({ history: z.array(z.object({ t: z.number(), p: z.number() })) });
 const DAY = 86_400;
@@ -10,11 +10,10 @@ describe('prices history (CLOB /prices-history)', () => {
   let sim: RunningSimulator;
   let open: GammaEventT[];
 
-  beforeAll(async () => {
-    sim = await startSimulator({ seed: 5, paused: true });
-    open = await getEvents(`${sim.url}/events?active=true&closed=false&limit=500`);
+  useSimulator({ seed: 5, paused: true }, async (s) => {
+    sim = s;
+    open = await openEvents(s);
   });
-  afterAll(() => sim.close());
 
   it('serves more than 30 days at the asked fidelity, ending at the current price', async () => {
     const market = open[20]?.markets[0];
@@ -54,10 +53,9 @@ describe('prices history (CLOB /prices-history)', () => {
 describe('sports channel /ws and match lifecycle', () => {
   let sim: RunningSimulator;
 
-  beforeAll(async () => {
-    sim = await startSimulator({ seed: 42, speed: 40 });
+  useSimulator({ seed: 42, speed: 40 }, (s) => {
+    sim = s;
   });
-  afterAll(() => sim.close());
 
   it('sends frames for several in-play games, a soccer one among them, and a text ping', async () => {
     const catalog = await getEvents(`${sim.url}/events?limit=500`);

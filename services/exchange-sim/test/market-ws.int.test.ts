@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { control, getEvents, getJson, RecordingSocket, sleep, strings, type GammaEventT, type Message } from './helpers.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunningSimulator } from '../src/simulator.js';
+import { control, type GammaEventT, getEvents, getJson, type Message, openEvents, RecordingSocket, sleep, strings, useSimulator } from './helpers.js';
 
 interface Level {
   price: string;
@@ -26,14 +26,13 @@ describe('market channel /ws/market', () => {
   const subscribe = (s: RecordingSocket, assets: string[], custom = true) =>
     s.send({ assets_ids: assets, type: 'market', custom_feature_enabled: custom, initial_dump: true });
 
-  beforeAll(async () => {
-    sim = await startSimulator({ seed: 11 });
-    open = await getEvents(`${sim.url}/events?active=true&closed=false&limit=500`);
+  useSimulator({ seed: 11 }, async (s) => {
+    sim = s;
+    open = await openEvents(s);
   });
   afterEach(() => {
     for (const s of sockets.splice(0)) s.close();
   });
-  afterAll(() => sim.close());
 
   it('answers a subscribe with one book per asset: bids ascending, asks descending, No mirroring Yes', async () => {
     const s = await connect();

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { control, getEvents, getJson, RecordingSocket, sleep, strings, type GammaEventT, type Message } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { RunningSimulator } from '../src/simulator.js';
+import { control, type GammaEventT, getEvents, getJson, type Message, openEvents, RecordingSocket, sleep, strings, useSimulator } from './helpers.js';
 
 /**
  * The real exchange's quirks the simulator reproduces (PROTOCOL.md §1, §3), so `npm start` and the
@@ -12,11 +12,10 @@ import { control, getEvents, getJson, RecordingSocket, sleep, strings, type Gamm
 let sim: RunningSimulator;
 let open: GammaEventT[];
 
-beforeAll(async () => {
-  sim = await startSimulator({ seed: 7, speed: 20, quietSpells: { everyMs: 0, forMs: 0 } });
-  open = await getEvents(`${sim.url}/events?active=true&closed=false&limit=500`);
+useSimulator({ seed: 7, speed: 20, quietSpells: { everyMs: 0, forMs: 0 } }, async (s) => {
+  sim = s;
+  open = await openEvents(s);
 });
-afterAll(() => sim.close());
 
 const subscribeAll = async (assets: string[]) => {
   const s = new RecordingSocket(`${sim.wsUrl}/ws/market`);
@@ -101,7 +100,7 @@ describe('simulator quirks', () => {
     expect(vanished.status).toBe(200);
     expect(await getEvents(`${sim.url}/events?id=${event.id}`)).toEqual([]);
     expect(await getEvents(`${sim.url}/events?slug=${event.slug}`)).toEqual([]);
-    const listed = await getEvents(`${sim.url}/events?active=true&closed=false&limit=500`);
+    const listed = await openEvents(sim);
     expect(listed.some((e) => e.id === event.id)).toBe(false);
     expect(((await getJson(`${sim.url}/events/${event.id}`)) as { id: string }).id).toBe(event.id);
     expect((await control(sim).post('/_sim/vanish', { event_id: 'nope' })).status).toBe(404);

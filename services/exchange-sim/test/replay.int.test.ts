@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { control, getJson, RecordingSocket } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { RunningSimulator } from '../src/simulator.js';
+import { control, getJson, RecordingSocket, useSimulator } from './helpers.js';
 
 const folder = fileURLToPath(new URL('../test-fixtures/tiny-scenario/', import.meta.url));
 const feed = readFileSync(`${folder}feed.jsonl`, 'utf8')
@@ -14,10 +14,9 @@ const text = (frame: unknown) => (typeof frame === 'string' ? frame : JSON.strin
 describe('replay of a scenario folder', () => {
   let sim: RunningSimulator;
 
-  beforeAll(async () => {
-    sim = await startSimulator({ scenario: folder, speed: 1, paused: true });
+  useSimulator({ scenario: folder, speed: 1, paused: true }, (s) => {
+    sim = s;
   });
-  afterAll(() => sim.close());
 
   it('serves the catalog, sports and history as given', async () => {
     const catalog = JSON.parse(readFileSync(`${folder}catalog.json`, 'utf8')) as unknown[];

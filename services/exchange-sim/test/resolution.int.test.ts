@@ -1,17 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../src/simulator.js';
-import { gammaEvent, getEvents, getJson, RecordingSocket, sleep, strings } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { RunningSimulator } from '../src/simulator.js';
+import { gammaEvent, getEvents, getJson, openEvents, RecordingSocket, sleep, strings, useSimulator } from './helpers.js';
 
 describe('automatic resolutions in accelerated time', () => {
   let sim: RunningSimulator;
 
-  beforeAll(async () => {
-    sim = await startSimulator({ seed: 3, speed: 100 });
+  useSimulator({ seed: 3, speed: 100 }, (s) => {
+    sim = s;
   });
-  afterAll(() => sim.close());
 
   it('announces some resolutions but not all, flips the catalog for every one, and replaces closed events', async () => {
-    const open = await getEvents(`${sim.url}/events?active=true&closed=false&limit=500`);
+    const open = await openEvents(sim);
     const initialIds = new Set(open.flatMap((e) => e.markets.map((m) => m.id)));
     const s = new RecordingSocket(`${sim.wsUrl}/ws/market`);
     await s.open();
@@ -42,7 +41,7 @@ describe('automatic resolutions in accelerated time', () => {
     const newMarkets = s.rec.messages.filter((m) => m.event_type === 'new_market');
     expect(newMarkets.length).toBeGreaterThan(0);
     expect(newMarkets[0]).toMatchObject({ assets_ids: expect.any(Array), event_message: { id: expect.any(String) } });
-    const stillOpen = await getEvents(`${sim.url}/events?active=true&closed=false&limit=500`);
+    const stillOpen = await openEvents(sim);
     expect(stillOpen.length).toBeGreaterThanOrEqual(60);
     s.close();
   }, 30_000);
