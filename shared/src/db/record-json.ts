@@ -51,6 +51,24 @@ export const CALL_JOINS = sql`
   join outcomes o on o.market_id = c.market_id and o.outcome_index = c.outcome_index
 `;
 
+/**
+ * The pick of a call or a combo leg, as SPEC.md lists it in both: the market, its event's slug, the
+ * question, the outcome and the chance it was made at. `pick` is the call or leg (market_id,
+ * outcome_index, chance_at_call); `market`, `event`, `outcome` the rows joined to it.
+ */
+const pickFields = (aliases: { pick: string; market: string; event: string; outcome: string }) =>
+  [
+    ['market_id', text(sql.ident(aliases.pick, 'market_id'))],
+    ['event', text(sql.ident(aliases.event, 'slug'))],
+    ['question', text(sql.ident(aliases.market, 'question'))],
+    ['outcome', text(sql.ident(aliases.outcome, 'name'))],
+    ['outcome_index', plain(sql.ident(aliases.pick, 'outcome_index'))],
+    ['chance_at_call', num(sql.ident(aliases.pick, 'chance_at_call'))],
+  ] as const;
+
+/** `{"handle":…}` of the owner `u` (users) of a combo or of the single-call body. */
+export const OWNER_HANDLE = jsonObject([['handle', text(sql`u.handle`)]]);
+
 /** `profit_on_10` is null while open. */
 export const CALL_PROFIT = sql`case when c.status <> 'open' then c.profit_on_10 end`;
 
@@ -62,12 +80,7 @@ export const callObject = (webUrl: string): Fragment =>
   jsonObject([
     ['id', text(sql`c.id`)],
     ['user', jsonObject([['handle', text(sql`u.handle`)], ['avatar', text(sql`u.avatar`)]])],
-    ['market_id', text(sql`c.market_id`)],
-    ['event', text(sql`e.slug`)],
-    ['question', text(sql`m.question`)],
-    ['outcome', text(sql`o.name`)],
-    ['outcome_index', plain(sql`c.outcome_index`)],
-    ['chance_at_call', num(sql`c.chance_at_call`)],
+    ...pickFields({ pick: 'c', market: 'm', event: 'e', outcome: 'o' }),
     ['thesis', text(sql`c.thesis`)],
     [
       'copied_from',
@@ -92,7 +105,7 @@ export const callObject = (webUrl: string): Fragment =>
 export const comboObject = (webUrl: string): Fragment =>
   jsonObject([
     ['id', text(sql`k.id`)],
-    ['user', jsonObject([['handle', text(sql`u.handle`)]])],
+    ['user', OWNER_HANDLE],
     ['chance', num(sql`k.chance`)],
     ['wins_on_10', num(sql`k.wins_on_10`)],
     ['status', text(sql`k.status`)],
@@ -102,12 +115,7 @@ export const comboObject = (webUrl: string): Fragment =>
       sql`(
         select ${jsonList(
           jsonObject([
-            ['market_id', text(sql`g.market_id`)],
-            ['event', text(sql`ge.slug`)],
-            ['question', text(sql`gm.question`)],
-            ['outcome', text(sql`go.name`)],
-            ['outcome_index', plain(sql`g.outcome_index`)],
-            ['chance_at_call', num(sql`g.chance_at_call`)],
+            ...pickFields({ pick: 'g', market: 'gm', event: 'ge', outcome: 'go' }),
             ['status', text(sql`g.status`)],
           ]),
           sql`g.leg_index`,
