@@ -145,14 +145,9 @@ describe('classifyEvent — conflicting tags', () => {
 });
 
 describe('leagueLabel', () => {
-  it('given known keys, when labelled, then human labels', () => {
-    expect(leagueLabel('epl')).toBe('EPL');
-    expect(leagueLabel('laliga')).toBe('La Liga');
-    expect(leagueLabel('seriea')).toBe('Serie A');
-    expect(leagueLabel('ucl')).toBe('Champions League');
-    expect(leagueLabel('nba')).toBe('NBA');
-    expect(leagueLabel('btc')).toBe('Bitcoin');
-    expect(leagueLabel('eth')).toBe('Ethereum');
+  const known: Array<[string, string]> = [['epl', 'EPL'], ['laliga', 'La Liga'], ['seriea', 'Serie A'], ['ucl', 'Champions League'], ['nba', 'NBA'], ['btc', 'Bitcoin'], ['eth', 'Ethereum']];
+  it.each(known)('given the known key %s, when labelled, then %s', (key, label) => {
+    expect(leagueLabel(key)).toBe(label);
   });
 
   it('given an unknown key, when labelled, then the key upper-cased', () => {

@@ -8,15 +8,14 @@ describe('STAKE', () => {
 });
 
 describe('winsOn10', () => {
-  it('given the DESIGN.md example 0.25, when scored, then 10 wins 40', () => {
-    expect(winsOn10(0.25)).toBe(40);
-  });
-
-  it('given chances with repeating quotients, when scored, then rounds to 2 places', () => {
-    expect(winsOn10(0.3)).toBe(33.33);
-    expect(winsOn10(0.6)).toBe(16.67);
-    expect(winsOn10(1)).toBe(10);
-    expect(winsOn10(0.001)).toBe(10000);
+  it.each([
+    [0.25, 40, 'the DESIGN.md example'],
+    [0.3, 33.33, 'a repeating quotient, rounded to 2 places'],
+    [0.6, 16.67, 'a repeating quotient, rounded to 2 places'],
+    [1, 10, 'a sure thing returns the stake'],
+    [0.001, 10000, 'the lowest tick'],
+  ])('given %s, when scored, then 10 wins %s (%s)', (chance, wins) => {
+    expect(winsOn10(chance)).toBe(wins);
   });
 
   it('given a chance outside (0, 1], when scored, then throws RangeError', () => {
@@ -56,20 +55,16 @@ describe('profitOn10', () => {
 });
 
 describe('xpIfRight', () => {
-  it('given a sure thing, when a right call earns XP, then it earns the minimum 10', () => {
-    expect(xpIfRight(1)).toBe(10);
-  });
-
-  it('given a long shot, when a right call earns XP, then it earns up to 100', () => {
-    expect(xpIfRight(0)).toBe(100);
-    expect(xpIfRight(0.001)).toBe(100);
-  });
-
-  it('given the formula 10 + round(90 × (1 − c)), when applied to usual chances, then matches', () => {
-    expect(xpIfRight(0.25)).toBe(78); // 90 × 0.75 = 67.5 → 68
-    expect(xpIfRight(0.5)).toBe(55);
-    expect(xpIfRight(0.8)).toBe(28);
-    expect(xpIfRight(0.95)).toBe(15); // 4.5 rounds up even though 1 − 0.95 is 0.0500000000000000444
+  it.each([
+    [1, 10, 'a sure thing earns the minimum'],
+    [0, 100, 'a long shot earns the most'],
+    [0.001, 100, 'the lowest tick: 89.91 rounds to 90'],
+    [0.25, 78, '10 + round(90 × 0.75 = 67.5 → 68)'],
+    [0.5, 55, '10 + 45'],
+    [0.8, 28, '10 + 18'],
+    [0.95, 15, '4.5 rounds up even though 1 − 0.95 is 0.0500000000000000444'],
+  ])('given %s, when a right call earns XP, then %s (%s)', (chance, xp) => {
+    expect(xpIfRight(chance)).toBe(xp);
   });
 
   it('given a chance outside [0, 1], when scored, then throws RangeError', () => {

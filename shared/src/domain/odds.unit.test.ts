@@ -15,16 +15,13 @@ function expectReadable(odds: ReturnType<typeof oddsFor>): void {
 }
 
 describe('oddsFor', () => {
-  it('given the DESIGN.md example 0.25, when converted, then gives 25%, 4.00, 3/1, +300, 25¢', () => {
-    expect(oddsFor(0.25)).toEqual({ percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' });
-  });
-
-  it('given the DESIGN.md example 0.8, when converted, then gives 1/4 and -400', () => {
-    expect(oddsFor(0.8)).toEqual({ percent: '80%', decimal: '1.25', fractional: '1/4', american: '-400', price: '80¢' });
-  });
-
-  it('given an even chance 0.5, when converted, then gives 1/1 and +100 (american is + at exactly 0.5)', () => {
-    expect(oddsFor(0.5)).toEqual({ percent: '50%', decimal: '2.00', fractional: '1/1', american: '+100', price: '50¢' });
+  it.each([
+    // chance, then the five formats; why the row is here
+    [0.25, '25%', '4.00', '3/1', '+300', '25¢', 'the DESIGN.md example'],
+    [0.8, '80%', '1.25', '1/4', '-400', '80¢', 'the DESIGN.md favourite example'],
+    [0.5, '50%', '2.00', '1/1', '+100', '50¢', 'an even chance: american is + at exactly 0.5'],
+  ])('given %s, when converted, then %s, %s, %s, %s, %s (%s)', (chance, percent, decimal, fractional, american, price) => {
+    expect(oddsFor(chance)).toEqual({ percent, decimal, fractional, american, price });
   });
 
   it('given chances with non-terminating ratios, when converted, then fractional is the simplest closest n/d', () => {

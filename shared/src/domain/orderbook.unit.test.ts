@@ -10,6 +10,11 @@ function bookWith(bids: Array<[string, string]>, asks: Array<[string, string]>, 
   return book;
 }
 
+/** The book's best bid and ask (null: that side is empty), and how many levels each side holds. */
+function expectBook(book: OrderBook, top: { bid: number | null; ask: number | null; bids: number; asks: number }): void {
+  expect({ bid: book.bestBid(), ask: book.bestAsk(), ...book.levels() }).toEqual(top);
+}
+
 describe('parseDecimal', () => {
   it('given exchange decimal strings, when parsed, then numbers', () => {
     expect(parseDecimal('0.52')).toBe(0.52);
@@ -61,17 +66,13 @@ describe('OrderBook', () => {
   it('given an existing book, when a new snapshot arrives, then it replaces every level', () => {
     const book = bookWith([['0.48', '5'], ['0.47', '5']], [['0.52', '5']]);
     book.applySnapshot([lv('0.30', '1')], [], 2_000);
-    expect(book.bestBid()).toBe(0.3);
-    expect(book.bestAsk()).toBeNull();
-    expect(book.levels()).toEqual({ bids: 1, asks: 0 });
+    expectBook(book, { bid: 0.3, ask: null, bids: 1, asks: 0 });
     expect(book.snapshotAt).toBe(2_000);
   });
 
   it('given a snapshot with garbage and zero-size levels, when applied, then they are skipped', () => {
     const book = bookWith([['0.48', '5'], ['', '5'], ['abc', '1'], ['0.49', '0'], ['1.5', '3'], ['0.47', '-1']], [['0.52', '']]);
-    expect(book.bestBid()).toBe(0.48);
-    expect(book.bestAsk()).toBeNull();
-    expect(book.levels()).toEqual({ bids: 1, asks: 0 });
+    expectBook(book, { bid: 0.48, ask: null, bids: 1, asks: 0 });
   });
 
   it('given a BUY delta above the best bid, when applied, then it becomes the best bid', () => {
@@ -92,9 +93,7 @@ describe('OrderBook', () => {
     const book = bookWith([['0.40', '1'], ['0.48', '5'], ['0.45', '2']], [['0.60', '1'], ['0.52', '5'], ['0.55', '2']]);
     expect(book.applyLevel('BUY', '0.48', '0', 1_001)).toBe(true);
     expect(book.applyLevel('SELL', '0.52', '0', 1_001)).toBe(true);
-    expect(book.bestBid()).toBe(0.45);
-    expect(book.bestAsk()).toBe(0.55);
-    expect(book.levels()).toEqual({ bids: 2, asks: 2 });
+    expectBook(book, { bid: 0.45, ask: 0.55, bids: 2, asks: 2 });
   });
 
   it('given the best level removed and a better one added before reading, when read, then the new best is right', () => {
@@ -130,9 +129,7 @@ describe('OrderBook', () => {
     const book = bookWith([['0.48', '5']], [['0.52', '5']], 5_000);
     expect(book.applyLevel('BUY', '0.50', '3', 4_999)).toBe(false);
     expect(book.applyLevel('SELL', '0.52', '0', 4_000)).toBe(false);
-    expect(book.bestBid()).toBe(0.48);
-    expect(book.bestAsk()).toBe(0.52);
-    expect(book.levels()).toEqual({ bids: 1, asks: 1 });
+    expectBook(book, { bid: 0.48, ask: 0.52, bids: 1, asks: 1 });
   });
 
   it('given a delta stamped the same ms as the snapshot, when applied, then it applies (not older)', () => {
@@ -183,9 +180,7 @@ describe('OrderBook', () => {
     ];
     for (const [price, size] of bad) expect(book.applyLevel('BUY', price, size, 1_001)).toBe(false);
     expect(book.applyLevel('HOLD' as 'BUY', '0.50', '5', 1_001)).toBe(false);
-    expect(book.bestBid()).toBe(0.48);
-    expect(book.bestAsk()).toBe(0.52);
-    expect(book.levels()).toEqual({ bids: 1, asks: 1 });
+    expectBook(book, { bid: 0.48, ask: 0.52, bids: 1, asks: 1 });
   });
 
   it('given a transiently crossed book, when read, then it is kept as is (not fatal)', () => {

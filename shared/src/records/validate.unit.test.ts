@@ -24,12 +24,9 @@ describe('handles', () => {
 });
 
 describe('interests', () => {
-  it('is a category, or a category and one of its leagues, in canonical spelling', () => {
-    expect(parseInterest('football')).toBe('Football');
-    expect(parseInterest('Football: EPL')).toBe('Football: EPL');
-    expect(parseInterest('football:epl')).toBe('Football: EPL');
-    expect(parseInterest('Sport: nba')).toBe('Sport: NBA');
-    expect(parseInterest('Crypto: Bitcoin')).toBe('Crypto: Bitcoin');
+  const canonical = { football: 'Football', 'Football: EPL': 'Football: EPL', 'football:epl': 'Football: EPL', 'Sport: nba': 'Sport: NBA', 'Crypto: Bitcoin': 'Crypto: Bitcoin' };
+  it.each(Object.entries(canonical))('is a category, or a category and one of its leagues, in canonical spelling: %s is %s', (given, spelled) => {
+    expect(parseInterest(given)).toBe(spelled);
   });
   it('refuses unknown categories, leagues of another category and extra parts', () => {
     for (const bad of ['Gardening', 'Football: NBA', 'Sport: EPL', 'Football: EPL: extra', 'Football: Nowhere League']) {
