@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { count, ok } from './fields.js';
 import { CATEGORIES, categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema, oddsSchema } from './resources.js';
 import { HISTORY_RANGES } from '../snapshots.js';
 import {
@@ -91,7 +92,7 @@ export function defineEndpoint<const Path extends string, Params extends z.ZodOb
   }
   const okShape = def.response.shape['ok'];
   if (!(okShape instanceof z.ZodLiteral) || okShape.value !== true) {
-    throw new Error(`endpoint ${path}: response must have ok: z.literal(true)`);
+    throw new Error(`endpoint ${path}: response must have ok`);
   }
   return { ...def, path, expressPath: toExpressPath(path), pathParams };
 }
@@ -192,9 +193,9 @@ export function chanceParam(name: string) {
 
 export const marketListResponseSchema = z
   .object({
-    ok: z.literal(true),
+    ok,
     live: z.boolean().meta({ description: 'True while the order-book feed is connected and its last message is under 30 s old; false means prices are the last known.' }),
-    count: z.number().int().min(0).meta({ description: 'Number of events returned' }),
+    count: count.meta({ description: 'Number of events returned' }),
     categories: z.array(categorySchema).meta({ description: 'In order Sport, Football, Crypto, Politics, Economy, Tech, Culture' }),
     leagues: z.array(leagueEntrySchema),
     events: z.array(eventCardSchema),
@@ -204,7 +205,7 @@ export type MarketListResponse = z.infer<typeof marketListResponseSchema>;
 
 export const marketEventResponseSchema = z
   .object({
-    ok: z.literal(true),
+    ok,
     live: z.boolean().meta({ description: 'True while the order-book feed is connected and its last message is under 30 s old.' }),
     event: eventSchema,
   })
@@ -213,7 +214,7 @@ export type MarketEventResponse = z.infer<typeof marketEventResponseSchema>;
 
 export const marketHistoryResponseSchema = z
   .object({
-    ok: z.literal(true),
+    ok,
     market_id: z.string(),
     question: z.string(),
     outcome: z.string().meta({ description: 'The first outcome: every point is its chance' }),
@@ -225,8 +226,8 @@ export type MarketHistoryResponse = z.infer<typeof marketHistoryResponseSchema>;
 
 export const liveMatchesResponseSchema = z
   .object({
-    ok: z.literal(true),
-    count: z.number().int().min(0).meta({ description: 'Number of matches in play' }),
+    ok,
+    count: count.meta({ description: 'Number of matches in play' }),
     matches: z.array(liveMatchSchema),
   })
   .meta({ id: 'LiveMatchesResponse' });
@@ -234,7 +235,7 @@ export type LiveMatchesResponse = z.infer<typeof liveMatchesResponseSchema>;
 
 export const oddsResponseSchema = z
   .object({
-    ok: z.literal(true),
+    ok,
     chance: z.number().gt(0).lt(1).meta({ description: 'The chance converted' }),
     wins_on_10: z.number().meta({ description: 'What 10 wins: 10 ÷ chance, 2 decimals (exact from the chance, however small)' }),
     profit_on_10: z.number().meta({ description: 'Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals' }),

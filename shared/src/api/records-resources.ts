@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { count, ok } from './fields.js';
 import { callStatusSchema } from './resources.js';
 
 /**
@@ -43,7 +44,7 @@ export const callSchema = z
     event: z.string().meta({ description: 'Event slug' }),
     question: z.string(),
     outcome: z.string().meta({ description: 'Outcome name' }),
-    outcome_index: z.number().int().min(0).meta({ description: 'Zero-based index of the outcome' }),
+    outcome_index: count.meta({ description: 'Zero-based index of the outcome' }),
     chance_at_call: chanceAtCall,
     thesis: z.string().meta({ description: "The caller's written reasoning" }),
     copied_from: copiedFromSchema.nullable(),
@@ -80,17 +81,17 @@ export const userRecordSchema = z
     handle: z.string(),
     display_name: z.string(),
     avatar,
-    calls: z.number().int().min(0).meta({ description: 'Total calls' }),
-    settled: z.number().int().min(0).meta({ description: 'Settled calls: won + lost + void' }),
-    won: z.number().int().min(0),
-    right_pct: z.number().int().min(0).max(100).meta({ description: 'round(100 × won ÷ (won + lost)); 0 with no such calls. Void calls do not count.' }),
+    calls: count.meta({ description: 'Total calls' }),
+    settled: count.meta({ description: 'Settled calls: won + lost + void' }),
+    won: count,
+    right_pct: count.max(100).meta({ description: 'round(100 × won ÷ (won + lost)); 0 with no such calls. Void calls do not count.' }),
     profit_on_10: money.meta({ description: 'Total profit across settled calls, each scored on 10' }),
     profit_7d: money.meta({ description: 'Profit of calls settled in the last 7 days' }),
-    xp: z.number().int().min(0),
-    streak: z.number().int().min(0).meta({ description: 'Consecutive won calls counting back from the most recently settled non-void call' }),
-    followers: z.number().int().min(0),
-    following: z.number().int().min(0),
-    copies: z.number().int().min(0).meta({ description: 'How many times others copied their calls' }),
+    xp: count,
+    streak: count.meta({ description: 'Consecutive won calls counting back from the most recently settled non-void call' }),
+    followers: count,
+    following: count,
+    copies: count.meta({ description: 'How many times others copied their calls' }),
     bio: z.string(),
     interests: z.array(z.string()).meta({ description: 'Each a category, or a category and league joined with ": " (e.g. "Football: EPL")' }),
     joined_at: timestamp,
@@ -105,13 +106,13 @@ export const leaderboardRowSchema = z
     handle: z.string(),
     display_name: z.string(),
     avatar,
-    right_pct: z.number().int().min(0).max(100),
-    settled: z.number().int().min(0),
-    won: z.number().int().min(0),
+    right_pct: count.max(100),
+    settled: count,
+    won: count,
     profit_on_10: money,
     profit_7d: money,
-    xp: z.number().int().min(0),
-    streak: z.number().int().min(0),
+    xp: count,
+    streak: count,
   })
   .meta({ id: 'LeaderboardRow' });
 export type LeaderboardRow = z.infer<typeof leaderboardRowSchema>;
@@ -122,7 +123,7 @@ export const legSchema = z
     event: z.string().meta({ description: "Slug of the leg's event (GET /api/v1/markets/{event}; or /api/v1/markets/by-id/{market_id})" }),
     question: z.string(),
     outcome: z.string(),
-    outcome_index: z.number().int().min(0),
+    outcome_index: count,
     chance_at_call: chanceAtCall,
     status: callStatusSchema,
   })
@@ -136,7 +137,7 @@ export const comboSchema = z
     chance: z.number().gt(0).lt(1).meta({ description: "The legs' chances multiplied, when the combo was made; never changes" }),
     wins_on_10: money.meta({ description: '10 ÷ chance: what 10 wins if every leg happens' }),
     status: callStatusSchema,
-    xp_awarded: z.number().int().min(0),
+    xp_awarded: count,
     legs: z.array(legSchema).min(2).max(6),
     made_at: timestamp,
     url: z.string(),
@@ -158,10 +159,10 @@ const nextCursor = z
 
 export const callListResponseSchema = z
   .object({
-    ok: z.literal(true),
-    count: z.number().int().min(0).meta({ description: 'Number of calls returned' }),
+    ok,
+    count: count.meta({ description: 'Number of calls returned' }),
     platform_split: z
-      .array(z.number().int().min(0))
+      .array(count)
       .optional()
       .meta({ description: 'Present when `market` is given: people whose latest call on the market is on each outcome, in outcome order; empty when nobody has called it' }),
     calls: z.array(callSchema).meta({ description: 'Newest first' }),
@@ -169,39 +170,24 @@ export const callListResponseSchema = z
   })
   .meta({ id: 'CallListResponse' });
 
-export const callResponseSchema = z.object({ ok: z.literal(true), call: callSubsetSchema }).meta({ id: 'CallResponse' });
+export const callResponseSchema = z.object({ ok, call: callSubsetSchema }).meta({ id: 'CallResponse' });
 
-export const userResponseSchema = z.object({ ok: z.literal(true), user: userRecordSchema }).meta({ id: 'UserResponse' });
+export const userResponseSchema = z.object({ ok, user: userRecordSchema }).meta({ id: 'UserResponse' });
 
-export const userCallsResponseSchema = z
-  .object({
-    ok: z.literal(true),
-    handle: z.string().meta({ description: 'The handle as the person spells it' }),
-    count: z.number().int().min(0),
-    calls: z.array(callSchema).meta({ description: 'Newest first' }),
-    next_cursor: nextCursor,
-  })
-  .meta({ id: 'UserCallsResponse' });
+/**
+ * A page of a list: `ok`, the filter or key the page was asked for, how many items it holds, the
+ * items under `key`, and the cursor of the next page.
+ */
+function listPage<const A extends z.ZodRawShape, K extends string, T extends z.ZodType>(id: string, asked: A, key: K, item: T, order: string) {
+  const items = { [key]: z.array(item).meta({ description: order }) } as { [P in K]: z.ZodArray<T> };
+  return z.object({ ok, ...asked, count, ...items, next_cursor: nextCursor }).meta({ id });
+}
 
-export const leaderboardResponseSchema = z
-  .object({
-    ok: z.literal(true),
-    sort: leaderboardSortSchema,
-    count: z.number().int().min(0),
-    rows: z.array(leaderboardRowSchema).meta({ description: 'Ordered by rank' }),
-    next_cursor: nextCursor,
-  })
-  .meta({ id: 'LeaderboardResponse' });
+export const userCallsResponseSchema = listPage('UserCallsResponse', { handle: z.string().meta({ description: 'The handle as the person spells it' }) }, 'calls', callSchema, 'Newest first');
 
-export const comboListResponseSchema = z
-  .object({
-    ok: z.literal(true),
-    status: callStatusSchema.meta({ description: 'The applied filter' }),
-    count: z.number().int().min(0),
-    combos: z.array(comboSchema).meta({ description: 'Newest first' }),
-    next_cursor: nextCursor,
-  })
-  .meta({ id: 'ComboListResponse' });
+export const leaderboardResponseSchema = listPage('LeaderboardResponse', { sort: leaderboardSortSchema }, 'rows', leaderboardRowSchema, 'Ordered by rank');
+
+export const comboListResponseSchema = listPage('ComboListResponse', { status: callStatusSchema.meta({ description: 'The applied filter' }) }, 'combos', comboSchema, 'Newest first');
 
 // ---------------------------------------------------------------------------------------------
 // Record snapshots (written by the worker's record snapshot builder, read by the API). Each is a
@@ -213,7 +199,7 @@ export const callListSnapshotSchema = z.object({ calls: z.array(callSchema) });
 export type CallListSnapshot = z.infer<typeof callListSnapshotSchema>;
 
 /** `calls:market:<marketId>`: that market's newest calls and its platform split. */
-export const marketCallsSnapshotSchema = z.object({ platform_split: z.array(z.number().int().min(0)), calls: z.array(callSchema) });
+export const marketCallsSnapshotSchema = z.object({ platform_split: z.array(count), calls: z.array(callSchema) });
 export type MarketCallsSnapshot = z.infer<typeof marketCallsSnapshotSchema>;
 
 /** `call:<id>`: one call, the subset the single-call endpoint shows. */
@@ -233,7 +219,7 @@ export type UserCallsSnapshot = z.infer<typeof userCallsSnapshotSchema>;
  * ranking version they are (migration 0005), which the API's next_cursor pins. `version` is absent
  * only from a snapshot written before ranking versions existed, until the worker's start-up build.
  */
-export const leaderboardSnapshotSchema = z.object({ version: z.number().int().min(0).optional(), rows: z.array(leaderboardRowSchema) });
+export const leaderboardSnapshotSchema = z.object({ version: count.optional(), rows: z.array(leaderboardRowSchema) });
 export type LeaderboardSnapshot = z.infer<typeof leaderboardSnapshotSchema>;
 
 /** `combos:<open|won|lost|void>`: the newest combos of that status (at most COMBO_LIST_SIZE). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { count } from './fields.js';
 
 /**
  * `GET /api/v1/stream` (DESIGN.md "Streams"): the push channel, as Server-Sent Events. Its messages'
@@ -17,20 +18,19 @@ export type StreamTopic = (typeof STREAM_TOPICS)[number];
 const timestamp = z.string().meta({ description: 'ISO 8601 UTC timestamp', format: 'date-time' });
 const chance = z.number().min(0).max(1).meta({ description: 'Chance, 0 to 1' });
 const eventSlug = z.string().meta({ description: 'Slug of the event holding the market' });
-const count = z.number().int().min(0);
-/** The outcome a price or call message is about. */
-const outcomeFields = {
+/** The chance of an outcome at a moment: what a price or a call message is about. */
+const outcomeChance = (chanceIs: string, atIs: string) => ({
   event: eventSlug,
   market_id: z.string(),
   outcome_index: count,
   outcome: z.string().meta({ description: 'Outcome name' }),
-};
+  chance: chance.meta({ description: chanceIs }),
+  at: timestamp.meta({ description: atIs }),
+});
 
 export const priceMessageSchema = z
   .object({
-    ...outcomeFields,
-    chance: chance.meta({ description: 'The displayed chance now (the value `/markets/{slug}` shows)' }),
-    at: timestamp.meta({ description: 'When the ingestor saw the change' }),
+    ...outcomeChance('The displayed chance now (the value `/markets/{slug}` shows)', 'When the ingestor saw the change'),
   })
   .meta({ id: 'StreamPrice', description: '`event: price` — an outcome\'s displayed chance moved.' });
 export type PriceMessage = z.infer<typeof priceMessageSchema>;
@@ -72,9 +72,7 @@ export const callMessageSchema = z
   .object({
     id: z.string().meta({ description: 'The call id (`/api/v1/calls/{id}`)' }),
     handle: z.string(),
-    ...outcomeFields,
-    chance: chance.meta({ description: 'The chance the call was made at' }),
-    at: timestamp.meta({ description: 'When the call was made' }),
+    ...outcomeChance('The chance the call was made at', 'When the call was made'),
   })
   .meta({ id: 'StreamCall', description: '`event: call` — a call was recorded.' });
 export type CallMessage = z.infer<typeof callMessageSchema>;
