@@ -11,6 +11,9 @@ import { z } from 'zod';
 const numberOrText = z.union([z.number(), z.string()]);
 const text = z.string().optional();
 const flag = z.boolean().nullish();
+/** A game id or an amount, when given. */
+const maybeNumber = numberOrText.nullish();
+const maybeText = z.string().nullish();
 
 const tagSchema = z.looseObject({ id: numberOrText, slug: text, label: text });
 
@@ -18,16 +21,16 @@ const marketSchema = z.looseObject({ id: numberOrText, conditionId: text, outcom
 
 const eventSchema = z.looseObject({
   id: numberOrText,
-  slug: z.string().nullish(),
+  slug: maybeText,
   active: flag,
   closed: flag,
   live: flag,
-  gameId: numberOrText.nullish(),
-  volume: numberOrText.nullish(),
-  volume24hr: numberOrText.nullish(),
-  liquidity: numberOrText.nullish(),
-  startDate: z.string().nullish(),
-  endDate: z.string().nullish(),
+  gameId: maybeNumber,
+  volume: maybeNumber,
+  volume24hr: maybeNumber,
+  liquidity: maybeNumber,
+  startDate: maybeText,
+  endDate: maybeText,
   tags: z.array(tagSchema).nullish(),
   markets: z.array(marketSchema).default([]),
 });
@@ -83,22 +86,7 @@ export function loadScenario(folder: string): Scenario {
   if (!catalog.success) throw new ScenarioError(`catalog.json: ${catalog.error.issues[0]?.message ?? 'invalid'}`);
   const sportsPath = join(folder, 'sports.json');
   const sports = existsSync(sportsPath) ? z.array(z.unknown()).parse(readJson(sportsPath)) : [];
-  const feedPath = join(folder, 'feed.jsonl');
-  const feed: FeedLine[] = [];
-  if (existsSync(feedPath)) {
-    readFileSync(feedPath, 'utf8').split('\n').forEach((line, i) => {
-      if (!line.trim()) return;
-      let json: unknown;
-      try {
-        json = JSON.parse(line);
-      } catch {
-        throw new ScenarioError(`feed.jsonl line ${i + 1}: not JSON`);
-      }
-      const parsed = feedLineSchema.safeParse(json);
-      if (!parsed.success) throw new ScenarioError(`feed.jsonl line ${i + 1}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-      feed.push(parsed.data);
-    });
-  }
+  const feed = readJsonLines(join(folder, 'feed.jsonl'), feedLineSchema);
   // Stable sort: frames recorded at the same ms keep their file order.
   feed.sort((a, b) => a.at - b.at);
   const catalogUpdates = readJsonLines(join(folder, 'catalog-updates.jsonl'), catalogUpdateSchema);
