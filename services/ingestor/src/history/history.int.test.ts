@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { redisKeys } from '@pm/shared/redis';
-import { sql } from '@pm/shared/db';
+import { sql, tables } from '@pm/shared/db';
 import { parseGammaEvents } from '@pm/shared/exchange';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createHistoryClient } from './history-client.js';
@@ -55,6 +55,15 @@ function recorder(markets: Map<string, string>): HistoryRecorder {
   return r;
 }
 
+/** A recorder that first sees `token` (of `market`) at `chance`, after its flush and backfill. */
+async function seenOnce(token: string, market: string, chance: number): Promise<HistoryRecorder> {
+  const r = recorder(new Map([[token, market]]));
+  r.offer(token, chance);
+  await r.flush();
+  await r.backfillIdle();
+  return r;
+}
+
 async function points(tokenId: string): Promise<Array<{ t: number; chance: number }>> {
   return (
     await database.db.query(sql`select extract(epoch from t)::float8 as t, chance::float8 as chance from price_points where token_id = ${tokenId} order by t`)
@@ -99,10 +108,7 @@ describe('backfill on first sight', () => {
   it('fetches a month hourly and the last week at 5 minutes, stores it once, and marks the market dirty', async () => {
     const token = TOKEN(1);
     behaviour.set(token, 'month');
-    const r = recorder(new Map([[token, 'm1']]));
-    r.offer(token, 0.31);
-    await r.flush();
-    await r.backfillIdle();
+    await seenOnce(token, 'm1', 0.31);
     const asked = requests.filter((q) => q.market === token);
     expect(asked.map((q) => `${q.interval}/${q.fidelity}`)).toEqual(['max/60', '1w/5']);
     const stored = await points(token);
@@ -117,10 +123,7 @@ describe('backfill on first sight', () => {
     expect(await redis.redis.smembers(redisKeys(redis.prefix).dirtyHistory)).toEqual(['m1']);
 
     // A second recorder (a restart) sees the past and does not ask again.
-    const again = recorder(new Map([[token, 'm1']]));
-    again.offer(token, 0.32);
-    await again.flush();
-    await again.backfillIdle();
+    await seenOnce(token, 'm1', 0.32);
     expect(requests.filter((q) => q.market === token)).toHaveLength(2);
   });
 
@@ -128,10 +131,7 @@ describe('backfill on first sight', () => {
     await redis.redis.del(redisKeys(redis.prefix).backfilledHistory);
     const token = TOKEN(2);
     behaviour.set(token, 'coarse-only');
-    const r = recorder(new Map([[token, 'm2']]));
-    r.offer(token, 0.5);
-    await r.flush();
-    await r.backfillIdle();
+    await seenOnce(token, 'm2', 0.5);
     expect(requests.filter((q) => q.market === token).map((q) => q.fidelity)).toEqual(['60', '360', '1440', '5']);
     const stored = await points(token);
     expect(stored.length).toBeGreaterThanOrEqual(35);
@@ -205,11 +205,11 @@ describe('catalog game state', () => {
     ]);
     const rows = catalogGameRows(page.events, () => 'epl');
     expect(await writeCatalogGames(database.db, rows)).toEqual(['ev-g']);
-    const game = async () => (await database.db.query(sql`select score, period, clock, live, ended, home_team, away_team from games where game_id = '777'`))[0];
+    const game = () => tables.games(database.db).findOne({ game_id: '777' });
     expect(await game()).toMatchObject({ score: '1-0', period: '1H', clock: '30', live: true, ended: false, home_team: 'A', away_team: 'B' });
 
     // The sports channel moves on; a lagging catalog (still 1-0) does not take it back.
-    await database.db.query(sql`update games set score = '2-0', clock = '70', period = '2H' where game_id = '777'`);
+    await tables.games(database.db).update({ game_id: '777' }, { score: '2-0', clock: '70', period: '2H' });
     expect(await writeCatalogGames(database.db, rows)).toEqual([]);
     expect(await game()).toMatchObject({ score: '2-0', period: '2H' });
 

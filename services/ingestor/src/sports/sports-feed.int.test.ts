@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from '@pm/shared/db';
+import { tables } from '@pm/shared/db';
 import { scoreMessageSchema } from '@pm/shared/api';
 import { toStreamEntry } from '@pm/shared/stream';
 import { createHarness, type Harness } from '../testing/harness.js';
@@ -41,11 +41,11 @@ describe('sports feed', () => {
       { no: 'id' },
     ]);
     const row = await waitFor(async () => {
-      const [r] = await h.database.db.query(sql`select * from games where game_id = '777'`);
-      return r && r.score === '1-0' ? r : undefined;
+      const r = await tables.games(h.database.db).findOne({ game_id: '777' });
+      return r?.score === '1-0' ? r : undefined;
     }, 3000, 'game row');
     expect(row).toMatchObject({ event_id: 'match', league: 'epl', home_team: 'Arsenal', away_team: 'Chelsea', status: 'inprogress', period: '1H', clock: '13', live: true, ended: false });
-    const [cricket] = await h.database.db.query(sql`select event_id, live, score from games where game_id = 'cricket-1'`);
+    const cricket = await tables.games(h.database.db).find({ game_id: 'cricket-1' }).select('event_id', 'live', 'score').one();
     expect(cricket).toEqual({ event_id: null, live: true, score: '120/3' });
     await ingestor.flush();
     expect(await h.redis.redis.smembers(h.keys.dirtyEvents)).toEqual(['match']);
@@ -55,21 +55,21 @@ describe('sports feed', () => {
   it('a final frame ends the game', async () => {
     h.fake.broadcastSports({ gameId: 777, status: 'Final', score: '2-1', period: 'FT' });
     const row = await waitFor(async () => {
-      const [r] = await h.database.db.query(sql`select * from games where game_id = '777'`);
-      return r && r.ended ? r : undefined;
+      const r = await tables.games(h.database.db).findOne({ game_id: '777' });
+      return r?.ended ? r : undefined;
     }, 3000, 'ended');
     expect(row).toMatchObject({ live: false, ended: true, score: '2-1', period: 'FT', home_team: 'Arsenal' });
   });
 
   it('tells the event stream of every score or state change, naming the match\'s event', async () => {
     await ingestor.flush();
-    const [event] = await h.database.db.query(sql`select slug from events where id = 'match'`);
+    const event = await tables.events(h.database.db).find({ id: 'match' }).select('slug').one();
     const scores = (await h.redis.redis.xrange(h.keys.stream, '-', '+'))
       .map(([id, fields]) => toStreamEntry(id, fields))
       .filter((e) => e.topic === 'score')
       .map((e) => scoreMessageSchema.parse(JSON.parse(e.data)));
     const match = scores.filter((m) => m.game_id === '777');
-    expect(match.at(-1)).toMatchObject({ event: event.slug, score: '2-1', period: 'FT', live: false, ended: true, home_team: 'Arsenal', away_team: 'Chelsea' });
+    expect(match.at(-1)).toMatchObject({ event: event?.slug, score: '2-1', period: 'FT', live: false, ended: true, home_team: 'Arsenal', away_team: 'Chelsea' });
     expect(match.map((m) => m.score)).toContain('1-0');
     expect(scores.find((m) => m.game_id === 'cricket-1')).toMatchObject({ event: null, score: '120/3' });
   });
