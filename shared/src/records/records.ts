@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
+import type { PrefixedRedis } from '../redis/keys.js';
 import { sql, type Db } from '../db/connection.js';
 import { caseInsensitive, tables } from '../db/tables.js';
-import type { Users } from '../db/__generated__/index.js';
+import type { Events, Markets, Outcomes, Users } from '../db/__generated__/index.js';
 import { winsOn10 } from '../domain/money.js';
 import type { Logger } from '../logger.js';
 import { isConnectionLoss, RecordRefused, RecordsUnavailable } from './errors.js';
@@ -73,11 +73,9 @@ export interface Records {
   close(): Promise<void>;
 }
 
-export interface RecordsDeps {
+/** `redis`: the stack's Redis, which live chances are read from. */
+export interface RecordsDeps extends PrefixedRedis {
   db: Db;
-  /** The stack's Redis: live chances are read from it. */
-  redis: Redis;
-  prefix: string;
   /** Unix ms; decides the age of a price and the default time of a record. */
   clock?: () => number;
   logger?: Logger;
@@ -89,16 +87,10 @@ export const MAX_COMBO_LEGS = 6;
 
 type Tx = Parameters<Parameters<Db['tx']>[0]>[0];
 
-interface MarketOutcome {
-  market_id: string;
-  question: string;
-  closed: boolean;
-  resolved: boolean;
-  outcome_index: number | null;
-  name: string | null;
-  token_id: string | null;
-  event_slug: string;
-}
+/** A market (locked) with the chosen outcome, if it has one: the generated column types, the outcome's nullable (left join). */
+type MarketOutcome = Pick<Markets, 'question' | 'closed'> & { market_id: Markets['id']; resolved: boolean; event_slug: Events['slug'] } & {
+  [K in 'outcome_index' | 'name' | 'token_id']: Outcomes[K] | null;
+};
 
 async function findUser(tx: Tx, rawHandle: string): Promise<{ id: number; handle: string }> {
   const handle = parseHandle(rawHandle);

@@ -1,3 +1,5 @@
+import type { Redis } from 'ioredis';
+
 /**
  * Every Redis key the services use, in one table. Each key carries the configured prefix so that
  * several stacks, and every test file, can share one Redis without seeing each other's data.
@@ -11,6 +13,12 @@
  * spread over every shard (`<prefix>:rl:<client>`, no tag). BullMQ's keys have their own tag
  * (queues.ts). A key added elsewhere is built from `redisKeyBase` too.
  */
+/** A connection and the stack's prefix: what every reader and writer of the keys below holds. */
+export interface PrefixedRedis {
+  redis: Redis;
+  prefix: string;
+}
+
 export interface RedisKeys {
   /** hash: token id → displayed chance as a decimal string ("0.535"). Written only when it moved. */
   chances: string;
