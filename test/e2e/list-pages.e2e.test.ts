@@ -62,6 +62,18 @@ async function walk<T>(first: string, read: (path: string) => Promise<{ items: T
   }
 }
 
+/** The ids of every item a list of calls or combos pages through from `path`. */
+function walkIds<S extends z.ZodType<{ next_cursor: string | null }>>(path: string, schema: S, items: (body: z.output<S>) => Array<{ id: string }>): Promise<string[]> {
+  return walk(
+    path,
+    async (p) => {
+      const body = await ok(p, schema);
+      return { items: items(body), next: body.next_cursor };
+    },
+    (item) => item.id,
+  );
+}
+
 /**
  * Ids of `table` (calls or combos) matching `where`, at or after (in list order: newest first) the
  * item `head`, committed at least two seconds before now: what the list held below its first item
@@ -86,10 +98,7 @@ describe('walking the lists while the crowd plays', () => {
   it('/calls returns every call on it when the walk began, once', async () => {
     const first = await ok('/api/v1/calls?limit=10', callListResponseSchema);
     const expected = await heldBelow('calls', sql`true`, first.calls[0]!.id);
-    const walked = await walk('/api/v1/calls?limit=10', async (p) => {
-      const b = await ok(p, callListResponseSchema);
-      return { items: b.calls, next: b.next_cursor };
-    }, (c) => c.id);
+    const walked = await walkIds('/api/v1/calls?limit=10', callListResponseSchema, (b) => b.calls);
     expect(expected.length).toBeGreaterThan(100);
     expectEachOnce(walked, expected);
   });
@@ -100,10 +109,7 @@ describe('walking the lists while the crowd plays', () => {
     const path = `/api/v1/users/${top!.handle}/calls?limit=3`;
     const first = await ok(path, userCallsResponseSchema);
     const expected = await heldBelow('calls', sql`t.user_id = ${top!.id}`, first.calls[0]!.id);
-    const walked = await walk(path, async (p) => {
-      const b = await ok(p, userCallsResponseSchema);
-      return { items: b.calls, next: b.next_cursor };
-    }, (c) => c.id);
+    const walked = await walkIds(path, userCallsResponseSchema, (b) => b.calls);
     expect(expected.length).toBeGreaterThan(3);
     expectEachOnce(walked, expected);
   });
@@ -114,10 +120,7 @@ describe('walking the lists while the crowd plays', () => {
       const path = `/api/v1/combos?status=${status}&limit=1`;
       const first = await ok(path, comboListResponseSchema);
       const expected = await heldBelow('combos', sql`t.status = ${status}`, first.combos[0]!.id);
-      const walked = await walk(path, async (p) => {
-        const b = await ok(p, comboListResponseSchema);
-        return { items: b.combos, next: b.next_cursor };
-      }, (c) => c.id);
+      const walked = await walkIds(path, comboListResponseSchema, (b) => b.combos);
       expectEachOnce(walked, expected);
     }
   });
