@@ -82,29 +82,26 @@ export const marketCardSchema = z
   .meta({ id: 'MarketCard' });
 export type MarketCard = z.infer<typeof marketCardSchema>;
 
+/** What an event card and an event page both begin with: which event it is. */
+const eventIdentity = { slug: z.string(), title: z.string(), category: categorySchema };
+/** What they both end with: the markets shown, how many the event has, and its link. */
+const eventMarkets = <M extends z.ZodType>(markets: M) => ({ markets, market_count: z.number().int(), url: z.string() });
+
 export const eventCardSchema = z
   .object({
-    slug: z.string(),
-    title: z.string(),
-    category: categorySchema,
-    markets: z.array(marketCardSchema).max(3).meta({ description: 'At most the top three markets' }),
-    market_count: z.number().int(),
-    url: z.string(),
+    ...eventIdentity,
+    ...eventMarkets(z.array(marketCardSchema).max(3).meta({ description: 'At most the top three markets' })),
   })
   .meta({ id: 'EventCard', description: 'An event in the market list' });
 export type EventCard = z.infer<typeof eventCardSchema>;
 
 export const eventSchema = z
   .object({
-    slug: z.string(),
-    title: z.string(),
-    category: categorySchema,
+    ...eventIdentity,
     closes_at: timestamp.nullable(),
     volume: z.number().meta({ description: 'Total traded volume' }),
     game: gameSchema.nullable(),
-    markets: z.array(marketSchema),
-    market_count: z.number().int(),
-    url: z.string(),
+    ...eventMarkets(z.array(marketSchema)),
   })
   .meta({ id: 'Event' });
 export type Event = z.infer<typeof eventSchema>;
