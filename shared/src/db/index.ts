@@ -6,6 +6,7 @@ export { createDb, sql, type Db, type Queryable } from './connection.js';
 export { migrate, ensureDatabase, dropDatabase, type MigrationResult } from './migrate.js';
 export { tables, allOf, anyOf, caseInsensitive, greaterThan, lessThan, not, type DatabaseSchema } from './tables.js';
 export { postgresCheck } from './readiness.js';
+export type { JsonRow } from './json-row.js';
 export * as recordJson from './record-json.js';
 export { IsolationLevel } from '@databases/pg';
 export { openStores } from './stores.js';

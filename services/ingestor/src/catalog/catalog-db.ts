@@ -1,5 +1,5 @@
 import { writeOutbox } from '@pm/shared/outbox';
-import { anyOf, sql, tables, type Db, type Events, type Markets, type Outcomes } from '@pm/shared/db';
+import { anyOf, sql, tables, type Db } from '@pm/shared/db';
 import type { CatalogRows, EventRow, MarketRow, OutcomeRow } from './catalog-map.js';
 
 /**
@@ -11,15 +11,6 @@ import type { CatalogRows, EventRow, MarketRow, OutcomeRow } from './catalog-map
  * event holds and update only the rows that changed (returning those), which pg-typed cannot say.
  * Single-table reads and updates go through pg-typed.
  */
-
-/**
- * A page's rows are JSON payloads of the upserts (numbers and ISO times, where the generated row
- * types have numeric text and Dates), so they have types of their own; every field must still be a
- * column of its table: a renamed or dropped column fails to compile here.
- */
-type OnlyColumns<Row, TableRow> = Exclude<keyof Row, keyof TableRow> extends never ? true : false;
-const pageRowsAreColumns: [OnlyColumns<EventRow, Events>, OnlyColumns<MarketRow, Markets>, OnlyColumns<OutcomeRow, Outcomes>] = [true, true, true];
-void pageRowsAreColumns;
 
 export interface PageWriteResult {
   /** Events with any inserted or changed row (event, market or outcome). */

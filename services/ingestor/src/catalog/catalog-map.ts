@@ -1,65 +1,38 @@
 import { classifyEvent, displayChance } from '@pm/shared/domain';
 import type { Category } from '@pm/shared/api';
+import type { Events, JsonRow, Markets, Outcomes } from '@pm/shared/db';
 import type { GammaEvent, GammaMarket, GammaSport, GammaTag } from '@pm/shared/exchange';
 
 /**
  * Maps parsed catalog events to the rows of `events`, `markets` and `outcomes` (pure; no I/O).
- * Column names match the schema (0001_model.sql) so the rows go to SQL as they are.
+ * The row types are the generated table types (as JSON carries them), so the rows go to SQL as they are.
  */
 
+/** One team in an event's `teams` (jsonb) column. */
 export interface TeamRow {
   name: string;
   abbreviation: string;
   home: boolean;
 }
 
-export interface EventRow {
-  id: string;
-  slug: string;
-  title: string;
-  description: string;
+/** An `events` row as the catalog upsert sends it (catalog-db.ts): the generated columns but `updated_at`. */
+export type EventRow = Omit<JsonRow<Omit<Events, 'updated_at'>, 'volume' | 'volume_24h' | 'liquidity'>, 'category' | 'teams' | 'tags'> & {
   category: Category;
-  league: string | null;
-  starts_at: string | null;
-  closes_at: string | null;
-  volume: number;
-  volume_24h: number;
-  liquidity: number;
-  active: boolean;
-  closed: boolean;
-  game_id: string | null;
   teams: TeamRow[];
   tags: GammaTag[];
-  /** The event's outcomes across its markets are mutually exclusive (the exchange's `negRisk`). */
-  neg_risk: boolean;
-}
+};
 
-export interface MarketRow {
-  id: string;
-  event_id: string;
-  condition_id: string;
-  position: number;
-  question: string;
-  slug: string;
-  label: string;
-  kind: string | null;
-  line: number | null;
-  closes_at: string | null;
-  active: boolean;
-  closed: boolean;
-  accepting_orders: boolean;
-  volume: number;
-  one_day_price_change: number | null;
-  neg_risk: boolean;
-}
+/** A `markets` row as the catalog upsert sends it: the columns the catalog knows (not resolution or settlement). */
+export type MarketRow = JsonRow<
+  Pick<
+    Markets,
+    'id' | 'event_id' | 'condition_id' | 'position' | 'question' | 'slug' | 'label' | 'kind' | 'line' | 'closes_at' | 'active' | 'closed' | 'accepting_orders' | 'volume' | 'one_day_price_change' | 'neg_risk'
+  >,
+  'line' | 'volume' | 'one_day_price_change'
+>;
 
-export interface OutcomeRow {
-  market_id: string;
-  outcome_index: number;
-  name: string;
-  token_id: string;
-  catalog_price: number | null;
-}
+/** An `outcomes` row as the catalog upsert sends it. */
+export type OutcomeRow = JsonRow<Outcomes, 'catalog_price'>;
 
 /** A market the catalog shows as resolved (closed with final prices, or resolved without a winner = void). */
 export interface CatalogResolution {
