@@ -13,6 +13,8 @@ const timestamp = z.string().meta({ description: 'ISO 8601 UTC timestamp', forma
 const chanceAtCall = z.number().gt(0).lt(1).meta({ description: 'Chance when the pick was made; never changes' });
 const money = z.number().meta({ description: 'US dollars on a notional stake of 10 per call, 2 decimals' });
 const avatar = z.string().nullable().meta({ description: 'Avatar image URL, or null when the person has none' });
+/** Who a person is, as every resource naming one shows them. */
+const person = { handle: z.string(), display_name: z.string(), avatar };
 
 export const LEADERBOARD_SORTS = ['profit', 'right', 'xp', 'week'] as const;
 export const leaderboardSortSchema = z.enum(LEADERBOARD_SORTS);
@@ -78,9 +80,7 @@ export type CallSubset = z.infer<typeof callSubsetSchema>;
 
 export const userRecordSchema = z
   .object({
-    handle: z.string(),
-    display_name: z.string(),
-    avatar,
+    ...person,
     calls: count.meta({ description: 'Total calls' }),
     settled: count.meta({ description: 'Settled calls: won + lost + void' }),
     won: count,
@@ -103,9 +103,7 @@ export type UserRecord = z.infer<typeof userRecordSchema>;
 export const leaderboardRowSchema = z
   .object({
     rank: z.number().int().min(1),
-    handle: z.string(),
-    display_name: z.string(),
-    avatar,
+    ...person,
     right_pct: count.max(100),
     settled: count,
     won: count,
