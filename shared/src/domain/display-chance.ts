@@ -53,3 +53,12 @@ export function displayChance(input: DisplayChanceInput): number | null {
 function known(value: number | null): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
+
+/**
+ * A chance's change since an earlier one (`change_24h`: now minus 24 h ago), rounded to 4 decimals;
+ * never `-0`, so an unchanged market does not print "-0". The worker's event pages and the API's
+ * live-price overlay both use it, so a page shows the same figure whichever made it.
+ */
+export function chanceChange(now: number, then: number): number {
+  return Math.round((now - then) * 10_000) / 10_000 + 0;
+}

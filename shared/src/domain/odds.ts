@@ -85,6 +85,15 @@ export function oddsForDisplay(chance: number): Odds {
   return oddsFor(chance);
 }
 
+/**
+ * The odds of an outcome's chance on a page, which may be 0 (a resolved loser, or an outcome with no
+ * price at all) or 1 (a resolved winner): {@link oddsForDisplay} of it, capped at 1. The worker's
+ * snapshots and the API's live-price overlay both use it, so the five strings never differ between them.
+ */
+export function oddsForChance(chance: number): Odds {
+  return oddsForDisplay(Math.min(chance, 1));
+}
+
 /** 100c rounded to whole, or to the fewest decimals (1 to 15) that say neither 0 nor 100. */
 function percentOf(chance: number): string {
   const whole = roundTo(100 * chance, 0);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
 import { z } from 'zod';
 import { redisKeys, type SnapshotName } from './keys.js';
@@ -50,6 +51,16 @@ export function snapshotFamily(name: SnapshotName): SnapshotFamily {
   }
   if (!best) throw new Error(`snapshot ${name} belongs to no known family`);
   return best;
+}
+
+/**
+ * A snapshot body's version: a strong, quoted ETag that changes exactly when the body does (27
+ * base64url chars of its SHA-1). The worker's writer stamps what it stores with it; the API's
+ * live-price overlay names the body it derives the same way, so a worker build that reaches the same
+ * body is recognised as the version already held.
+ */
+export function snapshotEtag(body: string): string {
+  return `"${createHash('sha1').update(body).digest('base64url').slice(0, 27)}"`;
 }
 
 export interface SnapshotWrite {

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { queueSnapshotWrites, redisKeys, type SnapshotName } from '@pm/shared/redis';
+import { queueSnapshotWrites, redisKeys, snapshotEtag, type SnapshotName } from '@pm/shared/redis';
 
 /**
  * Writes snapshots to Redis as hashes `{ body, etag, built_at }` (shared/src/redis/keys.ts).
@@ -29,10 +28,8 @@ export interface SnapshotWriter {
   forget(): void;
 }
 
-/** A strong, quoted ETag that changes exactly when the body does: 27 base64url chars of its SHA-1. */
-export function etagOf(body: string): string {
-  return `"${createHash('sha1').update(body).digest('base64url').slice(0, 27)}"`;
-}
+/** A strong, quoted ETag that changes exactly when the body does (shared with the API's overlay). */
+export const etagOf = snapshotEtag;
 
 export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: () => number }): SnapshotWriter {
   const keys = redisKeys(deps.prefix);
