@@ -24,6 +24,13 @@ export interface MarketSearchSnapshot {
 /** `event:<slug>`: one event with all its markets. */
 export interface EventSnapshot {
   event: Event;
+  /**
+   * What a live chance moves on this page, for the API's live-price overlay (DESIGN.md "The read
+   * path"; never part of a response): by market id, every market whose chances follow the order book
+   * (a settled one shows final chances and is absent), with `day_ago` its first outcome's chance 24 h
+   * ago when `change_24h` follows the live chance, null when it is the catalog's figure.
+   */
+  overlay?: Record<string, { day_ago: number | null }>;
 }
 
 /** The most events a list snapshot holds: the list endpoint's maximum `limit`. */

@@ -22,7 +22,10 @@ export const marketSearchSnapshotSchema: z.ZodType<MarketSearchSnapshot> = z.obj
   ),
 });
 
-export const eventSnapshotSchema: z.ZodType<EventSnapshot> = z.object({ event: eventSchema });
+export const eventSnapshotSchema: z.ZodType<EventSnapshot> = z.object({
+  event: eventSchema,
+  overlay: z.record(z.string(), z.object({ day_ago: z.number().nullable() })).optional(),
+});
 
 export const historySnapshotSchema: z.ZodType<HistorySnapshot> = z.object({
   market_id: z.string(),

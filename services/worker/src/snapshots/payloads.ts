@@ -1,5 +1,5 @@
-import { leagueLabel, oddsForDisplay } from '@pm/shared/domain';
-import { CATEGORIES, CATEGORY_DISPLAY_ORDER, type Event, type EventCard, type Game, type LeagueEntry, type Market, type Odds, type Outcome } from '@pm/shared/api';
+import { chanceChange, leagueLabel, oddsForChance } from '@pm/shared/domain';
+import { CATEGORIES, CATEGORY_DISPLAY_ORDER, type Event, type EventCard, type Game, type LeagueEntry, type Market, type Outcome } from '@pm/shared/api';
 import { LIST_SNAPSHOT_SIZE, type EventSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
 import type { SnapshotName } from '@pm/shared/redis';
 import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, DayAgo, GameState, Splits } from './model.js';
@@ -12,15 +12,8 @@ import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, DayAgo, Game
 /** How many markets an event card shows (SPEC.md: "its top three markets"). */
 export const CARD_MARKETS = 3;
 
-/**
- * The odds of an outcome's chance, which may be 0 (a resolved loser, or an outcome with no price at
- * all) or 1 (a resolved winner): `oddsForDisplay` writes those at the exchange's extreme ticks with
- * percent and price still saying 0 or 100, so every string keeps its format (DESIGN.md "Odds at the
- * extremes"). The outcome's `chance` field itself is never clamped.
- */
-export function oddsForChance(chance: number): Odds {
-  return oddsForDisplay(Math.min(chance, 1));
-}
+/** The odds of an outcome's chance (shared with the API's live-price overlay). */
+export { oddsForChance };
 
 /**
  * An outcome's chance: the final one once its market is settled, else the live one from Redis, else
@@ -70,9 +63,8 @@ export function marketUrl(webUrl: string, marketId: string): string {
 export function change24h(market: CatalogMarket, chances: Chances, dayAgo: DayAgo | undefined): number {
   const first = market.outcomes[0];
   const then = first === undefined ? undefined : dayAgo?.get(first.tokenId);
-  const change = first !== undefined && then !== undefined ? outcomeChance(first, chances) - then : (market.oneDayPriceChange ?? 0);
-  // `+ 0` turns a -0 into 0, so an unchanged market never prints "-0".
-  return Math.round(change * 10_000) / 10_000 + 0;
+  if (first !== undefined && then !== undefined) return chanceChange(outcomeChance(first, chances), then);
+  return chanceChange(market.oneDayPriceChange ?? 0, 0);
 }
 
 export function buildMarket(market: CatalogMarket, chances: Chances, splits: Splits, webUrl: string, dayAgo?: DayAgo): Market {
@@ -131,8 +123,24 @@ export function buildEvent(event: CatalogEvent, inputs: EventInputs): Event {
   };
 }
 
+/**
+ * What a live chance moves on the event's page, for the API's live-price overlay (EventSnapshot
+ * `overlay`): every market whose chances follow the order book (none of its outcomes has a final
+ * chance), with its first outcome's chance 24 h ago when `change_24h` follows the live chance (null:
+ * it is the catalog's figure, whatever the chance).
+ */
+export function overlayBasis(event: CatalogEvent, dayAgo: DayAgo | undefined): NonNullable<EventSnapshot['overlay']> {
+  const basis: NonNullable<EventSnapshot['overlay']> = {};
+  for (const m of event.markets) {
+    if (m.outcomes.some((o) => o.finalChance !== null)) continue;
+    const first = m.outcomes[0];
+    basis[m.id] = { day_ago: (first === undefined ? undefined : dayAgo?.get(first.tokenId)) ?? null };
+  }
+  return basis;
+}
+
 export function buildEventSnapshot(event: CatalogEvent, inputs: EventInputs): EventSnapshot {
-  return { event: buildEvent(event, inputs) };
+  return { event: buildEvent(event, inputs), overlay: overlayBasis(event, inputs.dayAgo) };
 }
 
 /** The list resource: the first three OPEN markets in position order; market_count counts all. */
