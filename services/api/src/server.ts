@@ -13,6 +13,7 @@ import { apiReadiness, collectSnapshotAges, opsRoutes, requestObserver } from '.
 import { createRateLimiter } from './rate-limit.js';
 import { createReadyCache } from './ready-cache.js';
 import { createSnapshotStore, type SnapshotStore } from './snapshot-store.js';
+import { createLivePrices } from './live-prices.js';
 import { createCursors } from './pages/cursor.js';
 import { createPageReader } from './pages/pages.js';
 import { ApiError } from './errors.js';
@@ -60,7 +61,9 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const metrics = deps.metrics ?? createServiceMetrics('api');
   if (deps.snapshotAges ?? true) collectSnapshotAges(metrics, redis, config.REDIS_PREFIX, clock);
 
-  const snapshots = createSnapshotStore({ redis, prefix: config.REDIS_PREFIX, clock, logger });
+  // Live prices from the event stream laid over the event snapshots (live-prices.ts), fed below.
+  const livePrices = createLivePrices({ clock, logger });
+  const snapshots = createSnapshotStore({ redis, prefix: config.REDIS_PREFIX, clock, logger, overlay: livePrices });
   const readyCache = createReadyCache(snapshots);
   const limiter = createRateLimiter({ redis, prefix: config.REDIS_PREFIX, limit: config.RATE_LIMIT_PER_MINUTE, logger });
   const observer = requestObserver(metrics, logger);
@@ -111,6 +114,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
   snapshots.start();
+  streams.watch((entries) => livePrices.offer(entries));
   return {
     server,
     snapshots,
@@ -118,6 +122,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
     streams,
     closeStreams: () => streams.close(),
     stop: async () => {
+      livePrices.stop();
       await streams.close();
       await snapshots.stop();
       await pages.close();

@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
-import { duplicateRedis, FEED_FRESH_MS, redisKeys, snapshotAnnouncementSchema, type SnapshotName } from '@pm/shared/redis';
+import { duplicateRedis, FEED_FRESH_MS, redisKeys, snapshotAnnouncementSchema, snapshotEtag, type SnapshotName } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import { ApiError } from './errors.js';
+import type { SnapshotOverlay } from './live-prices.js';
 
 /**
  * The worker's snapshots (shared/src/snapshots.ts), held in this process (DESIGN.md "The read path").
@@ -14,6 +15,11 @@ import { ApiError } from './errors.js';
  * is kept; once (re)subscribed the store starts empty. A periodic check of the held versions is the
  * safety net behind that. Absent snapshots are held too (version null), so "no such event" is
  * answered from memory and a new one is noticed by its announcement.
+ *
+ * With an `overlay` (live-prices.ts), what is held and served is the snapshot with the live prices laid
+ * over it, versioned by the ETag of that body (the one the worker will write once it builds it): a
+ * price that moved makes a new version at once, and the worker's build of the same body is
+ * recognised as the version already held.
  *
  * `live` (DESIGN.md: the order-book feed is connected and its last message is under 30 s old) comes
  * from the feed-health hash, re-read every `feedRefreshMs` rather than per request.
@@ -55,11 +61,16 @@ export interface SnapshotStoreOptions {
   feedRefreshMs?: number;
   /** Period of the check of every held version against Redis. */
   verifyMs?: number;
+  /** Live values laid over held snapshots (live-prices.ts). */
+  overlay?: SnapshotOverlay;
 }
 
 interface Held {
+  /** The version served: the snapshot's own etag, or the overlaid body's. */
   etag: string | null;
   data: unknown;
+  /** The snapshot as the worker wrote it, when the overlay changed it (else `etag`/`data` are it). */
+  base?: { etag: string; data: unknown };
   /** Kept to re-read the next version as soon as it is announced. */
   schema: z.ZodType<unknown>;
   /** Read by a request since it was loaded: only then is its next version re-read as soon as announced. */
@@ -67,6 +78,13 @@ interface Held {
 }
 
 const UNAVAILABLE = 'records are unavailable right now; please try again shortly';
+
+/** What the store holds of a snapshot as the worker wrote it: the overlay laid over it, when one applies. */
+function overlaid(overlay: SnapshotOverlay | undefined, name: SnapshotName, etag: string, data: unknown): Pick<Held, 'etag' | 'data' | 'base'> {
+  const shown = overlay === undefined ? data : overlay.apply(name, data);
+  if (shown === data) return { etag, data };
+  return { etag: snapshotEtag(JSON.stringify(shown)), data: shown, base: { etag, data } };
+}
 
 export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
   const { redis, clock, logger } = options;
@@ -135,7 +153,9 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       // events the search list is 5 MB that every price change rewrites, and re-parsing it on each
       // announcement for a query that comes once a minute cost more memory and CPU than serving.
       const entry = held.get(name);
-      if (entry && entry.etag !== announced.etag) {
+      // The worker built the very body the overlay shows: it is now the snapshot, nothing to re-read.
+      if (entry?.base !== undefined && entry.etag === announced.etag) entry.base = undefined;
+      if (entry && entry.etag !== announced.etag && entry.base?.etag !== announced.etag) {
         if (!entry.used) {
           held.delete(name);
           continue;
@@ -145,6 +165,19 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
           logger.warn({ err, snapshot: name }, 'announced snapshot could not be read; dropped');
         });
       }
+    }
+  });
+
+  // A live price arrived or expired: the held snapshots it concerns show it (a new version) at once.
+  options.overlay?.watch((names) => {
+    for (const name of names) {
+      const entry = held.get(name);
+      if (entry === undefined || entry.etag === null) continue;
+      const base = entry.base ?? { etag: entry.etag, data: entry.data };
+      const shown = overlaid(options.overlay, name, base.etag, base.data);
+      entry.etag = shown.etag;
+      entry.data = shown.data;
+      entry.base = shown.base;
     }
   });
 
@@ -199,7 +232,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       }
       const parsed = schema.safeParse(json);
       if (!parsed.success) throw new Error(`snapshot ${name} (etag ${etag}) does not match its schema: ${parsed.error.message}`);
-      entry = { etag, data: parsed.data, schema, used: false };
+      entry = { ...overlaid(options.overlay, name, etag, parsed.data), schema, used: false };
     }
     // Announced again while this read was on its way: what it read may already be old.
     const announcedMeanwhile = announcedInFlight.delete(name);
@@ -225,7 +258,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
     names.forEach((name, i) => {
       const [err, etag] = results?.[i] ?? [new Error('no reply'), null];
       const entry = held.get(name);
-      if (entry && (err || (etag ?? null) !== entry.etag)) {
+      if (entry && (err || (etag ?? null) !== (entry.base?.etag ?? entry.etag))) {
         if (!err) logger.warn({ snapshot: name }, 'snapshot changed without an announcement; re-reading it');
         held.delete(name);
       }

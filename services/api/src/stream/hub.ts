@@ -43,6 +43,11 @@ export interface StreamHub {
   open(res: ServerResponse, params: StreamParams): Promise<void>;
   /** Open streams in this process. */
   size(): number;
+  /**
+   * `listener` hears every batch of entries the reader reads (the live-price overlay), from now on:
+   * starts the reader without waiting for a first stream.
+   */
+  watch(listener: (entries: readonly StreamEntry[]) => void): void;
   /** Stops the reader and ends every stream (graceful shutdown: clients reconnect elsewhere with their last id). */
   close(): Promise<void>;
 }
@@ -79,6 +84,7 @@ export function createStreamHub(opts: StreamHubOptions): StreamHub {
   const blockMs = opts.blockMs ?? 5_000;
   const maxPending = opts.maxPending ?? 20_000;
   const clients = new Set<Client>();
+  const watchers: Array<(entries: readonly StreamEntry[]) => void> = [];
   let reader: Redis | undefined;
   let cursor = '0-0';
   let started: Promise<void> | undefined;
@@ -164,6 +170,16 @@ export function createStreamHub(opts: StreamHubOptions): StreamHub {
         });
         cursor = batch[batch.length - 1]!.entry.id;
         deliver(batch);
+        if (watchers.length > 0) {
+          const entries = batch.map((f) => f.entry);
+          for (const watcher of watchers) {
+            try {
+              watcher(entries);
+            } catch (err) {
+              logger.error({ err }, 'stream watcher failed');
+            }
+          }
+        }
       } catch (err) {
         if (closed) return;
         if (Date.now() - lastErrorAt > 5_000) logger.warn({ err }, 'stream reader failed; retrying');
@@ -269,6 +285,10 @@ export function createStreamHub(opts: StreamHubOptions): StreamHub {
       }
     },
     size: () => clients.size,
+    watch(listener) {
+      watchers.push(listener);
+      start().catch((err: unknown) => logger.warn({ err }, 'stream reader could not start'));
+    },
     async close() {
       closed = true;
       if (heartbeat) clearInterval(heartbeat);
