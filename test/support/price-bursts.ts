@@ -1,4 +1,6 @@
+import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { redisKeys } from '@pm/shared/redis';
 import type { Stack } from './stack.js';
 
 /**
@@ -91,6 +93,21 @@ async function readShown(stack: Stack, target: PriceTarget, since?: Shown): Prom
     return { chance: undefined, etag: null };
   }
   return { chance: chanceIn(await res.json(), target), etag: res.headers.get('etag') };
+}
+
+/**
+ * Reads the event snapshot straight from Redis, as the worker wrote it (the etag first, the body
+ * when it moved): the page the API serves once any live price laid over it has gone.
+ */
+export function snapshotReader(redis: Redis, prefix: string): ShownReader {
+  const keys = redisKeys(prefix);
+  return async (target, since) => {
+    const key = keys.snapshot(`event:${target.slug}`);
+    const etag = await redis.hget(key, 'etag');
+    if (since !== undefined && etag === since.etag) return since;
+    const body = await redis.hget(key, 'body');
+    return { chance: body === null ? undefined : chanceIn(JSON.parse(body), target), etag };
+  };
 }
 
 /** The target's chance as `GET /api/v1/markets/{slug}` shows it now (undefined: no such event or market yet). */
