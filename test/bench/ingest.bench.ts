@@ -10,7 +10,9 @@
  * 2. Delay to the API, read over HTTP from outside (issue 18): BENCH_BURSTS (default 12) bursts over
  *    BENCH_BURST_EVENTS (default 50) events, each followed 50 ms later by one more frame and then
  *    silence; every change timed from the simulator's send to the first API response showing it.
- *    Then as many bursts timed to the event snapshot in Redis (the worker's part, before the API).
+ *    Then as many bursts timed to the event snapshot in Redis (the worker's part, before the API), and
+ *    during the API's bursts, per change, when its price message reached the event stream (which the
+ *    API's live-price overlay reads) and when the worker announced an event snapshot showing it.
  *    BENCH_SKIP_STACK=1 skips this part.
  * Last line: `bench:ingest frames/s=<n> frame_to_api_p50=<ms> p99=<ms> last_of_burst_p99=<ms>`,
  * frames/s being the socket → handler path of part 1.
@@ -28,7 +30,7 @@ import { OutcomeDirectory } from '../../services/ingestor/src/catalog/outcome-di
 import { systemClock } from '../../services/ingestor/src/common/clock.js';
 import { startStack, type Stack } from '../support/stack.js';
 import { until } from '../support/poll.js';
-import { apiChance, chanceIn, priceBurst, priceTargets, type PriceTarget, type ShownReader } from '../support/price-bursts.js';
+import { apiChance, priceBurst, priceTargets, snapshotReader, type PriceTarget, type Seen, type ShownReader } from '../support/price-bursts.js';
 import { benchCli } from './cli.js';
 
 benchCli('bench:ingest', `usage: npm run bench:ingest
@@ -227,6 +229,8 @@ function percentile(sorted: number[], p: number): number {
 interface Delays {
   /** Every change shown, sorted; a change never shown counts as LOST_AFTER_MS (losses cannot flatter the percentiles). */
   all: number[];
+  /** Every change, as measured. */
+  changes: Seen[];
   lastOfBurst: number[];
   lost: number;
   lostLast: number;
@@ -236,18 +240,20 @@ interface Delays {
 async function measureBursts(stack: Stack, targets: readonly PriceTarget[], read?: ShownReader): Promise<Delays> {
   const all: number[] = [];
   const lastOfBurst: number[] = [];
+  const changes: Seen[] = [];
   let lost = 0;
   let lostLast = 0;
   for (let round = 0; round < BURSTS; round++) {
     const result = await priceBurst(stack, targets, round, { deadlineMs: LOST_AFTER_MS, ...(read === undefined ? {} : { read }) });
     for (const seen of [...result.burst, result.last]) {
+      changes.push(seen);
       if (seen.delayMs === undefined) lost++;
       all.push(seen.delayMs ?? LOST_AFTER_MS);
     }
     if (result.last.delayMs === undefined) lostLast++;
     lastOfBurst.push(result.last.delayMs ?? LOST_AFTER_MS);
   }
-  return { all: all.sort((a, b) => a - b), lastOfBurst: lastOfBurst.sort((a, b) => a - b), lost, lostLast };
+  return { all: all.sort((a, b) => a - b), changes, lastOfBurst: lastOfBurst.sort((a, b) => a - b), lost, lostLast };
 }
 
 const row = (changes: string, sorted: number[]) => ({
@@ -257,15 +263,71 @@ const row = (changes: string, sorted: number[]) => ({
   'max ms': Math.round(sorted.at(-1) ?? Number.NaN),
 });
 
-/** Reads the event snapshot straight from Redis, as the worker wrote it (the etag first, the body when it moved). */
-function snapshotReader(redis: Redis, prefix: string): ShownReader {
+/**
+ * Watches the event stream from outside, as any stream client would: when each (market, chance) of a
+ * first outcome first appeared there. The ingestor appends a price message when it publishes the
+ * chance, and the API's live-price overlay reads the same entries, so this times the stage before
+ * the API for the very changes the API bursts time.
+ */
+function watchStream(url: string, prefix: string): { seenAt(marketId: string, chance: number): number | undefined; stop(): void } {
+  const reader = new Redis(url);
+  const key = redisKeys(prefix).stream;
+  const seen = new Map<string, number>();
+  let stopped = false;
+  void (async () => {
+    let cursor = '$';
+    while (!stopped) {
+      const reply = await reader.xread('COUNT', 1000, 'BLOCK', 500, 'STREAMS', key, cursor).catch(() => null);
+      const now = Date.now();
+      for (const [id, fields] of reply?.[0]?.[1] ?? []) {
+        cursor = id;
+        const d = fields[fields.indexOf('d') + 1];
+        if (fields[fields.indexOf('t') + 1] !== 'price' || d === undefined) continue;
+        const m = JSON.parse(d) as { market_id: string; outcome_index: number; chance: number };
+        const k = `${m.market_id}|${m.chance}`;
+        if (m.outcome_index === 0 && !seen.has(k)) seen.set(k, now);
+      }
+    }
+  })();
+  return {
+    seenAt: (marketId, chance) => seen.get(`${marketId}|${chance}`),
+    stop: () => {
+      stopped = true;
+      reader.disconnect();
+    },
+  };
+}
+
+/**
+ * Watches the worker's snapshot announcements from outside: when an event snapshot showing each
+ * (market, first-outcome chance) was first announced (read once per announced version).
+ */
+async function watchAnnouncements(url: string, prefix: string): Promise<{ seenAt(marketId: string, chance: number): number | undefined; stop(): void }> {
   const keys = redisKeys(prefix);
-  return async (target, since) => {
-    const key = keys.snapshot(`event:${target.slug}`);
-    const etag = await redis.hget(key, 'etag');
-    if (since !== undefined && etag === since.etag) return since;
-    const body = await redis.hget(key, 'body');
-    return { chance: body === null ? undefined : chanceIn(JSON.parse(body), target), etag };
+  const sub = new Redis(url);
+  const reader = new Redis(url);
+  const seen = new Map<string, number>();
+  sub.on('message', (_channel: string, message: string) => {
+    const now = Date.now();
+    const names = (JSON.parse(message) as Array<{ name: string }>).map((a) => a.name).filter((n) => n.startsWith('event:'));
+    void Promise.all(
+      names.map(async (name) => {
+        const body = await reader.hget(keys.snapshot(name as `event:${string}`), 'body');
+        const parsed = body === null ? undefined : (JSON.parse(body) as { event: { markets: Array<{ id: string; outcomes: Array<{ chance: number }> }> } });
+        for (const m of parsed?.event.markets ?? []) {
+          const k = `${m.id}|${m.outcomes[0]?.chance}`;
+          if (!seen.has(k)) seen.set(k, now);
+        }
+      }),
+    ).catch(() => {});
+  });
+  await sub.subscribe(keys.snapshotAnnounce);
+  return {
+    seenAt: (marketId, chance) => seen.get(`${marketId}|${chance}`),
+    stop: () => {
+      sub.disconnect();
+      reader.disconnect();
+    },
   };
 }
 
@@ -290,16 +352,38 @@ async function apiDelay(framesPerSecond: number) {
       timeoutMs: 60_000,
       everyMs: 500,
     });
+    const stream = watchStream(stack.redisUrl, stack.prefix);
+    const announced = await watchAnnouncements(stack.redisUrl, stack.prefix);
     const api = await measureBursts(stack, chosen);
+    stream.stop();
+    announced.stop();
+    const inSnapshot = api.changes.map((c) => {
+      const at = announced.seenAt(c.target.marketId, c.chance);
+      return at === undefined ? LOST_AFTER_MS : Math.max(0, at - c.sentAt);
+    });
+    const ahead = api.changes.filter((c, i) => c.delayMs !== undefined && c.delayMs < (inSnapshot[i] ?? 0)).length;
+    const inStream = api.changes.map((c) => {
+      const at = stream.seenAt(c.target.marketId, c.chance);
+      return at === undefined ? LOST_AFTER_MS : Math.max(0, at - c.sentAt);
+    });
+    const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+    /** API minus stream, per change: the API's own part (reader → overlay → response). */
+    const apiPart = api.changes.flatMap((c, i) => (c.delayMs === undefined ? [] : [c.delayMs - (inStream[i] ?? 0)]));
     const written = await measureBursts(stack, chosen, snapshotReader(redis, stack.prefix));
     process.stdout.write(
       `\nframe → chance visible: ${BURSTS} bursts over ${chosen.length} events per reader, each followed 50 ms later by one more frame, then silence; ` +
         `not shown within ${LOST_AFTER_MS} ms: ${api.lost} through the API (${api.lostLast} of them the last frame of a burst), ` +
-        `${written.lost} in Redis (${written.lostLast})\n`,
+        `${written.lost} in Redis (${written.lostLast})\n` +
+        `the API's bursts in stages, per change: its price message in the event stream (the ingestor's part; the API's live-price overlay reads it), ` +
+        `the API after it; beside it the worker's event snapshot as announced (the path the overlay does not wait for): ` +
+        `${ahead} of ${api.changes.length} changes shown by the API before the worker announced them\n`,
     );
     console.table([
       row('GET /api/v1/markets/{slug}: all', api.all),
       row('GET /api/v1/markets/{slug}: last of burst', api.lastOfBurst),
+      row('  of which: price message in the stream', sorted(inStream)),
+      row('  of which: the API after the stream', sorted(apiPart)),
+      row('  beside it: the worker\'s snapshot announced', sorted(inSnapshot)),
       row('event snapshot in Redis: all', written.all),
       row('event snapshot in Redis: last of burst', written.lastOfBurst),
     ]);
