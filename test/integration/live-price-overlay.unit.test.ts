@@ -150,6 +150,15 @@ describe('the live-price overlay', () => {
     expect(live.apply(`event:${catalogEvent.slug}`, held)).toBe(held);
   });
 
+  it('moves no outcome whose index is not its position on the page (the worker leaves such a market out of the basis)', () => {
+    live = createLivePrices({ clock: () => now, logger });
+    const gapped = { ...catalogEvent, markets: [market('m-gap', 0, { outcomes: [1, 2].map((index) => ({ index, name: `O${index}`, tokenId: `m-gap-${index}`, catalogPrice: 0.5, finalChance: null })) })] };
+    const held = eventSnapshotSchema.parse(JSON.parse(JSON.stringify(buildEventSnapshot(gapped, { chances: new Map(), splits: new Map(), game: undefined, webUrl: WEB }))));
+    expect(held.overlay).toEqual({});
+    live.offer(entries(new Map([['m-gap-1', 0.9]])));
+    expect(live.apply(`event:${catalogEvent.slug}`, held)).toBe(held);
+  });
+
   it('tells its listeners which event pages changed, and ignores what it cannot read', () => {
     live = createLivePrices({ clock: () => now, logger });
     const heard: string[][] = [];

@@ -126,13 +126,15 @@ export function buildEvent(event: CatalogEvent, inputs: EventInputs): Event {
 /**
  * What a live chance moves on the event's page, for the API's live-price overlay (EventSnapshot
  * `overlay`): every market whose chances follow the order book (none of its outcomes has a final
- * chance), with its first outcome's chance 24 h ago when `change_24h` follows the live chance (null:
- * it is the catalog's figure, whatever the chance).
+ * chance) and whose outcomes sit at the positions of their indexes, with its first outcome's chance
+ * 24 h ago when `change_24h` follows the live chance (null: it is the catalog's figure, whatever the
+ * chance).
  */
 export function overlayBasis(event: CatalogEvent, dayAgo: DayAgo | undefined): NonNullable<EventSnapshot['overlay']> {
   const basis: NonNullable<EventSnapshot['overlay']> = {};
   for (const m of event.markets) {
-    if (m.outcomes.some((o) => o.finalChance !== null)) continue;
+    // A price message names its outcome by index, the page by position: only where the two agree.
+    if (m.outcomes.some((o, i) => o.finalChance !== null || o.index !== i)) continue;
     const first = m.outcomes[0];
     basis[m.id] = { day_ago: (first === undefined ? undefined : dayAgo?.get(first.tokenId)) ?? null };
   }
