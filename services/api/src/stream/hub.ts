@@ -205,7 +205,9 @@ export function createStreamHub(opts: StreamHubOptions): StreamHub {
           break;
         } catch (err) {
           if (closed) return;
-          logger.warn({ err }, 'stream reader could not start; retrying');
+          // The reader starts with the process now (the live-price overlay): one line per 5 s while Redis is away.
+          if (Date.now() - lastErrorAt > 5_000) logger.warn({ err }, 'stream reader could not start; retrying');
+          lastErrorAt = Date.now();
           await new Promise((resolve) => setTimeout(resolve, 500));
         }
       }
