@@ -5,8 +5,8 @@ import { oddsForChance } from '@pm/shared/domain';
 import { snapshotEtag } from '@pm/shared/redis';
 import type { EventSnapshot } from '@pm/shared/snapshots';
 import { appendStreamMessage, priceMessage } from '@pm/shared/stream';
-import { createTestRedis, eventually, type TestRedis } from '@pm/shared/testing';
-import { apiRedis, event, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { eventually } from '@pm/shared/testing';
+import { event, startSeededApps, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 
 /**
  * The live-price overlay through a running API (issue 18 item 4): a price message on the event
@@ -15,8 +15,8 @@ import { apiRedis, event, startApp, writeSnapshot, type RunningApp } from './tes
  * the same page is the same version (same ETag, 304 still holds); a settled market is not moved.
  */
 
-let testRedis: TestRedis;
 let redis: Redis;
+let prefix: string;
 let api: RunningApp;
 
 const base = event('live-overlay', 'Who wins?', 'Politics', ['Will A win?', 'Will B win?']);
@@ -28,7 +28,7 @@ const basis = { [open.id]: { day_ago: 0.2 } };
 async function writeEvent(payload: EventSnapshot): Promise<string> {
   const body = JSON.stringify(payload);
   const etag = snapshotEtag(body);
-  await writeSnapshot(redis, testRedis.prefix, `event:${base.slug}`, payload, etag);
+  await writeSnapshot(redis, prefix, `event:${base.slug}`, payload, etag);
   return etag;
 }
 
@@ -45,19 +45,17 @@ const chanceOf = (p: Awaited<ReturnType<typeof page>>, market: number, outcome =
 
 async function move(marketId: string, outcomeIndex: number, chance: number): Promise<void> {
   const ref = { eventSlug: base.slug, marketId, outcomeIndex, name: outcomeIndex === 0 ? 'Yes' : 'No' };
-  await appendStreamMessage(redis, testRedis.prefix, priceMessage(ref, chance, Date.now()));
+  await appendStreamMessage(redis, prefix, priceMessage(ref, chance, Date.now()));
 }
 
-beforeAll(async () => {
-  testRedis = await createTestRedis('live_overlay');
-  redis = await apiRedis(testRedis.url);
-  api = await startApp({ redis, env: { REDIS_PREFIX: testRedis.prefix, RATE_LIMIT_PER_MINUTE: '100000' } });
-});
+/** Everything this file starts, stopped newest first after it. */
+const teardown = new AsyncDisposableStack();
+afterAll(() => teardown.disposeAsync());
 
-afterAll(async () => {
-  await api?.close();
-  redis?.disconnect();
-  await testRedis?.cleanup();
+beforeAll(async () => {
+  const started = await startSeededApps(teardown, 'live_overlay', async () => {});
+  ({ redis, api } = started);
+  prefix = started.testRedis.prefix;
 });
 
 describe('live prices over the event page', () => {
