@@ -68,6 +68,7 @@ describe('live prices over the event page', () => {
     await move(settled.id, 0, 0.42);
     await move(open.id, 0, 0.61);
     const moved = await eventually(page, (p) => chanceOf(p, 0) === 0.61, { timeoutMs: 10_000, everyMs: 20 });
+    expect(chanceOf(moved, 0), 'the moved chance through the API, with no new snapshot').toBe(0.61);
     expect(moved.etag).not.toBe(first.etag);
     const m0 = moved.body?.event.markets[0];
     expect(m0?.outcomes[0]).toEqual({ name: 'Yes', chance: 0.61, odds: oddsForChance(0.61) });
