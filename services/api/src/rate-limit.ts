@@ -7,12 +7,18 @@ import type { RateLimitState } from './respond.js';
 
 /**
  * 120 requests per minute per client (config.RATE_LIMIT_PER_MINUTE), counted in Redis so every API
- * process and replica shares the counters (DESIGN.md), in ONE round trip per request: a Lua script
- * counts and reads the window in one step (ioredis sends EVALSHA and falls back to EVAL after a
- * SCRIPT FLUSH or on a fresh Redis), and auto-pipelining batches the scripts of concurrent requests.
+ * process and replica shares the counters (DESIGN.md). A Lua script counts and reads the window in
+ * one step (ioredis sends EVALSHA and falls back to EVAL after a SCRIPT FLUSH or on a fresh Redis),
+ * and the requests of one client that arrive in the same event-loop turn are counted by ONE script
+ * call (INCRBY n): each still gets its own place in Redis' count, in arrival order, so the limit and
+ * `x-ratelimit-remaining` are exactly what n calls would have given. Auto-pipelining then sends the
+ * turn's calls of every client in one write.
+ *
+ * A client a count has put over the limit is refused in this process, without a round trip, until
+ * its window resets: Redis' count is already past the limit, so no process would let it through.
  *
  * Fixed windows of `windowMs` starting at a client's first request, exact across processes because
- * the count is Redis' own INCR. Headers on every counted response (respond.ts): `x-ratelimit-limit`,
+ * the count is Redis' own INCRBY. Headers on every counted response (respond.ts): `x-ratelimit-limit`,
  * `x-ratelimit-remaining`, `x-ratelimit-reset` (Unix seconds when the window resets).
  *
  * CORS preflights (OPTIONS) are not counted: a browser sends them on its own, and counting them would
@@ -44,9 +50,12 @@ export interface RateLimiter {
   hit(client: string): Promise<RateLimitDecision | undefined>;
 }
 
-/** KEYS[1] the client's counter, ARGV[1] the window in ms → {count in this window, ms until it resets}. */
+/**
+ * KEYS[1] the client's counter, ARGV[1] the window in ms, ARGV[2] how many requests to count →
+ * {count in this window after them, ms until it resets}.
+ */
 const HIT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
+local count = redis.call('INCRBY', KEYS[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -56,8 +65,13 @@ return {count, ttl}
 `;
 
 interface WithHitScript {
-  pmRateLimitHit(key: string, windowMs: number): Promise<[number, number]>;
+  pmRateLimitHitBy(key: string, windowMs: number, requests: number): Promise<[number, number]>;
 }
+
+/** Clients over the limit held in memory at most (oldest first out). */
+const MAX_LIMITED_CLIENTS = 100_000;
+
+type Resolve = (decision: RateLimitDecision | undefined) => void;
 
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const { redis, limit, logger } = options;
@@ -65,31 +79,96 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const timeoutMs = options.timeoutMs ?? 500;
   const clock = options.clock ?? Date.now;
   const keyPrefix = redisKeys(options.prefix).rateLimitPrefix;
-  if (!('pmRateLimitHit' in redis)) redis.defineCommand('pmRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+  if (!('pmRateLimitHitBy' in redis)) redis.defineCommand('pmRateLimitHitBy', { numberOfKeys: 1, lua: HIT_SCRIPT });
   const scripted = redis as unknown as WithHitScript;
   let lastWarnAt = 0;
+  /** Requests waiting to be counted, by client, in arrival order. */
+  const waiting = new Map<string, Resolve[]>();
+  /** Clients with a count on its way to Redis: their next requests wait for it and go together. */
+  const inFlight = new Set<string>();
+  let flushScheduled = false;
+  /** Client → Unix ms when its window resets, for clients a count put over the limit. */
+  const limitedUntil = new Map<string, number>();
+
+  const couldNotCount = (err: unknown) => {
+    // Once a second at most: with Redis away every request lands here.
+    if (clock() - lastWarnAt > 1_000) {
+      lastWarnAt = clock();
+      logger.warn({ err }, 'rate limiter could not count; request let through uncounted');
+    }
+  };
+
+  /** Sends the count of every client that has requests waiting and no count on its way. */
+  const flush = () => {
+    flushScheduled = false;
+    for (const client of waiting.keys()) if (!inFlight.has(client)) send(client);
+  };
+
+  /**
+   * One script call for all the waiting requests of `client`; each request gets its own place in
+   * the count, in arrival order. Requests that arrive meanwhile wait for it and are sent together
+   * as soon as it is answered.
+   */
+  const send = (client: string) => {
+    const resolvers = waiting.get(client);
+    if (!resolvers) return;
+    waiting.delete(client);
+    inFlight.add(client);
+    const n = resolvers.length;
+    let done = false;
+    const finish = (decide: (i: number) => RateLimitDecision | undefined) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      inFlight.delete(client);
+      for (let i = 0; i < n; i++) resolvers[i]!(decide(i));
+      if (waiting.has(client)) send(client);
+    };
+    const timer = setTimeout(() => {
+      couldNotCount(new Error(`rate-limit counter timed out after ${timeoutMs} ms`));
+      finish(() => undefined);
+    }, timeoutMs);
+    scripted.pmRateLimitHitBy(keyPrefix + client, windowMs, n).then(
+      ([count, ttl]) => {
+        const resetMs = clock() + ttl;
+        if (count > limit) rememberLimited(client, resetMs);
+        // The first request of the batch is count - n + 1.
+        const first = count - n + 1;
+        finish((i) => ({ limit, remaining: Math.max(0, limit - first - i), resetMs, limited: first + i > limit }));
+      },
+      (err: unknown) => {
+        couldNotCount(err);
+        finish(() => undefined);
+      },
+    );
+  };
+
+  const rememberLimited = (client: string, resetMs: number) => {
+    limitedUntil.delete(client);
+    limitedUntil.set(client, resetMs);
+    // Oldest first out; an expired entry is dropped when next looked at.
+    if (limitedUntil.size > MAX_LIMITED_CLIENTS) limitedUntil.delete(limitedUntil.keys().next().value as string);
+  };
 
   return {
-    async hit(client) {
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        const [count, ttl] = await Promise.race([
-          scripted.pmRateLimitHit(keyPrefix + client, windowMs),
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`rate-limit counter timed out after ${timeoutMs} ms`)), timeoutMs);
-          }),
-        ]);
-        return { limit, remaining: Math.max(0, limit - count), resetMs: clock() + ttl, limited: count > limit };
-      } catch (err) {
-        // Once a second at most: with Redis away every request lands here.
-        if (clock() - lastWarnAt > 1_000) {
-          lastWarnAt = clock();
-          logger.warn({ err }, 'rate limiter could not count; request let through uncounted');
-        }
-        return undefined;
-      } finally {
-        clearTimeout(timer);
+    hit(client) {
+      // Over the limit until the window resets: answered here, without a Redis round trip. The count
+      // in Redis is past the limit already, so every process refuses this client until then anyway.
+      const until = limitedUntil.get(client);
+      if (until !== undefined) {
+        if (clock() < until) return Promise.resolve({ limit, remaining: 0, resetMs: until, limited: true });
+        limitedUntil.delete(client);
       }
+      return new Promise((resolve) => {
+        const queue = waiting.get(client);
+        if (queue) queue.push(resolve);
+        else waiting.set(client, [resolve]);
+        if (!flushScheduled && !inFlight.has(client)) {
+          flushScheduled = true;
+          // After the I/O callbacks of this turn: every request of the client parsed in it goes in one call.
+          setImmediate(flush);
+        }
+      });
     },
   };
 }
@@ -114,6 +193,8 @@ export function clientKey(req: IncomingMessage, trustProxy: number): string {
 }
 
 function subscriberKey(address: string): string {
+  // An IPv4 address as it is (the common case, without isIPv6's long regular expression).
+  if (!address.includes(':')) return address;
   if (address.startsWith('::ffff:') && address.includes('.')) return address.slice(7);
   if (!isIPv6(address)) return address;
   const [head = '', tail = ''] = address.split('::');

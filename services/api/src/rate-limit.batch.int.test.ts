@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { redisKeys } from '@pm/shared/redis';
+import { startOwnRedis, until, uniqueSuffix, type OwnRedis } from '@pm/shared/testing';
+import { createRateLimiter, type RateLimitDecision } from './rate-limit.js';
+
+/**
+ * The limiter counts the requests of one client that arrive together in one script call, each in its
+ * own place, and refuses a client that is over the limit without asking Redis again. On a Redis of its
+ * own, so the script calls can be read from INFO commandstats.
+ */
+
+let own: OwnRedis;
+let redis: Redis;
+const logger = pino({ level: 'silent' });
+
+beforeAll(async () => {
+  own = await startOwnRedis();
+  await own.start();
+  // As the API connects (main.ts): auto-pipelining on.
+  redis = new Redis(own.url, { enableAutoPipelining: true });
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  await own?.stop();
+});
+
+/** Script calls Redis has run so far (EVALSHA, and EVAL when the script was not loaded yet). */
+async function scriptCalls(): Promise<number> {
+  const info = await redis.info('commandstats');
+  let calls = 0;
+  for (const m of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2]);
+  return calls;
+}
+
+const allowed = (ds: Array<RateLimitDecision | undefined>) => ds.filter((d) => d && !d.limited).length;
+
+describe('rate limiter', () => {
+  it('counts a burst of one client in one script call, each request in its own place', async () => {
+    const prefix = `rl_${uniqueSuffix()}`;
+    const limiter = createRateLimiter({ redis, prefix, limit: 10, logger });
+    const before = await scriptCalls();
+    const decisions = await Promise.all(Array.from({ length: 15 }, () => limiter.hit('198.51.100.7')));
+    expect(await scriptCalls()).toBe(before + 1);
+    // Exactly what 15 separate calls would have said, in arrival order.
+    expect(decisions.map((d) => d?.remaining)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 0, 0]);
+    expect(decisions.map((d) => d?.limited)).toEqual([...Array<boolean>(10).fill(false), ...Array<boolean>(5).fill(true)]);
+    // Redis counted every request.
+    expect(await redis.get(`${redisKeys(prefix).rateLimitPrefix}198.51.100.7`)).toBe('15');
+    // Another client is counted apart.
+    expect((await limiter.hit('198.51.100.8'))?.remaining).toBe(9);
+  });
+
+  it('keeps the limit exact across two processes hit at the same time', async () => {
+    const prefix = `rl_${uniqueSuffix()}`;
+    const a = createRateLimiter({ redis, prefix, limit: 50, logger });
+    // The second replica has a connection of its own, as another process would.
+    const other = new Redis(own.url, { enableAutoPipelining: true });
+    try {
+      const b = createRateLimiter({ redis: other, prefix, limit: 50, logger });
+      const decisions = await Promise.all(Array.from({ length: 80 }, (_, i) => (i % 2 ? a : b).hit('203.0.113.9')));
+      expect(allowed(decisions)).toBe(50);
+      // Every allowed request saw its own remaining count: 49 down to 0, each once.
+      const remaining = decisions.filter((d) => d && !d.limited).map((d) => d!.remaining);
+      expect(remaining.sort((x, y) => y - x)).toEqual(Array.from({ length: 50 }, (_, i) => 49 - i));
+    } finally {
+      other.disconnect();
+    }
+  });
+
+  it('refuses a client over the limit without a round trip until its window resets', async () => {
+    const prefix = `rl_${uniqueSuffix()}`;
+    const windowMs = 1_500;
+    const limiter = createRateLimiter({ redis, prefix, limit: 2, logger, windowMs });
+    const first = await Promise.all([limiter.hit('192.0.2.1'), limiter.hit('192.0.2.1'), limiter.hit('192.0.2.1')]);
+    expect(first.map((d) => d?.limited)).toEqual([false, false, true]);
+    const before = await scriptCalls();
+    const again = await Promise.all(Array.from({ length: 20 }, () => limiter.hit('192.0.2.1')));
+    expect(again.every((d) => d?.limited && d.remaining === 0 && d.resetMs === first[2]!.resetMs)).toBe(true);
+    expect(await scriptCalls()).toBe(before);
+    // Once the window is over the client is counted afresh.
+    const fresh = await until('the window to reset', async () => {
+      const d = await limiter.hit('192.0.2.1');
+      return d && !d.limited ? d : undefined;
+    }, { timeoutMs: 10_000, everyMs: 100 });
+    expect(fresh.remaining).toBe(1);
+  });
+
+  it('lets requests through uncounted when Redis does not answer in time, and counts again after', async () => {
+    const prefix = `rl_${uniqueSuffix()}`;
+    const limiter = createRateLimiter({ redis, prefix, limit: 5, logger, timeoutMs: 200 });
+    const pauser = new Redis(own.url);
+    try {
+      // Redis holds every other client's commands for a second: the counter does not answer in time.
+      await pauser.client('PAUSE', 1_000);
+      const during = await Promise.all([limiter.hit('192.0.2.50'), limiter.hit('192.0.2.50')]);
+      expect(during).toEqual([undefined, undefined]);
+      const after = await until('the counter to answer again', () => limiter.hit('192.0.2.50'), { timeoutMs: 5_000, everyMs: 50 });
+      expect(after.limit).toBe(5);
+    } finally {
+      pauser.disconnect();
+    }
+  });
+});
