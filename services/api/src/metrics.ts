@@ -47,18 +47,34 @@ export interface RequestObserver {
 export function requestObserver(metrics: ServiceMetrics<'api'>, logger: Logger): RequestObserver {
   const routeOf = templateMatcher();
   const { httpRequestDuration, httpRateLimited } = metrics.metric;
+  // The histogram's series by route, method and status, looked up by one string instead of
+  // prom-client hashing a label object on every request. Bounded: routes and methods are closed
+  // sets (templates, KNOWN_METHODS), statuses are the few the API answers.
+  type Series = ReturnType<typeof httpRequestDuration.labels>;
+  const series = new Map<string, Series>();
+  const seriesOf = (route: string, method: string, status: number): Series => {
+    const key = `${route} ${method} ${status}`;
+    let found = series.get(key);
+    if (!found) {
+      found = httpRequestDuration.labels({ route, method, status: String(status) });
+      series.set(key, found);
+    }
+    return found;
+  };
   return {
     routeOf,
     observe(req, res, requestId, route) {
-      const started = process.hrtime.bigint();
+      const started = performance.now();
       res.once('close', () => {
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        const template = route() ?? routeOf(pathOf(req.url ?? '/'));
+        const seconds = (performance.now() - started) / 1000;
         const method = req.method ?? 'GET';
         if (res.writableFinished) {
-          httpRequestDuration.observe({ route: template, method: KNOWN_METHODS.has(method) ? method : 'other', status: String(res.statusCode) }, seconds);
+          const template = route() ?? routeOf(pathOf(req.url ?? '/'));
+          seriesOf(template, KNOWN_METHODS.has(method) ? method : 'other', res.statusCode).observe(seconds);
           if (res.statusCode === 429) httpRateLimited.inc();
         }
+        // The access-log line is built only when it is written (LOG_LEVEL=info or lower).
+        if (!logger.isLevelEnabled('info')) return;
         logger.info(
           {
             req_id: requestId,
