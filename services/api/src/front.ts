@@ -4,13 +4,14 @@ import type { RequestObserver } from './metrics.js';
 import { clientKey, countedAlready, type RateLimitDecision, type RateLimiter } from './rate-limit.js';
 import type { ReadyCache } from './ready-cache.js';
 import { serveReady } from './ready-response.js';
-import { sendError, sendRateLimited, setBaseHeaders, setRateLimitHeaders } from './respond.js';
+import { baseHeaderList, requestIdOf, sendError, sendRateLimited, setBaseHeaders, setRateLimitHeaders } from './respond.js';
 import { INTERNAL_MESSAGE } from './errors.js';
 
 /**
  * The request handler in front of Express (DESIGN.md "The read path"): a GET or HEAD whose ready
- * response is held and current is answered here — rate limit (one Redis round trip), the shared
- * headers, conditional request, encoding — without walking Express's router. Everything else (a
+ * response is held and current is answered here — rate limit (one Redis round trip, shared by the
+ * client's requests of that moment: rate-limit.ts), the shared headers written in one `writeHead`,
+ * conditional request, encoding — without walking Express's router. Everything else (a
  * miss, another method, ops paths, docs, errors) is handed to the Express app unchanged, which makes
  * the ready response for the next time. Both paths write through respond.ts and ready-response.ts.
  */
@@ -31,14 +32,17 @@ export function frontHandler(deps: {
         if (decision === undefined) return app(req, res);
         const ready = readyCache.lookup(target);
         if (!ready) return handOverCounted(req, res, decision);
-        const requestId = setBaseHeaders(req, res);
+        const requestId = requestIdOf(req);
         observer.observe(req, res, requestId, () => ready.route);
-        if (decision.limited) return sendRateLimited(res, decision, Date.now());
-        setRateLimitHeaders(res, decision);
-        const written = serveReady(req, res, ready);
-        if (written) written.catch((err: unknown) => fail(res, err));
+        if (decision.limited) {
+          setBaseHeaders(req, res, requestId);
+          return sendRateLimited(res, decision, Date.now());
+        }
+        // Every header in one writeHead: the same headers, in the same order, as the Express path sets.
+        const written = serveReady(req, res, ready, baseHeaderList(requestId, decision));
+        if (written) written.catch((err: unknown) => fail(req, res, err, requestId, decision));
       },
-      (err: unknown) => fail(res, err),
+      (err: unknown) => fail(req, res, err),
     );
   };
 
@@ -48,10 +52,13 @@ export function frontHandler(deps: {
     app(req, res);
   };
 
-  const fail = (res: ServerResponse, err: unknown) => {
+  /** A 500 with the headers every response carries (and the count, when the request was counted). */
+  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown, requestId?: string, decision?: RateLimitDecision) => {
     logger.error({ err }, 'ready response failed');
-    if (!res.headersSent) sendError(res, 'internal', INTERNAL_MESSAGE);
-    else res.destroy();
+    if (res.headersSent) return void res.destroy();
+    if (!res.hasHeader('x-request-id')) setBaseHeaders(req, res, requestId);
+    if (decision) setRateLimitHeaders(res, decision);
+    sendError(res, 'internal', INTERNAL_MESSAGE);
   };
 
   return (req, res) => {

@@ -92,27 +92,45 @@ function encode(ready: ReadyResponse, coding: 'gzip' | 'br'): Buffer | Promise<B
 /**
  * 200 with the body in the negotiated coding, or 304 with no body (and no encoding made) when
  * If-None-Match matches. Resolves at once unless an encoding is being made for the first time.
+ *
+ * `leading`: headers to write before the response's own (respond.ts `baseHeaderList`), all in one
+ * `writeHead` (the front handler's path). Without it the response's headers are added with
+ * `setHeader` to those the caller set (the Express path). Both give the same headers in the same order.
  */
-export function serveReady(req: IncomingMessage, res: ServerResponse, ready: ReadyResponse): void | Promise<void> {
+export function serveReady(req: IncomingMessage, res: ServerResponse, ready: ReadyResponse, leading?: string[]): void | Promise<void> {
   const coding = ready.body.length >= COMPRESS_MIN_BYTES ? negotiateCoding(req.headers['accept-encoding']) : 'identity';
-  res.setHeader('Cache-Control', ready.cacheControl);
-  res.setHeader('Vary', 'Accept-Encoding');
-  res.setHeader('ETag', etagFor(ready, coding));
+  const etag = etagFor(ready, coding);
   if (etagMatches(req.headers['if-none-match'], ready.etag)) {
-    res.statusCode = 304;
-    res.end();
+    send(res, 304, leading, [ready.cacheControl, etag], undefined, undefined);
     return;
   }
-  if (coding === 'identity') return write(res, ready.body, undefined);
+  if (coding === 'identity') return send(res, 200, leading, [ready.cacheControl, etag], ready.body, undefined);
   const body = encode(ready, coding);
-  if (Buffer.isBuffer(body)) return write(res, body, coding);
-  return body.then((b) => write(res, b, coding));
+  if (Buffer.isBuffer(body)) return send(res, 200, leading, [ready.cacheControl, etag], body, coding);
+  return body.then((b) => send(res, 200, leading, [ready.cacheControl, etag], b, coding));
 }
 
-function write(res: ServerResponse, body: Buffer, coding: 'gzip' | 'br' | undefined): void {
-  res.statusCode = 200;
-  res.setHeader('Content-Type', JSON_TYPE);
-  if (coding) res.setHeader('Content-Encoding', coding);
-  res.setHeader('Content-Length', String(body.length));
+/** Cache-Control, Vary and ETag, then (with a body) Content-Type, Content-Encoding and Content-Length. */
+function send(
+  res: ServerResponse,
+  status: 200 | 304,
+  leading: string[] | undefined,
+  [cacheControl, etag]: [string, string],
+  body: Buffer | undefined,
+  coding: 'gzip' | 'br' | undefined,
+): void {
+  const headers = leading ?? [];
+  headers.push('Cache-Control', cacheControl, 'Vary', 'Accept-Encoding', 'ETag', etag);
+  if (body) {
+    headers.push('Content-Type', JSON_TYPE);
+    if (coding) headers.push('Content-Encoding', coding);
+    headers.push('Content-Length', String(body.length));
+  }
+  if (leading) {
+    res.writeHead(status, headers);
+  } else {
+    res.statusCode = status;
+    for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
+  }
   res.end(body);
 }
