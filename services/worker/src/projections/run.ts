@@ -2,7 +2,7 @@ import { allOf, greaterThan, not, sql, tables, type Db } from '@pm/shared/db';
 import { leaderboard } from './leaderboard.js';
 import { marketSplits } from './market-splits.js';
 import type { Projection, Tx } from './projection.js';
-import { userRecords } from './user-records.js';
+import { applySettlement, userRecords, type SettledNow } from './user-records.js';
 
 /** Every projection, in the order they run (the leaderboard reads user_records). */
 export const PROJECTIONS: readonly Projection[] = [userRecords, marketSplits, leaderboard];
@@ -35,6 +35,24 @@ export async function projectChanges(db: Db, change: { userIds: number[]; market
     }
   });
   return { ms };
+}
+
+/**
+ * A settlement's projections, inside the settlement's transaction (settle-market.ts): the touched
+ * people's records moved by the settlement's delta (applySettlement), then every board re-ranked.
+ * The records and boards commit with the calls they count, so no job after the commit owes them
+ * and nothing is lost when the worker dies right after it.
+ */
+export async function projectSettlement(tx: Tx, settled: SettledNow, now: Date): Promise<{ ms: Record<string, number>; delta: number; recomputed: number }> {
+  const locking = performance.now();
+  await lockProjections(tx);
+  const ms: Record<string, number> = { lock: Math.round(performance.now() - locking) };
+  const { delta, recomputed, ms: steps } = await applySettlement(tx, settled, now);
+  Object.assign(ms, steps);
+  const t0 = performance.now();
+  await leaderboard.apply(tx, { all: false, userIds: [], marketIds: [], now });
+  ms[leaderboard.name] = Math.round(performance.now() - t0);
+  return { ms, delta, recomputed };
 }
 
 /**

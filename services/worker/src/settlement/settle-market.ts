@@ -1,6 +1,7 @@
 import { comboStatus, comboXp, type SettlementStatus } from '@pm/shared/domain';
 import { not, sql, tables, type Db } from '@pm/shared/db';
 import { writeOutbox } from '@pm/shared/outbox';
+import { projectSettlement } from '../projections/run.js';
 
 /**
  * SettleMarket: in ONE transaction, settle a resolved market's open calls, its open combo legs,
@@ -13,9 +14,12 @@ import { writeOutbox } from '@pm/shared/outbox';
  * - every transition is `where status = 'open'`, so the second run finds nothing to do;
  * - touched combos are locked `for update` in id order before their legs are read, so two markets
  *   settling legs of one combo at once cannot both miss the other's leg (nor deadlock).
- * The same transaction sets `markets.settled_at` (the reconciler's "no longer pending") and, when it
- * changed anything or settles the market for the first time, writes the `market-settled` outbox row
- * that owes the projections and record snapshots: nothing is enqueued after the commit.
+ * The same transaction moves the touched people's user_records by the settlement's delta and
+ * re-ranks the boards (projections/run.ts projectSettlement, under the projections lock), sets
+ * `markets.settled_at` (the reconciler's "no longer pending") and, when it changed anything or
+ * settles the market for the first time, writes the `market-settled` outbox row that owes the
+ * record snapshots: nothing is enqueued after the commit, and nothing about the records is owed by
+ * a job that could die after it.
  */
 
 export interface Resolution {
@@ -38,6 +42,8 @@ export interface SettledMarket {
   /** Users whose records this market's settlement touches (by this run or an earlier one). */
   userIds: number[];
   callIds: string[];
+  /** Milliseconds per step of the transaction (the job logs them). */
+  ms: Record<string, number>;
 }
 
 export class UnknownMarket extends Error {
@@ -77,12 +83,16 @@ async function lockResolution(tx: Tx, marketId: string): Promise<Resolution & { 
 
 /**
  * Settle one market. Safe to run any number of times, concurrently: only the first changes anything.
- * `opts.projectsAfter`: the caller projects the affected people itself right after the commit (the
- * settle-market job does, so a settlement's records do not wait for a second job); the outbox row
- * then owes only the snapshots.
  */
-export async function settleMarket(db: Db, marketId: string, now: Date, opts: { projectsAfter?: boolean } = {}): Promise<SettledMarket> {
+export async function settleMarket(db: Db, marketId: string, now: Date): Promise<SettledMarket> {
   return db.tx(async (tx) => {
+    const ms: Record<string, number> = {};
+    let t0 = performance.now();
+    const lap = (step: string) => {
+      const t = performance.now();
+      ms[step] = Math.round(t - t0);
+      t0 = t;
+    };
     const { settled: settledBefore, eventSlug, ...resolution } = await lockResolution(tx, marketId);
     const winner = resolution.voided ? null : resolution.winningOutcomeIndex;
 
@@ -107,6 +117,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
       where c.id = o.id and c.status = 'open'
       returning c.id, c.user_id, o.status
     `);
+    lap('calls');
 
     // Input: market id, winner, settle time. Output: the combos whose legs on this market settled now.
     const legs: Array<{ combo_id: string }> = await tx.query(sql`
@@ -119,7 +130,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
     `);
 
     const comboIds = [...new Set(legs.map((l) => l.combo_id))].sort();
-    const decided: SettledMarket['combos'] = [];
+    const decided: Array<SettledMarket['combos'][number] & { userId: number }> = [];
     if (comboIds.length > 0) {
       // Input: combo ids. Output: none; locks the open ones, in id order (no deadlock between markets).
       await tx.query(sql`select id from combos where id = any(${comboIds}::text[]) and status = 'open' order by id for update`);
@@ -139,7 +150,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
       for (const [id, combo] of byCombo) {
         const status = comboStatus(combo.legs.map((l) => l.status));
         if (status === 'open') continue;
-        decided.push({ id, status, xp: comboXp(combo.legs) });
+        decided.push({ id, status, xp: comboXp(combo.legs), userId: combo.userId });
       }
       if (decided.length > 0) {
         // Input: per decided combo its id, status and XP; settle time. Output: none. Guarded: a combo
@@ -154,9 +165,15 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
       }
     }
 
+    lap('combos');
+    const callIds = calls.map((c) => c.id);
+    const projected = await projectSettlement(tx, { callIds, wonCombos: decided.filter((d) => d.status === 'won') }, now);
+    Object.assign(ms, projected.ms);
+    t0 = performance.now();
+
     // Input: market id. Output: everyone whose record this market's settlement touches — owners of
     // its settled calls and of decided combos with a leg on it — whether settled by this run or by
-    // an earlier one that committed and then failed before it requested the projections.
+    // an earlier one (whose snapshots a retried job then requests again).
     const affected: Array<{ user_id: number }> = await tx.query(sql`
       select user_id from calls where market_id = ${marketId} and status <> 'open'
       union
@@ -165,7 +182,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
     `);
 
     const userIds = affected.map((a) => a.user_id);
-    const callIds = calls.map((c) => c.id);
+    lap('affected');
     if (!settledBefore || calls.length > 0 || legs.length > 0) {
       // Input: market id, settle time. Output: none; the market is no longer pending settlement.
       await tables.markets(tx).update({ id: marketId }, { settled_at: now });
@@ -174,9 +191,10 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
         userIds,
         callIds,
         combos: decided.length > 0 || legs.length > 0,
-        ...(opts.projectsAfter === true ? { projected: true, writtenAt: new Date().toISOString() } : {}),
+        projectedInTx: true,
       });
     }
+    lap('outbox');
 
     const count = (s: 'won' | 'lost' | 'void') => calls.filter((c) => c.status === s).length;
     return {
@@ -186,9 +204,10 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
       first: !settledBefore,
       calls: { won: count('won'), lost: count('lost'), void: count('void') },
       legs: legs.length,
-      combos: decided,
+      combos: decided.map(({ id, status, xp }) => ({ id, status, xp })),
       userIds,
       callIds,
+      ms,
     };
   });
 }
