@@ -2,7 +2,9 @@ import { allOf, greaterThan, not, sql, tables, type Db } from '@pm/shared/db';
 import { leaderboard } from './leaderboard.js';
 import { marketSplits } from './market-splits.js';
 import type { Projection, Tx } from './projection.js';
-import { applySettlement, userRecords, type SettledNow } from './user-records.js';
+import { userRecords } from './user-records.js';
+
+export { settleCallsWithRecords, type SettledCall } from './user-records.js';
 
 /** Every projection, in the order they run (the leaderboard reads user_records). */
 export const PROJECTIONS: readonly Projection[] = [userRecords, marketSplits, leaderboard];
@@ -38,22 +40,30 @@ export async function projectChanges(db: Db, change: { userIds: number[]; market
 }
 
 /**
- * A settlement's projections, inside the settlement's transaction (settle-market.ts): the touched
- * people's records moved by the settlement's delta (applySettlement), then every board re-ranked.
- * The records and boards commit with the calls they count, so no job after the commit owes them
- * and nothing is lost when the worker dies right after it.
+ * A settlement's projections, inside the settlement's transaction (settle-market.ts), which takes
+ * the projections lock first (`lockForSettlement`) and settles its calls through
+ * `settleCallsWithRecords` (their people's records moved by the delta in the same statement). This
+ * recomputes whole the people the delta could not serve, and re-ranks every board. The records and boards commit with the calls they count, so no job after the commit owes
+ * them and nothing is lost when the worker dies right after it.
  */
-export async function projectSettlement(tx: Tx, settled: SettledNow, now: Date): Promise<{ ms: Record<string, number>; delta: number; recomputed: number }> {
-  const locking = performance.now();
-  await lockProjections(tx);
-  const ms: Record<string, number> = { lock: Math.round(performance.now() - locking) };
-  const { delta, recomputed, ms: steps } = await applySettlement(tx, settled, now);
-  Object.assign(ms, steps);
-  const t0 = performance.now();
+export async function finishSettlement(tx: Tx, settled: { recompute: readonly number[] }, now: Date): Promise<{ ms: Record<string, number>; recomputed: number }> {
+  const ms: Record<string, number> = {};
+  let t0 = performance.now();
+  const lap = (step: string) => {
+    const t = performance.now();
+    ms[step] = Math.round(t - t0);
+    t0 = t;
+  };
+  const recompute = new Set(settled.recompute);
+  if (recompute.size > 0) await userRecords.apply(tx, { all: false, userIds: [...recompute], marketIds: [], now });
+  lap('records_recompute');
   await leaderboard.apply(tx, { all: false, userIds: [], marketIds: [], now });
-  ms[leaderboard.name] = Math.round(performance.now() - t0);
-  return { ms, delta, recomputed };
+  lap('leaderboard_rows');
+  return { ms, recomputed: recompute.size };
 }
+
+/** The projections lock, taken by a settlement's transaction before it touches any record. */
+export const lockForSettlement = lockProjections;
 
 /**
  * The rebuild: empty every projection table and recompute it from the source tables, in one

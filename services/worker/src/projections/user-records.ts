@@ -2,6 +2,8 @@ import { WEEK_MS } from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
 import type { Projection, Tx } from './projection.js';
 
+type SqlFragment = ReturnType<typeof sql>;
+
 /**
  * user_records: every figure of SPEC.md's User record the tables give (DESIGN.md "Product decisions"):
  * - calls; settled = won + lost + void; won; lost; right_pct = round(100 × won ÷ (won + lost)), 0 without;
@@ -99,119 +101,109 @@ export const userRecords: Projection = {
   },
 };
 
-/** What one settlement run changed, for `applySettlement`: the calls it settled and the combos it decided as won. */
-export interface SettledNow {
-  /** Calls this run moved from open to won, lost or void, all with `settled_at = now`. */
-  callIds: readonly string[];
-  /** Combos this run decided as won: their owner and XP. */
-  wonCombos: ReadonlyArray<{ userId: number; xp: number }>;
+/** A call one settlement run moved from open to won, lost or void (`settled_at = now`). */
+export interface SettledCall {
+  id: string;
+  user_id: number;
+  status: 'won' | 'lost' | 'void';
 }
 
 /**
- * The settlement's part of user_records, applied in the settlement's own transaction (the caller
- * holds the projections lock) as a delta on each touched person's row instead of re-reading all of
- * their calls (issue 18: a 10,000-call market touches ~18k people and ~200k of their calls). The
- * result is the row `userRecords.apply` would compute, rule by rule:
- * - settled, won, lost, profit_on_10 and xp grow by this run's calls (and won combos' XP);
- *   right_pct follows from the new won and lost;
+ * A settlement's part of user_records, in the settlement's own transaction (the caller holds the
+ * projections lock): the statement that settles the calls (`settleCalls`, an UPDATE … RETURNING
+ * id, user_id, status, profit_on_10, xp_awarded, made_at) runs as the first part of ONE statement
+ * that moves each touched person's row by a delta, instead of re-reading all of their calls
+ * (issue 18: a 10,000-call market touches ~18k people and ~200k of their calls). The delta gives the
+ * row `userRecords.apply` would compute, rule by rule:
+ * - settled, won, lost, profit_on_10 and xp grow by this run's calls (xp also by the combos it
+ *   decided as won, `wonCombos`); right_pct follows from the new won and lost;
  * - profit_7d grows by the same profit: every call settled now is inside the window;
  * - streak: this run's calls are the person's newest settled ones (settled_at = now), so the new
  *   decided calls, newest first (made_at, then id), come before the old streak: all won → old + k,
  *   else the won ones before the first loss.
- * A person the delta cannot serve exactly is recomputed from their calls instead (the full rule):
- * no row yet; another settled call at or after `now` (this run's calls would not be the newest);
- * or a call that left the 7-day window between the row's computation (updated_at) and `now`.
- * A row whose person has a change still waiting for its projection (the write path asks for one
- * with every change) stays behind by that change only, as before: that projection recomputes it whole.
- * rules.int.test.ts holds the outcome equal to the full projection and to the domain rules.
+ * People the delta cannot serve exactly are returned to be recomputed from their calls (the full
+ * rule, `recomputeRecords`): no row yet; another settled call at or after `now` (this run's calls
+ * would not be the newest); a call that left the 7-day window after their row was computed
+ * (updated_at). A row whose person has a change still waiting for its projection (the write path
+ * asks for one with every change) stays behind by that change only, as before: that projection
+ * recomputes it whole. rules.int.test.ts holds the outcome equal to the full projection and to the
+ * domain rules.
  */
-export async function applySettlement(tx: Tx, settled: SettledNow, now: Date): Promise<{ delta: number; recomputed: number; ms: Record<string, number> }> {
-  const ms: Record<string, number> = {};
-  let t0 = performance.now();
-  const lap = (step: string) => {
-    const t = performance.now();
-    ms[step] = Math.round(t - t0);
-    t0 = t;
-  };
-  const callIds = [...settled.callIds];
-  const comboUsers = settled.wonCombos.map((c) => c.userId);
-  const comboXp = settled.wonCombos.map((c) => c.xp);
-  if (callIds.length === 0 && comboUsers.length === 0) return { delta: 0, recomputed: 0, ms };
+export async function settleCallsWithRecords(
+  tx: Tx,
+  settleCalls: SqlFragment,
+  wonCombos: ReadonlyArray<{ userId: number; xp: number }>,
+  now: Date,
+): Promise<{ calls: SettledCall[]; recompute: number[] }> {
   const weekStart = new Date(now.getTime() - WEEK_MS);
-  // Input: this run's call ids, won combos' owners, `now`. Output: per touched person whether they
-  // have a row, how many settled calls of theirs are at or after `now` beyond this run's (index
-  // calls_settled_at: only the newest settlements), and when their row was computed.
-  const people: Array<{ user_id: number; updated_at: Date | null; later: boolean }> = await tx.query(sql`
-    with mine as (
-      select user_id, count(*) as n from calls where id = any(${callIds}::text[]) group by user_id
-    ), people as (
-      select user_id from mine union select unnest(${comboUsers}::bigint[])
-    ), recent as (
-      select user_id, count(*) as n from calls where settled_at >= ${now} group by user_id
-    )
-    select p.user_id, r.updated_at, coalesce(k.n, 0) > coalesce(m.n, 0) as later
-    from people p
-    left join user_records r on r.user_id = p.user_id
-    left join mine m on m.user_id = p.user_id
-    left join recent k on k.user_id = p.user_id
-  `);
-  lap('records_check');
-  const fallback = new Set(people.filter((p) => p.updated_at === null || p.later).map((p) => p.user_id));
-  const asOf = people.filter((p) => p.updated_at !== null && !p.later).map((p) => p.updated_at as Date);
-  if (asOf.length > 0) {
-    const oldest = new Date(Math.min(...asOf.map((d) => d.getTime())));
-    // Input: the oldest row's time, `now`, the people. Output: people with a call that left the
-    // 7-day window after their row was computed (a range of calls_settled_at: settlements between
-    // a week before the oldest row and a week ago).
-    const leaving: Array<{ user_id: number }> = await tx.query(sql`
+  const week = sql`make_interval(secs => ${WEEK_MS / 1000})`;
+  // Input: the settling statement, `now`, the window's start. Output: a row per call settled now
+  // ('call') and per touched person to recompute whole ('recompute'); the other touched people's
+  // rows moved by the delta. Every part sees the database as it was before the statement, so
+  // `recent` holds only other calls settled at or after `now` (index calls_settled_at), and
+  // `leaving` reads calls_settled_at between a week before the oldest touched row and a week ago.
+  const rows: Array<{ kind: 'call' | 'recompute'; id: string | null; user_id: number; status: SettledCall['status'] | null }> = await tx.query(sql`
+    with settled as (${settleCalls}),
+    combo_xp as (
+      select user_id, sum(xp)::integer as xp
+      from unnest(${wonCombos.map((c) => c.userId)}::bigint[], ${wonCombos.map((c) => c.xp)}::integer[]) as k(user_id, xp)
+      group by user_id
+    ),
+    people as (select user_id from settled union select user_id from combo_xp),
+    recent as (select distinct user_id from calls where settled_at >= ${now}),
+    rows as (select r.user_id, r.updated_at from user_records r join people p on p.user_id = r.user_id),
+    leaving as (
       select distinct c.user_id
-      from calls c join user_records r on r.user_id = c.user_id
-      where c.settled_at > ${new Date(oldest.getTime() - WEEK_MS)} and c.settled_at <= ${weekStart}
-        and c.settled_at > r.updated_at - make_interval(secs => ${WEEK_MS / 1000})
-        and c.user_id = any(${people.map((p) => p.user_id)}::bigint[])
-    `);
-    for (const l of leaving) fallback.add(l.user_id);
-    lap('records_leaving');
-  }
-  const recompute = [...fallback];
-  // Input: this run's calls and won combos, the people to recompute instead, `now`. Output: none;
-  // every other touched row moved by the delta described above.
-  await tx.query(sql`
-    with new_calls as (
-      select c.user_id, c.status, c.profit_on_10, c.xp_awarded, c.made_at, c.id
-      from calls c where c.id = any(${callIds}::text[]) and not (c.user_id = any(${recompute}::bigint[]))
-    ), call_delta as (
+      from calls c join rows r on r.user_id = c.user_id
+      where c.settled_at > (select min(updated_at) from rows) - ${week} and c.settled_at <= ${weekStart}
+        and c.settled_at > r.updated_at - ${week}
+    ),
+    served as (
+      select user_id from rows
+      except select user_id from recent
+      except select user_id from leaving
+    ),
+    mine as (
+      -- Each of this run's decided calls numbered newest first per person (one pass: no join
+      -- between per-person aggregates, which the planner, blind to a CTE's size, made a loop).
+      select s.user_id, s.status, s.profit_on_10, s.xp_awarded,
+             case when s.status in ('won', 'lost')
+                  then row_number() over (partition by s.user_id, s.status in ('won', 'lost') order by s.made_at desc, s.id desc) end as n
+      from settled s join served v on v.user_id = s.user_id
+    ),
+    call_delta as (
       select user_id, count(*)::integer as settled,
              count(*) filter (where status = 'won')::integer as won,
              count(*) filter (where status = 'lost')::integer as lost,
-             coalesce(sum(profit_on_10), 0) as profit, coalesce(sum(xp_awarded), 0)::integer as xp
-      from new_calls group by user_id
-    ), decided as (
-      select user_id, status, row_number() over (partition by user_id order by made_at desc, id desc) as n
-      from new_calls where status in ('won', 'lost')
-    ), streaks as (
-      select user_id, min(n) filter (where status = 'lost') as first_lost, count(*)::integer as k from decided group by user_id
-    ), combo_delta as (
-      select user_id, sum(xp)::integer as xp
-      from unnest(${comboUsers}::bigint[], ${comboXp}::integer[]) as k(user_id, xp)
-      where not (user_id = any(${recompute}::bigint[]))
-      group by user_id
-    ), delta as (
-      select coalesce(c.user_id, k.user_id) as user_id, coalesce(c.settled, 0) as settled, coalesce(c.won, 0) as won,
-             coalesce(c.lost, 0) as lost, coalesce(c.profit, 0) as profit, coalesce(c.xp, 0) + coalesce(k.xp, 0) as xp
-      from call_delta c full join combo_delta k on k.user_id = c.user_id
+             coalesce(sum(profit_on_10), 0) as profit, coalesce(sum(xp_awarded), 0)::integer as xp,
+             count(n)::integer as decided, min(n) filter (where status = 'lost') as first_lost
+      from mine group by user_id
+    ),
+    moved as (
+      update user_records r
+      set settled = r.settled + d.settled, won = r.won + d.won, lost = r.lost + d.lost,
+          right_pct = coalesce(round(100 * (r.won + d.won)::numeric / nullif(r.won + d.won + r.lost + d.lost, 0)), 0)::integer,
+          profit_on_10 = r.profit_on_10 + d.profit, profit_7d = r.profit_7d + d.profit, xp = r.xp + d.xp,
+          streak = case when d.decided = 0 then r.streak when d.first_lost is null then r.streak + d.decided else (d.first_lost - 1)::integer end,
+          updated_at = greatest(r.updated_at, ${now})
+      from (
+        select v.user_id, coalesce(c.settled, 0) as settled, coalesce(c.won, 0) as won, coalesce(c.lost, 0) as lost,
+               coalesce(c.profit, 0) as profit, coalesce(c.xp, 0) + coalesce(k.xp, 0) as xp,
+               coalesce(c.decided, 0) as decided, c.first_lost
+        from served v left join call_delta c on c.user_id = v.user_id left join combo_xp k on k.user_id = v.user_id
+      ) d
+      where r.user_id = d.user_id
+      returning r.user_id
     )
-    update user_records r
-    set settled = r.settled + d.settled, won = r.won + d.won, lost = r.lost + d.lost,
-        right_pct = coalesce(round(100 * (r.won + d.won)::numeric / nullif(r.won + d.won + r.lost + d.lost, 0)), 0)::integer,
-        profit_on_10 = r.profit_on_10 + d.profit, profit_7d = r.profit_7d + d.profit, xp = r.xp + d.xp,
-        streak = case when s.user_id is null then r.streak when s.first_lost is null then r.streak + s.k else (s.first_lost - 1)::integer end,
-        updated_at = greatest(r.updated_at, ${now})
-    from delta d left join streaks s on s.user_id = d.user_id
-    where r.user_id = d.user_id
+    select 'call' as kind, id, user_id, status from settled
+    union all
+    select 'recompute', null, p.user_id, null from people p where p.user_id not in (select user_id from moved)
   `);
-  lap('records_delta');
-  if (recompute.length > 0) await userRecords.apply(tx, { all: false, userIds: recompute, marketIds: [], now });
-  lap('records_recompute');
-  return { delta: people.length - recompute.length, recomputed: recompute.length, ms };
+  const calls: SettledCall[] = [];
+  const recompute: number[] = [];
+  for (const r of rows) {
+    if (r.kind === 'call') calls.push({ id: r.id as string, user_id: r.user_id, status: r.status as SettledCall['status'] });
+    else recompute.push(r.user_id);
+  }
+  return { calls, recompute };
 }

@@ -58,7 +58,7 @@ export function createSettleMarketProcessor(deps: SettleMarketDeps) {
       if (err instanceof UnknownMarket || err instanceof UnresolvedMarket) throw new UnrecoverableError(err.message);
       throw err;
     }
-    deps.logger.info({ marketId, calls: settled.calls, legs: settled.legs, combos: settled.combos.length, ms: settled.ms }, 'market settled');
+    deps.logger.info({ marketId, calls: settled.calls, legs: settled.legs, combos: settled.combos.length, recomputed: settled.recomputed, ms: settled.ms }, 'market settled');
     // The event stream hears of a settlement once: the run that settled the market or anything on it.
     if (settled.first || settled.calls.won + settled.calls.lost + settled.calls.void + settled.legs > 0) deps.stream?.append(settlementMessage(settled, Date.now()));
     const changed = settled.first || settled.legs > 0 || Object.values(settled.calls).some((n) => n > 0);

@@ -1,7 +1,7 @@
 import { comboStatus, comboXp, type SettlementStatus } from '@pm/shared/domain';
 import { not, sql, tables, type Db } from '@pm/shared/db';
 import { writeOutbox } from '@pm/shared/outbox';
-import { projectSettlement } from '../projections/run.js';
+import { finishSettlement, lockForSettlement, settleCallsWithRecords } from '../projections/run.js';
 
 /**
  * SettleMarket: in ONE transaction, settle a resolved market's open calls, its open combo legs,
@@ -44,6 +44,8 @@ export interface SettledMarket {
   callIds: string[];
   /** Milliseconds per step of the transaction (the job logs them). */
   ms: Record<string, number>;
+  /** People whose record the settlement's delta could not serve, recomputed whole from their calls. */
+  recomputed: number;
 }
 
 export class UnknownMarket extends Error {
@@ -96,28 +98,10 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
     const { settled: settledBefore, eventSlug, ...resolution } = await lockResolution(tx, marketId);
     const winner = resolution.voided ? null : resolution.winningOutcomeIndex;
 
-    // Input: market id, winner (null = void), settle time. Output: one row per call settled now.
-    // Profit and XP per DESIGN.md, in numeric: won 10/c − 10 (2 places), lost −10, void 0;
-    // XP of a won call 10 + round(90 × (1 − c)). Postgres rounds numeric halves away from zero,
-    // as the domain's roundTo does.
-    const calls: Array<{ id: string; user_id: number; status: 'won' | 'lost' | 'void' }> = await tx.query(sql`
-      with outcome as (
-        select c.id,
-               case when ${winner}::integer is null then 'void'
-                    when c.outcome_index = ${winner}::integer then 'won' else 'lost' end as status
-        from calls c
-        where c.market_id = ${marketId} and c.status = 'open'
-      )
-      update calls c
-      set status = o.status,
-          profit_on_10 = case o.status when 'won' then round(10 / c.chance_at_call - 10, 2) when 'lost' then -10 else 0 end,
-          xp_awarded = case o.status when 'won' then 10 + round(90 * (1 - c.chance_at_call))::integer else 0 end,
-          settled_at = ${now}
-      from outcome o
-      where c.id = o.id and c.status = 'open'
-      returning c.id, c.user_id, o.status
-    `);
-    lap('calls');
+    // Records are moved in this transaction (below): wait here for a projection batch or rebuild
+    // running now, so neither computes a record from calls as they were before this commit.
+    await lockForSettlement(tx);
+    lap('lock');
 
     // Input: market id, winner, settle time. Output: the combos whose legs on this market settled now.
     const legs: Array<{ combo_id: string }> = await tx.query(sql`
@@ -166,9 +150,39 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
     }
 
     lap('combos');
+
+    // Input: market id, winner (null = void), settle time. Output: one row per call settled now;
+    // their people's user_records (and the won combos' owners') moved by the settlement's delta in
+    // the same statement (projections/user-records.ts), and the people it could not serve exactly.
+    // Profit and XP per DESIGN.md, in numeric: won 10/c − 10 (2 places), lost −10, void 0;
+    // XP of a won call 10 + round(90 × (1 − c)). Postgres rounds numeric halves away from zero,
+    // as the domain's roundTo does.
+    const { calls, recompute } = await settleCallsWithRecords(
+      tx,
+      sql`
+        update calls c
+        set status = o.status,
+            profit_on_10 = case o.status when 'won' then round(10 / c.chance_at_call - 10, 2) when 'lost' then -10 else 0 end,
+            xp_awarded = case o.status when 'won' then 10 + round(90 * (1 - c.chance_at_call))::integer else 0 end,
+            settled_at = ${now}
+        from (
+          select c.id,
+                 case when ${winner}::integer is null then 'void'
+                      when c.outcome_index = ${winner}::integer then 'won' else 'lost' end as status
+          from calls c
+          where c.market_id = ${marketId} and c.status = 'open'
+        ) o
+        where c.id = o.id and c.status = 'open'
+        returning c.id, c.user_id, o.status, c.profit_on_10, c.xp_awarded, c.made_at
+      `,
+      decided.filter((d) => d.status === 'won'),
+      now,
+    );
+    lap('calls_and_records');
+
     const callIds = calls.map((c) => c.id);
-    const projected = await projectSettlement(tx, { callIds, wonCombos: decided.filter((d) => d.status === 'won') }, now);
-    Object.assign(ms, projected.ms);
+    const finished = await finishSettlement(tx, { recompute }, now);
+    Object.assign(ms, finished.ms);
     t0 = performance.now();
 
     // Input: market id. Output: everyone whose record this market's settlement touches — owners of
@@ -208,6 +222,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
       userIds,
       callIds,
       ms,
+      recomputed: finished.recomputed,
     };
   });
 }

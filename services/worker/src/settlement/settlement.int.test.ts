@@ -11,6 +11,7 @@ import { createRecords, createRecordsTrigger, recordsDirtyKey, type Records } fr
 import { createTestDatabase, createTestRedis, until as poll, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createStreamWriter, toStreamEntry, type StreamWriter } from '@pm/shared/stream';
 import { redisKeys } from '@pm/shared/redis';
+import { projectChanges } from '../projections/run.js';
 import { createSettleMarketProcessor } from './processor.js';
 import { settleMarket } from './settle-market.js';
 import { insertMarkets, logResolution, setChance } from './test-fixture.js';
@@ -257,8 +258,18 @@ describe('combos', () => {
 
 describe('the people of a settlement', () => {
   it('have their records and the boards committed with the settlement: a job that dies right after the commit owes no projection', async () => {
-    await insertMarkets(tdb.db, ['bare']);
+    await insertMarkets(tdb.db, ['bare', 'bare2']);
     await callsOn('bare');
+    // A combo of ann's that this settlement decides as won (its other leg already won): its XP is
+    // part of the record's delta.
+    for (const [m, o] of [['bare', 1], ['bare2', 0]] as const) await setChance(tr.redis, tr.prefix, m, o, '0.5');
+    const { id: comboId } = await records.recordCombo({ handle: 'ann', legs: [{ marketId: 'bare', outcomeIndex: 1 }, { marketId: 'bare2', outcomeIndex: 0 }] });
+    await logResolution(tdb.db, 'bare2', 0);
+    await settleMarket(tdb.db, 'bare2', new Date());
+    // Everyone's record current before the settlement (as the write path's projections leave it),
+    // so the settlement moves rows rather than making them.
+    const people = ((await tdb.db.query(sql`select id from users where handle in ('ann', 'ben', 'cat', 'dan')`)) as Array<{ id: number }>).map((u) => u.id);
+    await projectChanges(tdb.db, { userIds: people, marketIds: [] }, new Date());
     await logResolution(tdb.db, 'bare', 1);
     // The transaction alone, as a job that dies right after its commit leaves it.
     await settleMarket(tdb.db, 'bare', new Date());
@@ -273,6 +284,9 @@ describe('the people of a settlement', () => {
                coalesce((select sum(k.xp_awarded) from combos k where k.user_id = u.id and k.status = 'won'), 0)::int as combo_xp
         from calls c where c.user_id = u.id) t
       where u.handle in ('ann', 'ben', 'cat', 'dan') order by u.handle`);
+    const [combo] = (await tdb.db.query(sql`select status, xp_awarded from combos where id = ${comboId}`)) as [{ status: string; xp_awarded: number }];
+    expect(combo.status).toBe('won');
+    expect(combo.xp_awarded).toBeGreaterThan(0);
     const mismatched = compared.filter((c) => !c.same);
     expect(compared).toHaveLength(4);
     expect(mismatched).toEqual([]);
