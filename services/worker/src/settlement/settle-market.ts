@@ -39,7 +39,7 @@ export interface SettledMarket {
   combos: Array<{ id: string; status: SettlementStatus; xp: number }>;
   /** True when this run was the market's first settlement (`settled_at` was unset). */
   first: boolean;
-  /** Users whose records this market's settlement touches (by this run or an earlier one). */
+  /** Users whose records this run moved (owners of the calls it settled and of the combos it decided). */
   userIds: number[];
   callIds: string[];
   /** Milliseconds per step of the transaction (the job logs them). */
@@ -185,18 +185,9 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
     Object.assign(ms, finished.ms);
     t0 = performance.now();
 
-    // Input: market id. Output: everyone whose record this market's settlement touches — owners of
-    // its settled calls and of decided combos with a leg on it — whether settled by this run or by
-    // an earlier one (whose snapshots a retried job then requests again).
-    const affected: Array<{ user_id: number }> = await tx.query(sql`
-      select user_id from calls where market_id = ${marketId} and status <> 'open'
-      union
-      select c.user_id from combos c join combo_legs l on l.combo_id = c.id
-      where l.market_id = ${marketId} and c.status <> 'open'
-    `);
-
-    const userIds = affected.map((a) => a.user_id);
-    lap('affected');
+    // Everyone whose record this run moved: owners of the calls it settled and of the combos it decided.
+    // (A repeated run moves no one: the run that did committed their snapshots' outbox row with it.)
+    const userIds = [...new Set([...calls.map((c) => c.user_id), ...decided.map((d) => d.userId)])].sort((x, y) => x - y);
     if (!settledBefore || calls.length > 0 || legs.length > 0) {
       // Input: market id, settle time. Output: none; the market is no longer pending settlement.
       await tables.markets(tx).update({ id: marketId }, { settled_at: now });
