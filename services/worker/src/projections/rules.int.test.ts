@@ -131,8 +131,9 @@ describe('a settlement\'s delta on user_records against the full projection and 
       fc.asyncProperty(
         fc.array(person, { minLength: 1, maxLength: 3 }),
         fc.constantFrom(0, 1, null),
-        // Minutes between the record's projection and the settlement.
-        fc.constantFrom(0, 1, 5, 2 * 24 * 60),
+        // Minutes between the record's projection and the settlement (negative: a backdated
+        // settlement, older than the record, with everyone's record made first).
+        fc.constantFrom(0, 1, 5, 2 * 24 * 60, -5, -2 * 24 * 60, -8 * 24 * 60),
         async (people, winner, gapMinutes) => {
           const marketId = `d${++markets}`;
           await insertMarkets(tdb.db, [marketId]);
@@ -141,6 +142,9 @@ describe('a settlement\'s delta on user_records against the full projection and 
           // The people with a call on the market: the settlement touches no one else (the others'
           // profit_7d follows the clock through the week roll-over, not through a settlement).
           const ids: number[] = [];
+          // The records end as of the later of the touched records' time and the settlement's (the
+          // settlement's when nobody had a record).
+          const asOf = people.some((p) => p.hasRecord) ? new Date(Math.max(settleAt.getTime(), projectedAt.getTime())) : settleAt;
           for (const [p, spec] of people.entries()) {
             const userId = await newUser('d');
             if (spec.open.length > 0) ids.push(userId);
@@ -175,7 +179,7 @@ describe('a settlement\'s delta on user_records against the full projection and 
           await settleMarket(tdb.db, marketId, settleAt);
           const figures = sql`user_id, calls, settled, won, lost, right_pct, profit_on_10::text as profit_on_10, profit_7d::text as profit_7d, xp, streak`;
           const byDelta = await tdb.db.query(sql`select ${figures} from user_records where user_id = any(${ids}::bigint[]) order by user_id`);
-          await projectChanges(tdb.db, { userIds: byDelta.map((r: { user_id: number }) => r.user_id), marketIds: [] }, settleAt);
+          await projectChanges(tdb.db, { userIds: ids, marketIds: [] }, asOf);
           const byFull = await tdb.db.query(sql`select ${figures} from user_records where user_id = any(${ids}::bigint[]) order by user_id`);
           expect(byDelta).toEqual(byFull);
           for (const r of byDelta as Array<{ user_id: number; right_pct: number; streak: number; profit_7d: string; won: number; lost: number }>) {
@@ -184,7 +188,7 @@ describe('a settlement\'s delta on user_records against the full projection and 
             const newest = [...calls].sort((a, b) => b.settled_at.getTime() - a.settled_at.getTime() || b.made_at.getTime() - a.made_at.getTime() || (a.id < b.id ? 1 : -1));
             expect(r.streak).toBe(streak(newest.map((c) => c.status)));
             expect(r.right_pct).toBe(rightPct(r.won, r.lost));
-            expect(Number(r.profit_7d)).toBe(weekProfit(calls.map((c) => ({ profitOn10: Number(c.profit), settledAt: c.settled_at })), settleAt));
+            expect(Number(r.profit_7d)).toBe(weekProfit(calls.map((c) => ({ profitOn10: Number(c.profit), settledAt: c.settled_at })), asOf));
           }
         },
       ),

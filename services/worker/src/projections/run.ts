@@ -46,10 +46,10 @@ export async function projectChanges(db: Db, change: { userIds: number[]; market
  * recomputes whole the people the delta could not serve, and re-ranks every board. The records and boards commit with the calls they count, so no job after the commit owes
  * them and nothing is lost when the worker dies right after it.
  */
-export async function finishSettlement(tx: Tx, settled: { recompute: readonly number[] }, now: Date): Promise<{ ms: Record<string, number>; recomputed: number }> {
+export async function finishSettlement(tx: Tx, settled: { recompute: readonly number[]; asOf: Date }, now: Date): Promise<{ ms: Record<string, number>; recomputed: number }> {
   const started = performance.now();
   const recompute = [...new Set(settled.recompute)];
-  if (recompute.length > 0) await userRecords.apply(tx, { all: false, userIds: recompute, marketIds: [], now });
+  if (recompute.length > 0) await userRecords.apply(tx, { all: false, userIds: recompute, marketIds: [], now: settled.asOf });
   const recomputed = performance.now();
   await leaderboard.apply(tx, { all: false, userIds: [], marketIds: [], now });
   const ms = { records_recompute: Math.round(recomputed - started), leaderboard_rows: Math.round(performance.now() - recomputed) };

@@ -117,7 +117,8 @@ export interface SettledCall {
  * row `userRecords.apply` would compute, rule by rule:
  * - settled, won, lost, profit_on_10 and xp grow by this run's calls (xp also by the combos it
  *   decided as won, `wonCombos`); right_pct follows from the new won and lost;
- * - profit_7d grows by the same profit: every call settled now is inside the window;
+ * - profit_7d grows by the same profit: a call settled now is inside the window (as of the later of
+ *   `now` and the row's own time, so also when the row was computed after `now`);
  * - streak: this run's calls are the person's newest settled ones (settled_at = now), so the new
  *   decided calls, newest first (made_at, then id), come before the old streak: all won → old + k,
  *   else the won ones before the first loss.
@@ -134,7 +135,7 @@ export async function settleCallsWithRecords(
   settleCalls: SqlFragment,
   wonCombos: ReadonlyArray<{ userId: number; xp: number }>,
   now: Date,
-): Promise<{ calls: SettledCall[]; recompute: number[] }> {
+): Promise<{ calls: SettledCall[]; recompute: number[]; asOf: Date }> {
   const weekStart = new Date(now.getTime() - WEEK_MS);
   const week = sql`make_interval(secs => ${WEEK_MS / 1000})`;
   // Input: the settling statement, `now`, the window's start. Output: a row per call settled now
@@ -142,7 +143,7 @@ export async function settleCallsWithRecords(
   // rows moved by the delta. Every part sees the database as it was before the statement, so
   // `recent` holds only other calls settled at or after `now` (index calls_settled_at), and
   // `leaving` reads calls_settled_at between a week before the oldest touched row and a week ago.
-  const rows: Array<{ kind: 'call' | 'recompute'; id: string | null; user_id: number; status: SettledCall['status'] | null }> = await tx.query(sql`
+  const rows: Array<{ kind: 'call' | 'recompute' | 'as-of'; id: string | null; user_id: number; status: SettledCall['status'] | null; at: Date | null }> = await tx.query(sql`
     with settled as (${settleCalls}),
     combo_xp as (
       select user_id, sum(xp)::integer as xp
@@ -183,7 +184,10 @@ export async function settleCallsWithRecords(
       update user_records r
       set settled = r.settled + d.settled, won = r.won + d.won, lost = r.lost + d.lost,
           right_pct = coalesce(round(100 * (r.won + d.won)::numeric / nullif(r.won + d.won + r.lost + d.lost, 0)), 0)::integer,
-          profit_on_10 = r.profit_on_10 + d.profit, profit_7d = r.profit_7d + d.profit, xp = r.xp + d.xp,
+          profit_on_10 = r.profit_on_10 + d.profit, xp = r.xp + d.xp,
+          -- As of the later of the row's time and now: a backdated settlement older than the row's
+          -- window (a rebuild's or a test's clock) is outside it.
+          profit_7d = r.profit_7d + case when ${now}::timestamptz > r.updated_at - ${week} then d.profit else 0 end,
           streak = case when d.decided = 0 then r.streak when d.first_lost is null then r.streak + d.decided else (d.first_lost - 1)::integer end,
           updated_at = greatest(r.updated_at, ${now})
       from (
@@ -195,15 +199,21 @@ export async function settleCallsWithRecords(
       where r.user_id = d.user_id
       returning r.user_id
     )
-    select 'call' as kind, id, user_id, status from settled
+    select 'call' as kind, id, user_id, status, null::timestamptz as at from settled
     union all
-    select 'recompute', null, p.user_id, null from people p where p.user_id not in (select user_id from moved)
+    select 'recompute', null, p.user_id, null, null from people p where p.user_id not in (select user_id from moved)
+    union all
+    select 'as-of', null, 0, null, max(updated_at) from rows
   `);
   const calls: SettledCall[] = [];
   const recompute: number[] = [];
+  let asOf = now;
   for (const r of rows) {
     if (r.kind === 'call') calls.push({ id: r.id as string, user_id: r.user_id, status: r.status as SettledCall['status'] });
-    else recompute.push(r.user_id);
+    else if (r.kind === 'recompute') recompute.push(r.user_id);
+    else if (r.at !== null && r.at > asOf) asOf = r.at;
   }
-  return { calls, recompute };
+  // People to recompute are computed as of the newest touched row's time when that is later than
+  // `now` (a backdated settlement), so no row moves back in time.
+  return { calls, recompute, asOf };
 }

@@ -157,7 +157,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
     // Profit and XP per DESIGN.md, in numeric: won 10/c − 10 (2 places), lost −10, void 0;
     // XP of a won call 10 + round(90 × (1 − c)). Postgres rounds numeric halves away from zero,
     // as the domain's roundTo does.
-    const { calls, recompute } = await settleCallsWithRecords(
+    const { calls, recompute, asOf } = await settleCallsWithRecords(
       tx,
       sql`
         update calls c
@@ -181,7 +181,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
     lap('calls_and_records');
 
     const callIds = calls.map((c) => c.id);
-    const finished = await finishSettlement(tx, { recompute }, now);
+    const finished = await finishSettlement(tx, { recompute, asOf }, now);
     Object.assign(ms, finished.ms);
     t0 = performance.now();
 
