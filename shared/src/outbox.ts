@@ -36,12 +36,17 @@ export const outboxPayloadSchemas = {
     callIds: z.array(z.string()).default([]),
     combos: z.boolean().default(false),
     /**
-     * The settling job projects these people itself right after the commit (the settle-market
-     * processor), so the relay asks no projection of them; should it die first, the reconciler
-     * re-projects people named in recent rows whose records are older than the row.
+     * The people's records and the boards were projected in the settlement's own transaction
+     * (settle-market.ts): the relay asks only for their snapshots (`user:<id>`, `leaderboard`), and
+     * the reconciler has nothing to re-project for this row.
+     */
+    projectedInTx: z.boolean().default(false),
+    /**
+     * Rows of an earlier worker: its job projected these people right after the commit, so the relay
+     * asks no projection of them; should it have died first, the reconciler re-projects people named
+     * in recent rows whose records are older than `writtenAt` (ISO, the last statement before the commit).
      */
     projected: z.boolean().default(false),
-    /** With `projected`: when the row was written (ISO), the last statement before the commit; see the reconciler. */
     writtenAt: z.string().optional(),
   }),
   /** Catalog rows of these events changed (catalog sync). */

@@ -68,6 +68,19 @@ describe('the outbox relay', () => {
     expect((await tr.redis.smembers(redisKeys(tr.prefix).dirtyEvents)).sort()).toEqual(['ev1', 'ev2']);
   });
 
+  it('asks only the snapshots of a settlement projected in its own transaction, never its projection', async () => {
+    await tr.redis.del(projectionUsersDirtyKey(tr.prefix), recordsDirtyKey(tr.prefix));
+    await writeOutbox(tdb.db, 'market-settled', { marketId: 'mk4', userIds: [9, 10], callIds: ['c3'], combos: false, projectedInTx: true });
+    const relay = createOutboxRelay(relayDeps());
+    try {
+      expect(await relay.drain()).toBe(1);
+    } finally {
+      await relay.stop();
+    }
+    expect(await tr.redis.smembers(projectionUsersDirtyKey(tr.prefix))).toEqual([]);
+    expect((await tr.redis.smembers(recordsDirtyKey(tr.prefix))).sort()).toEqual(['call:c3', 'leaderboard', 'market:mk4', 'user:10', 'user:9'].sort());
+  });
+
   it('with three relays draining at once, every row is sent by exactly one of them', async () => {
     const markets = Array.from({ length: 300 }, (_, i) => `race${i}`);
     for (const m of markets) await writeOutbox(tdb.db, 'market-resolved', { marketId: m, eventId: 'ev-race' });

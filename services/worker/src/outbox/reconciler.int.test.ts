@@ -132,6 +132,17 @@ describe('the reconciler', () => {
     expect(asked).not.toContain(String(projected));
   });
 
+  it('asks no projection for a settlement projected in its own transaction', async () => {
+    const [user] = (await tdb.db.query(sql`insert into users (handle, display_name) values ('uset3', 'U') returning id`)) as [{ id: number }];
+    await writeOutbox(tdb.db, 'market-settled', { marketId: `m-${user.id}`, userIds: [user.id], projectedInTx: true });
+    await tdb.db.query(sql`update outbox set created_at = now() - interval '20 seconds', sent_at = now() where topic = 'market-settled' and payload ->> 'marketId' = ${`m-${user.id}`}`);
+    // Even a record that looks older than the row: the row's transaction wrote it.
+    await tdb.db.query(sql`insert into user_records (user_id, updated_at) values (${user.id}, now() - interval '1 hour')`);
+    await tr.redis.del(projectionUsersDirtyKey(tr.prefix));
+    await reconciler.pass();
+    expect(await tr.redis.smembers(projectionUsersDirtyKey(tr.prefix))).not.toContain(String(user.id));
+  });
+
   it('shows the outbox backlog, pending settlements and repairs in the worker metrics', async () => {
     await writeOutbox(tdb.db, 'events-changed', { eventIds: ['ev-fixture'] });
     const metrics = createWorkerMetrics({ db: tdb.db, redis: tr.redis, redisPrefix: tr.prefix });

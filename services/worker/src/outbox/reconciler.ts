@@ -126,8 +126,10 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       left join user_records r on r.user_id = u.id::bigint
       where o.created_at > ${new Date(now - lookBackMs)} and o.created_at < ${new Date(now - PROJECTION_GRACE_MS)}
         and o.topic in ('records-changed', 'market-settled')
+        -- A settlement projected in its own transaction owes no projection.
+        and coalesce(o.payload ->> 'projectedInTx', 'false') <> 'true'
         and (r.user_id is null or r.updated_at < case
-          -- A settlement whose job projects its people after the commit (settle-market processor):
+          -- A settlement (of an earlier worker) whose job projected its people after the commit:
           -- that projection starts after the row was written, the statement before the commit, so a
           -- record projected since then saw it. Without the slack every settlement was projected a
           -- second time here, 10-25 s later, for nothing.

@@ -17,7 +17,7 @@ import type { RecordsDirtyMember, RecordsTrigger } from '@pm/shared/records';
  * Rows become jobs as follows (a batch is merged first, so a burst of records makes one request):
  *   market-resolved → `settle-market` (id `settle-<marketId>`), and the event's snapshots are stale
  *   records-changed, market-settled → projections and record snapshots (shared/src/records/trigger.ts);
- *                    a settlement whose job projects its people itself (`projected`) only the snapshots
+ *                    a settlement projected in its own transaction (`projectedInTx`) only the snapshots
  *   events-changed  → the events' snapshots and the catalog version (shared/src/queues/snapshot-trigger.ts)
  *
  * It wakes on the `outbox` NOTIFY that every insert sends on commit (migration 0002), and polls as
@@ -117,7 +117,11 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
         for (const id of p.eventIds) events.add(id);
         catalog = true;
       } else if ('callIds' in p) {
-        if (!p.projected) for (const id of p.userIds) userIds.add(String(id));
+        if (p.projectedInTx) {
+          // Records and boards committed with the settlement: only their snapshots are owed.
+          for (const id of p.userIds) dirty.add(`user:${id}`);
+          dirty.add('leaderboard');
+        } else if (!p.projected) for (const id of p.userIds) userIds.add(String(id));
         dirty.add(`market:${p.marketId}`);
         for (const id of p.callIds) dirty.add(`call:${id}`);
         if (p.combos) dirty.add('combos');

@@ -108,6 +108,95 @@ describe('user_records SQL against the domain', () => {
   }, 120_000);
 });
 
+describe('a settlement\'s delta on user_records against the full projection and the domain', () => {
+  const MIN = 60_000;
+  // A person's earlier calls, settled around the moments that matter: the 7-day edge between the
+  // record's projection and the settlement, the settlement's own instant (a tie), and after it.
+  const earlier = fc.record({
+    status: fc.constantFrom('won', 'lost', 'void', 'open'),
+    settled: fc.oneof(
+      fc.integer({ min: -20_000, max: -1 }).map((m) => ({ from: 'settle' as const, m })),
+      fc.integer({ min: -3, max: 3 }).map((m) => ({ from: 'edge' as const, m })),
+      fc.constantFrom({ from: 'settle' as const, m: 0 }, { from: 'settle' as const, m: 1 }),
+    ),
+    madeMinute: fc.integer({ min: 0, max: 3 }),
+    profitCents: fc.integer({ min: -1000, max: 5000 }),
+  });
+  // Open calls on the market being settled: outcome, chance, when made (ties by made_at common).
+  const open = fc.record({ outcome: fc.integer({ min: 0, max: 1 }), chance, madeMinute: fc.integer({ min: 0, max: 3 }) });
+  const person = fc.record({ hasRecord: fc.boolean(), earlier: fc.array(earlier, { maxLength: 8 }), open: fc.array(open, { minLength: 1, maxLength: 4 }) });
+
+  it('gives every figure the full projection gives (and streak, right_pct, profit_7d as the domain does)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(person, { minLength: 1, maxLength: 3 }),
+        fc.constantFrom(0, 1, null),
+        // Minutes between the record's projection and the settlement (negative: a backdated
+        // settlement, older than the record, with everyone's record made first).
+        fc.constantFrom(0, 1, 5, 2 * 24 * 60, -5, -2 * 24 * 60, -8 * 24 * 60),
+        async (people, winner, gapMinutes) => {
+          const marketId = `d${++markets}`;
+          await insertMarkets(tdb.db, [marketId]);
+          const settleAt = new Date(Date.parse('2026-08-01T00:00:00Z') + markets * 10 * MIN);
+          const projectedAt = new Date(settleAt.getTime() - gapMinutes * MIN);
+          // The people with a call on the market: the settlement touches no one else (the others'
+          // profit_7d follows the clock through the week roll-over, not through a settlement).
+          const ids: number[] = [];
+          // The records end as of the later of the touched records' time and the settlement's (the
+          // settlement's when nobody had a record).
+          const asOf = people.some((p) => p.hasRecord) ? new Date(Math.max(settleAt.getTime(), projectedAt.getTime())) : settleAt;
+          for (const [p, spec] of people.entries()) {
+            const userId = await newUser('d');
+            if (spec.open.length > 0) ids.push(userId);
+            const rows = spec.earlier.map((c, i) => {
+              const settledAt = c.settled.from === 'edge' ? projectedAt.getTime() - WEEK_MS + c.settled.m * MIN * Math.max(1, gapMinutes / 4) : settleAt.getTime() + c.settled.m * MIN;
+              return {
+                id: `${marketId}-${p}-e${String(i).padStart(2, '0')}`,
+                status: c.status,
+                profit: c.status === 'open' ? null : c.status === 'lost' ? '-10' : c.status === 'void' ? '0' : (c.profitCents / 100).toFixed(2),
+                madeAt: new Date(settleAt.getTime() - 30 * 24 * 60 * MIN + c.madeMinute * MIN),
+                settledAt: c.status === 'open' ? null : new Date(settledAt),
+              };
+            });
+            // Input: the generated earlier calls (on 'base'). Output: none.
+            await tdb.db.query(sql`
+              insert into calls (id, user_id, market_id, outcome_index, chance_at_call, status, profit_on_10, xp_awarded, made_at, settled_at)
+              select id, ${userId}, 'base', 0, 0.5, status, profit::numeric, case when status = 'won' then 55 else 0 end, made_at, settled_at
+              from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.status)}::text[], ${rows.map((r) => r.profit)}::text[],
+                          ${rows.map((r) => r.madeAt)}::timestamptz[], ${rows.map((r) => r.settledAt)}::timestamptz[])
+                   as t(id, status, profit, made_at, settled_at)`);
+            // Input: the generated open calls on the market. Output: none.
+            await tdb.db.query(sql`
+              insert into calls (id, user_id, market_id, outcome_index, chance_at_call, made_at)
+              select ${`${marketId}-${p}-o`} || n, ${userId}, ${marketId}, outcome, c::numeric, made_at
+              from unnest(${spec.open.map((o) => o.outcome)}::int[], ${spec.open.map((o) => o.chance)}::text[],
+                          ${spec.open.map((o) => new Date(settleAt.getTime() - 60 * MIN + o.madeMinute * MIN))}::timestamptz[])
+                   with ordinality as t(outcome, c, made_at, n)`);
+            // The record as the projection after the person's last change left it (or none yet).
+            if (spec.hasRecord) await projectChanges(tdb.db, { userIds: [userId], marketIds: [] }, projectedAt);
+          }
+          await logResolution(tdb.db, marketId, winner);
+          await settleMarket(tdb.db, marketId, settleAt);
+          const figures = sql`user_id, calls, settled, won, lost, right_pct, profit_on_10::text as profit_on_10, profit_7d::text as profit_7d, xp, streak`;
+          const byDelta = await tdb.db.query(sql`select ${figures} from user_records where user_id = any(${ids}::bigint[]) order by user_id`);
+          await projectChanges(tdb.db, { userIds: ids, marketIds: [] }, asOf);
+          const byFull = await tdb.db.query(sql`select ${figures} from user_records where user_id = any(${ids}::bigint[]) order by user_id`);
+          expect(byDelta).toEqual(byFull);
+          for (const r of byDelta as Array<{ user_id: number; right_pct: number; streak: number; profit_7d: string; won: number; lost: number }>) {
+            const calls: Array<{ status: 'won' | 'lost' | 'void'; profit: string; made_at: Date; settled_at: Date; id: string }> = await tdb.db.query(sql`
+              select status, profit_on_10::text as profit, made_at, settled_at, id from calls where user_id = ${r.user_id} and status <> 'open'`);
+            const newest = [...calls].sort((a, b) => b.settled_at.getTime() - a.settled_at.getTime() || b.made_at.getTime() - a.made_at.getTime() || (a.id < b.id ? 1 : -1));
+            expect(r.streak).toBe(streak(newest.map((c) => c.status)));
+            expect(r.right_pct).toBe(rightPct(r.won, r.lost));
+            expect(Number(r.profit_7d)).toBe(weekProfit(calls.map((c) => ({ profitOn10: Number(c.profit), settledAt: c.settled_at })), asOf));
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  }, 180_000);
+});
+
 /** A fresh person with a unique handle; returns their id. */
 async function newUser(prefix: string): Promise<number> {
   const [user] = await tdb.db.query(sql`insert into users (handle, display_name) values (${`${prefix}${++people}`}, 'P') returning id`);

@@ -4,6 +4,8 @@ import { marketSplits } from './market-splits.js';
 import type { Projection, Tx } from './projection.js';
 import { userRecords } from './user-records.js';
 
+export { settleCallsWithRecords, type SettledCall } from './user-records.js';
+
 /** Every projection, in the order they run (the leaderboard reads user_records). */
 export const PROJECTIONS: readonly Projection[] = [userRecords, marketSplits, leaderboard];
 
@@ -36,6 +38,26 @@ export async function projectChanges(db: Db, change: { userIds: number[]; market
   });
   return { ms };
 }
+
+/**
+ * A settlement's projections, inside the settlement's transaction (settle-market.ts), which takes
+ * the projections lock first (`lockForSettlement`) and settles its calls through
+ * `settleCallsWithRecords` (their people's records moved by the delta in the same statement). This
+ * recomputes whole the people the delta could not serve, and re-ranks every board. The records and boards commit with the calls they count, so no job after the commit owes
+ * them and nothing is lost when the worker dies right after it.
+ */
+export async function finishSettlement(tx: Tx, settled: { recompute: readonly number[]; asOf: Date }, now: Date): Promise<{ ms: Record<string, number>; recomputed: number }> {
+  const started = performance.now();
+  const recompute = [...new Set(settled.recompute)];
+  if (recompute.length > 0) await userRecords.apply(tx, { all: false, userIds: recompute, marketIds: [], now: settled.asOf });
+  const recomputed = performance.now();
+  await leaderboard.apply(tx, { all: false, userIds: [], marketIds: [], now });
+  const ms = { records_recompute: Math.round(recomputed - started), leaderboard_rows: Math.round(performance.now() - recomputed) };
+  return { ms, recomputed: recompute.length };
+}
+
+/** The projections lock, taken by a settlement's transaction before it touches any record. */
+export const lockForSettlement = lockProjections;
 
 /**
  * The rebuild: empty every projection table and recompute it from the source tables, in one

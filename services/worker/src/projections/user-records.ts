@@ -1,6 +1,8 @@
 import { WEEK_MS } from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
-import type { Projection } from './projection.js';
+import type { Projection, Tx } from './projection.js';
+
+type SqlFragment = ReturnType<typeof sql>;
 
 /**
  * user_records: every figure of SPEC.md's User record the tables give (DESIGN.md "Product decisions"):
@@ -98,3 +100,120 @@ export const userRecords: Projection = {
     `);
   },
 };
+
+/** A call one settlement run moved from open to won, lost or void (`settled_at = now`). */
+export interface SettledCall {
+  id: string;
+  user_id: number;
+  status: 'won' | 'lost' | 'void';
+}
+
+/**
+ * A settlement's part of user_records, in the settlement's own transaction (the caller holds the
+ * projections lock): the statement that settles the calls (`settleCalls`, an UPDATE … RETURNING
+ * id, user_id, status, profit_on_10, xp_awarded, made_at) runs as the first part of ONE statement
+ * that moves each touched person's row by a delta, instead of re-reading all of their calls
+ * (issue 18: a 10,000-call market touches ~18k people and ~200k of their calls). The delta gives the
+ * row `userRecords.apply` would compute, rule by rule:
+ * - settled, won, lost, profit_on_10 and xp grow by this run's calls (xp also by the combos it
+ *   decided as won, `wonCombos`); right_pct follows from the new won and lost;
+ * - profit_7d grows by the same profit: a call settled now is inside the window (as of the later of
+ *   `now` and the row's own time, so also when the row was computed after `now`);
+ * - streak: this run's calls are the person's newest settled ones (settled_at = now), so the new
+ *   decided calls, newest first (made_at, then id), come before the old streak: all won → old + k,
+ *   else the won ones before the first loss.
+ * People the delta cannot serve exactly are returned to be recomputed from their calls (the full
+ * rule, `recomputeRecords`): no row yet; another settled call at or after `now` (this run's calls
+ * would not be the newest); a call that left the 7-day window after their row was computed
+ * (updated_at). A row whose person has a change still waiting for its projection (the write path
+ * asks for one with every change) stays behind by that change only, as before: that projection
+ * recomputes it whole. rules.int.test.ts holds the outcome equal to the full projection and to the
+ * domain rules.
+ */
+export async function settleCallsWithRecords(
+  tx: Tx,
+  settleCalls: SqlFragment,
+  wonCombos: ReadonlyArray<{ userId: number; xp: number }>,
+  now: Date,
+): Promise<{ calls: SettledCall[]; recompute: number[]; asOf: Date }> {
+  const weekStart = new Date(now.getTime() - WEEK_MS);
+  const week = sql`make_interval(secs => ${WEEK_MS / 1000})`;
+  // Input: the settling statement, `now`, the window's start. Output: a row per call settled now
+  // ('call') and per touched person to recompute whole ('recompute'); the other touched people's
+  // rows moved by the delta. Every part sees the database as it was before the statement, so
+  // `recent` holds only other calls settled at or after `now` (index calls_settled_at), and
+  // `leaving` reads calls_settled_at between a week before the oldest touched row and a week ago.
+  const rows: Array<{ kind: 'call' | 'recompute' | 'as-of'; id: string | null; user_id: number; status: SettledCall['status'] | null; at: Date | null }> = await tx.query(sql`
+    with settled as (${settleCalls}),
+    combo_xp as (
+      select user_id, sum(xp)::integer as xp
+      from unnest(${wonCombos.map((c) => c.userId)}::bigint[], ${wonCombos.map((c) => c.xp)}::integer[]) as k(user_id, xp)
+      group by user_id
+    ),
+    people as (select user_id from settled union select user_id from combo_xp),
+    recent as (select distinct user_id from calls where settled_at >= ${now}),
+    rows as (select r.user_id, r.updated_at from user_records r join people p on p.user_id = r.user_id),
+    leaving as (
+      select distinct c.user_id
+      from calls c join rows r on r.user_id = c.user_id
+      where c.settled_at > (select min(updated_at) from rows) - ${week} and c.settled_at <= ${weekStart}
+        and c.settled_at > r.updated_at - ${week}
+    ),
+    served as (
+      select user_id from rows
+      except select user_id from recent
+      except select user_id from leaving
+    ),
+    mine as (
+      -- Each of this run's decided calls numbered newest first per person (one pass: no join
+      -- between per-person aggregates, which the planner, blind to a CTE's size, made a loop).
+      select s.user_id, s.status, s.profit_on_10, s.xp_awarded,
+             case when s.status in ('won', 'lost')
+                  then row_number() over (partition by s.user_id, s.status in ('won', 'lost') order by s.made_at desc, s.id desc) end as n
+      from settled s join served v on v.user_id = s.user_id
+    ),
+    call_delta as (
+      select user_id, count(*)::integer as settled,
+             count(*) filter (where status = 'won')::integer as won,
+             count(*) filter (where status = 'lost')::integer as lost,
+             coalesce(sum(profit_on_10), 0) as profit, coalesce(sum(xp_awarded), 0)::integer as xp,
+             count(n)::integer as decided, min(n) filter (where status = 'lost') as first_lost
+      from mine group by user_id
+    ),
+    moved as (
+      update user_records r
+      set settled = r.settled + d.settled, won = r.won + d.won, lost = r.lost + d.lost,
+          right_pct = coalesce(round(100 * (r.won + d.won)::numeric / nullif(r.won + d.won + r.lost + d.lost, 0)), 0)::integer,
+          profit_on_10 = r.profit_on_10 + d.profit, xp = r.xp + d.xp,
+          -- As of the later of the row's time and now: a backdated settlement older than the row's
+          -- window (a rebuild's or a test's clock) is outside it.
+          profit_7d = r.profit_7d + case when ${now}::timestamptz > r.updated_at - ${week} then d.profit else 0 end,
+          streak = case when d.decided = 0 then r.streak when d.first_lost is null then r.streak + d.decided else (d.first_lost - 1)::integer end,
+          updated_at = greatest(r.updated_at, ${now})
+      from (
+        select v.user_id, coalesce(c.settled, 0) as settled, coalesce(c.won, 0) as won, coalesce(c.lost, 0) as lost,
+               coalesce(c.profit, 0) as profit, coalesce(c.xp, 0) + coalesce(k.xp, 0) as xp,
+               coalesce(c.decided, 0) as decided, c.first_lost
+        from served v left join call_delta c on c.user_id = v.user_id left join combo_xp k on k.user_id = v.user_id
+      ) d
+      where r.user_id = d.user_id
+      returning r.user_id
+    )
+    select 'call' as kind, id, user_id, status, null::timestamptz as at from settled
+    union all
+    select 'recompute', null, p.user_id, null, null from people p where p.user_id not in (select user_id from moved)
+    union all
+    select 'as-of', null, 0, null, max(updated_at) from rows
+  `);
+  const calls: SettledCall[] = [];
+  const recompute: number[] = [];
+  let asOf = now;
+  for (const r of rows) {
+    if (r.kind === 'call') calls.push({ id: r.id as string, user_id: r.user_id, status: r.status as SettledCall['status'] });
+    else if (r.kind === 'recompute') recompute.push(r.user_id);
+    else if (r.at !== null && r.at > asOf) asOf = r.at;
+  }
+  // People to recompute are computed as of the newest touched row's time when that is later than
+  // `now` (a backdated settlement), so no row moves back in time.
+  return { calls, recompute, asOf };
+}

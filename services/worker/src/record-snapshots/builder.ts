@@ -34,6 +34,8 @@ export interface RecordBuildStats {
   /** Snapshots whose body changed and were written. */
   written: number;
   ms: number;
+  /** An incremental build's stages: ms after its start when each ended (issue 18: where a settlement's time goes). */
+  steps?: Record<string, number>;
 }
 
 export interface RecordSnapshotBuilder extends BuildChain<RecordBuildStats> {
@@ -165,31 +167,69 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
   }
 
   async function buildDirty(dirty: Dirty, stats: RecordBuildStats): Promise<void> {
+    const t0 = performance.now();
+    const steps: Record<string, number> = {};
+    stats.steps = steps;
+    const mark = (step: string) => {
+      steps[step] = Math.round(performance.now() - t0);
+    };
     const touched = await expandDirty(db, dirty);
-    // Single calls first, then people's records, the market lists and the global lists (boards),
-    // then people's call lists: a list never shows a call whose own page is not there yet, and the
-    // records and boards — small — do not wait behind the call lists of thousands of people, which
-    // carry every listed call's text (a 10,000-call settlement's lists are megabytes). A small change
-    // is one write (one MULTI: it appears at once); a settlement that touches thousands of people is
-    // flushed in batches so it never sits in memory whole.
+    mark('expand');
+    // Two paths at once, on separate connections, so Postgres and Node overlap (a 10,000-call
+    // settlement touches ~18k people), then the lists:
+    // - the people's records (a row each, one indexed statement) and written as soon as made: no
+    //   list is in them, so they need not wait for the calls;
+    // - the calls, in batches: each batch's page bodies and its cached Call objects
+    //   (record_call_json) made side by side, then written;
+    // - then, once every call's own page and cached object are there, the market lists and the
+    //   global lists (boards), then people's call lists: a list never shows a call whose own page
+    //   is not there yet, and the records and boards — small — do not wait behind the call lists of
+    //   thousands of people, which carry every listed call's text (a 10,000-call settlement's lists
+    //   are megabytes). A small change is one write per path; a settlement that touches thousands
+    //   of people is flushed in batches so it never sits in memory whole.
     let pending: SnapshotEntry[] = [];
     const flush = async () => {
       if (pending.length === 0) return;
-      stats.written += (await writer.write(pending)).written;
+      const batch = pending;
       pending = [];
+      stats.written += (await writer.write(batch)).written;
     };
     const add = async (entries: SnapshotEntry[]) => {
       pending.push(...entries);
       if (pending.length >= FLUSH_AT) await flush();
     };
-    for (let i = 0; i < touched.calls.length; i += batchCalls) await add(await callEntries(touched.calls.slice(i, i + batchCalls)));
-    // The records of any number of people are one indexed statement (a row each).
-    await add(await userBodies(db, touched.users, webUrl, 'record'));
+    const records = (async () => {
+      const entries = await userBodies(db, touched.users, webUrl, 'record');
+      for (let i = 0; i < entries.length; i += FLUSH_AT) stats.written += (await writer.write(entries.slice(i, i + FLUSH_AT))).written;
+      mark('records');
+    })();
+    records.catch(() => {}); // awaited below; a failure there fails the build
+    try {
+      const batches: Array<Promise<SnapshotEntry[]>> = [];
+      for (let i = 0; i < touched.calls.length; i += batchCalls) {
+        const ids = touched.calls.slice(i, i + batchCalls);
+        const made = Promise.all([refreshCallJson(db, ids, webUrl), callBodies(db, ids, webUrl)]).then(([, bodies]) => bodies);
+        made.catch(() => {}); // awaited in order below
+        batches.push(made);
+      }
+      try {
+        for (const made of batches) await add(await made);
+      } catch (err) {
+        await Promise.allSettled(batches); // no query outlives a failed build
+        throw err;
+      }
+      await flush();
+      mark('calls');
+    } finally {
+      await records;
+    }
     for (let i = 0; i < touched.markets.length; i += batchMarkets) await add(await marketEntries(touched.markets.slice(i, i + batchMarkets)));
     await add(await globalEntries());
     await flush();
+    mark('boards');
     for (let i = 0; i < touched.users.length; i += batchUsers) await add(await userBodies(db, touched.users.slice(i, i + batchUsers), webUrl, 'lists'));
     await flush();
+    mark('lists');
     stats.calls = touched.calls.length;
     stats.users = touched.users.length;
     stats.markets = touched.markets.length;

@@ -1,6 +1,7 @@
 import { comboStatus, comboXp, type SettlementStatus } from '@pm/shared/domain';
 import { not, sql, tables, type Db } from '@pm/shared/db';
 import { writeOutbox } from '@pm/shared/outbox';
+import { finishSettlement, lockForSettlement, settleCallsWithRecords } from '../projections/run.js';
 
 /**
  * SettleMarket: in ONE transaction, settle a resolved market's open calls, its open combo legs,
@@ -13,9 +14,12 @@ import { writeOutbox } from '@pm/shared/outbox';
  * - every transition is `where status = 'open'`, so the second run finds nothing to do;
  * - touched combos are locked `for update` in id order before their legs are read, so two markets
  *   settling legs of one combo at once cannot both miss the other's leg (nor deadlock).
- * The same transaction sets `markets.settled_at` (the reconciler's "no longer pending") and, when it
- * changed anything or settles the market for the first time, writes the `market-settled` outbox row
- * that owes the projections and record snapshots: nothing is enqueued after the commit.
+ * The same transaction moves the touched people's user_records by the settlement's delta and
+ * re-ranks the boards (projections/run.ts projectSettlement, under the projections lock), sets
+ * `markets.settled_at` (the reconciler's "no longer pending") and, when it changed anything or
+ * settles the market for the first time, writes the `market-settled` outbox row that owes the
+ * record snapshots: nothing is enqueued after the commit, and nothing about the records is owed by
+ * a job that could die after it.
  */
 
 export interface Resolution {
@@ -35,9 +39,13 @@ export interface SettledMarket {
   combos: Array<{ id: string; status: SettlementStatus; xp: number }>;
   /** True when this run was the market's first settlement (`settled_at` was unset). */
   first: boolean;
-  /** Users whose records this market's settlement touches (by this run or an earlier one). */
+  /** Users whose records this run moved (owners of the calls it settled and of the combos it decided). */
   userIds: number[];
   callIds: string[];
+  /** Milliseconds per step of the transaction (the job logs them). */
+  ms: Record<string, number>;
+  /** People whose record the settlement's delta could not serve, recomputed whole from their calls. */
+  recomputed: number;
 }
 
 export class UnknownMarket extends Error {
@@ -77,36 +85,23 @@ async function lockResolution(tx: Tx, marketId: string): Promise<Resolution & { 
 
 /**
  * Settle one market. Safe to run any number of times, concurrently: only the first changes anything.
- * `opts.projectsAfter`: the caller projects the affected people itself right after the commit (the
- * settle-market job does, so a settlement's records do not wait for a second job); the outbox row
- * then owes only the snapshots.
  */
-export async function settleMarket(db: Db, marketId: string, now: Date, opts: { projectsAfter?: boolean } = {}): Promise<SettledMarket> {
+export async function settleMarket(db: Db, marketId: string, now: Date): Promise<SettledMarket> {
   return db.tx(async (tx) => {
+    const ms: Record<string, number> = {};
+    let t0 = performance.now();
+    const lap = (step: string) => {
+      const t = performance.now();
+      ms[step] = Math.round(t - t0);
+      t0 = t;
+    };
     const { settled: settledBefore, eventSlug, ...resolution } = await lockResolution(tx, marketId);
     const winner = resolution.voided ? null : resolution.winningOutcomeIndex;
 
-    // Input: market id, winner (null = void), settle time. Output: one row per call settled now.
-    // Profit and XP per DESIGN.md, in numeric: won 10/c − 10 (2 places), lost −10, void 0;
-    // XP of a won call 10 + round(90 × (1 − c)). Postgres rounds numeric halves away from zero,
-    // as the domain's roundTo does.
-    const calls: Array<{ id: string; user_id: number; status: 'won' | 'lost' | 'void' }> = await tx.query(sql`
-      with outcome as (
-        select c.id,
-               case when ${winner}::integer is null then 'void'
-                    when c.outcome_index = ${winner}::integer then 'won' else 'lost' end as status
-        from calls c
-        where c.market_id = ${marketId} and c.status = 'open'
-      )
-      update calls c
-      set status = o.status,
-          profit_on_10 = case o.status when 'won' then round(10 / c.chance_at_call - 10, 2) when 'lost' then -10 else 0 end,
-          xp_awarded = case o.status when 'won' then 10 + round(90 * (1 - c.chance_at_call))::integer else 0 end,
-          settled_at = ${now}
-      from outcome o
-      where c.id = o.id and c.status = 'open'
-      returning c.id, c.user_id, o.status
-    `);
+    // Records are moved in this transaction (below): wait here for a projection batch or rebuild
+    // running now, so neither computes a record from calls as they were before this commit.
+    await lockForSettlement(tx);
+    lap('lock');
 
     // Input: market id, winner, settle time. Output: the combos whose legs on this market settled now.
     const legs: Array<{ combo_id: string }> = await tx.query(sql`
@@ -119,7 +114,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
     `);
 
     const comboIds = [...new Set(legs.map((l) => l.combo_id))].sort();
-    const decided: SettledMarket['combos'] = [];
+    const decided: Array<SettledMarket['combos'][number] & { userId: number }> = [];
     if (comboIds.length > 0) {
       // Input: combo ids. Output: none; locks the open ones, in id order (no deadlock between markets).
       await tx.query(sql`select id from combos where id = any(${comboIds}::text[]) and status = 'open' order by id for update`);
@@ -139,7 +134,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
       for (const [id, combo] of byCombo) {
         const status = comboStatus(combo.legs.map((l) => l.status));
         if (status === 'open') continue;
-        decided.push({ id, status, xp: comboXp(combo.legs) });
+        decided.push({ id, status, xp: comboXp(combo.legs), userId: combo.userId });
       }
       if (decided.length > 0) {
         // Input: per decided combo its id, status and XP; settle time. Output: none. Guarded: a combo
@@ -154,18 +149,45 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
       }
     }
 
-    // Input: market id. Output: everyone whose record this market's settlement touches — owners of
-    // its settled calls and of decided combos with a leg on it — whether settled by this run or by
-    // an earlier one that committed and then failed before it requested the projections.
-    const affected: Array<{ user_id: number }> = await tx.query(sql`
-      select user_id from calls where market_id = ${marketId} and status <> 'open'
-      union
-      select c.user_id from combos c join combo_legs l on l.combo_id = c.id
-      where l.market_id = ${marketId} and c.status <> 'open'
-    `);
+    lap('combos');
 
-    const userIds = affected.map((a) => a.user_id);
+    // Input: market id, winner (null = void), settle time. Output: one row per call settled now;
+    // their people's user_records (and the won combos' owners') moved by the settlement's delta in
+    // the same statement (projections/user-records.ts), and the people it could not serve exactly.
+    // Profit and XP per DESIGN.md, in numeric: won 10/c − 10 (2 places), lost −10, void 0;
+    // XP of a won call 10 + round(90 × (1 − c)). Postgres rounds numeric halves away from zero,
+    // as the domain's roundTo does.
+    const { calls, recompute, asOf } = await settleCallsWithRecords(
+      tx,
+      sql`
+        update calls c
+        set status = o.status,
+            profit_on_10 = case o.status when 'won' then round(10 / c.chance_at_call - 10, 2) when 'lost' then -10 else 0 end,
+            xp_awarded = case o.status when 'won' then 10 + round(90 * (1 - c.chance_at_call))::integer else 0 end,
+            settled_at = ${now}
+        from (
+          select c.id,
+                 case when ${winner}::integer is null then 'void'
+                      when c.outcome_index = ${winner}::integer then 'won' else 'lost' end as status
+          from calls c
+          where c.market_id = ${marketId} and c.status = 'open'
+        ) o
+        where c.id = o.id and c.status = 'open'
+        returning c.id, c.user_id, o.status, c.profit_on_10, c.xp_awarded, c.made_at
+      `,
+      decided.filter((d) => d.status === 'won'),
+      now,
+    );
+    lap('calls_and_records');
+
     const callIds = calls.map((c) => c.id);
+    const finished = await finishSettlement(tx, { recompute, asOf }, now);
+    Object.assign(ms, finished.ms);
+    t0 = performance.now();
+
+    // Everyone whose record this run moved: owners of the calls it settled and of the combos it decided.
+    // (A repeated run moves no one: the run that did committed their snapshots' outbox row with it.)
+    const userIds = [...new Set([...calls.map((c) => c.user_id), ...decided.map((d) => d.userId)])].sort((x, y) => x - y);
     if (!settledBefore || calls.length > 0 || legs.length > 0) {
       // Input: market id, settle time. Output: none; the market is no longer pending settlement.
       await tables.markets(tx).update({ id: marketId }, { settled_at: now });
@@ -174,9 +196,10 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
         userIds,
         callIds,
         combos: decided.length > 0 || legs.length > 0,
-        ...(opts.projectsAfter === true ? { projected: true, writtenAt: new Date().toISOString() } : {}),
+        projectedInTx: true,
       });
     }
+    lap('outbox');
 
     const count = (s: 'won' | 'lost' | 'void') => calls.filter((c) => c.status === s).length;
     return {
@@ -186,9 +209,11 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: { 
       first: !settledBefore,
       calls: { won: count('won'), lost: count('lost'), void: count('void') },
       legs: legs.length,
-      combos: decided,
+      combos: decided.map(({ id, status, xp }) => ({ id, status, xp })),
       userIds,
       callIds,
+      ms,
+      recomputed: finished.recomputed,
     };
   });
 }

@@ -11,6 +11,7 @@ import { createRecords, createRecordsTrigger, recordsDirtyKey, type Records } fr
 import { createTestDatabase, createTestRedis, until as poll, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createStreamWriter, toStreamEntry, type StreamWriter } from '@pm/shared/stream';
 import { redisKeys } from '@pm/shared/redis';
+import { projectChanges } from '../projections/run.js';
 import { createSettleMarketProcessor } from './processor.js';
 import { settleMarket } from './settle-market.js';
 import { insertMarkets, logResolution, setChance } from './test-fixture.js';
@@ -256,7 +257,45 @@ describe('combos', () => {
 });
 
 describe('the people of a settlement', () => {
-  it('are projected by the settle-market job itself and their record snapshots requested, without a project-users job', async () => {
+  it('have their records and the boards committed with the settlement: a job that dies right after the commit owes no projection', async () => {
+    await insertMarkets(tdb.db, ['bare', 'bare2']);
+    await callsOn('bare');
+    // A combo of ann's that this settlement decides as won (its other leg already won): its XP is
+    // part of the record's delta.
+    for (const [m, o] of [['bare', 1], ['bare2', 0]] as const) await setChance(tr.redis, tr.prefix, m, o, '0.5');
+    const { id: comboId } = await records.recordCombo({ handle: 'ann', legs: [{ marketId: 'bare', outcomeIndex: 1 }, { marketId: 'bare2', outcomeIndex: 0 }] });
+    await logResolution(tdb.db, 'bare2', 0);
+    await settleMarket(tdb.db, 'bare2', new Date());
+    // Everyone's record current before the settlement (as the write path's projections leave it),
+    // so the settlement moves rows rather than making them.
+    const people = ((await tdb.db.query(sql`select id from users where handle in ('ann', 'ben', 'cat', 'dan')`)) as Array<{ id: number }>).map((u) => u.id);
+    await projectChanges(tdb.db, { userIds: people, marketIds: [] }, new Date());
+    await logResolution(tdb.db, 'bare', 1);
+    // The transaction alone, as a job that dies right after its commit leaves it.
+    await settleMarket(tdb.db, 'bare', new Date());
+    // Each person's record against their calls and combos as they now stand.
+    const compared: Array<{ handle: string; same: boolean }> = await tdb.db.query(sql`
+      select u.handle, (r.settled, r.won, r.lost, r.profit_on_10, r.xp) = (t.settled, t.won, t.lost, t.profit, t.xp + t.combo_xp) as same
+      from users u join user_records r on r.user_id = u.id
+      cross join lateral (
+        select count(*) filter (where c.status <> 'open')::int as settled, count(*) filter (where c.status = 'won')::int as won,
+               count(*) filter (where c.status = 'lost')::int as lost, coalesce(sum(c.profit_on_10), 0) as profit,
+               coalesce(sum(c.xp_awarded), 0)::int as xp,
+               coalesce((select sum(k.xp_awarded) from combos k where k.user_id = u.id and k.status = 'won'), 0)::int as combo_xp
+        from calls c where c.user_id = u.id) t
+      where u.handle in ('ann', 'ben', 'cat', 'dan') order by u.handle`);
+    const [combo] = (await tdb.db.query(sql`select status, xp_awarded from combos where id = ${comboId}`)) as [{ status: string; xp_awarded: number }];
+    expect(combo.status).toBe('won');
+    expect(combo.xp_awarded).toBeGreaterThan(0);
+    const mismatched = compared.filter((c) => !c.same);
+    expect(compared).toHaveLength(4);
+    expect(mismatched).toEqual([]);
+    const board: Array<{ n: number }> = await tdb.db.query(sql`
+      select count(*)::int as n from leaderboard_rows l join users u on u.id = l.user_id where l.sort = 'profit' and u.handle in ('ann', 'ben', 'cat', 'dan')`);
+    expect(board[0]!.n).toBe(4);
+  });
+
+  it('are projected in the settlement\'s own transaction, and their record snapshots requested by the job, without a project-users job', async () => {
     await insertMarkets(tdb.db, ['proj']);
     await callsOn('proj');
     await logResolution(tdb.db, 'proj', 0);
@@ -282,9 +321,9 @@ describe('the people of a settlement', () => {
       const dirty = await tr.redis.smembers(recordsDirtyKey(tr.prefix));
       expect(dirty).toEqual(expect.arrayContaining([...ids.map((u) => `user:${u.id}`), 'leaderboard']));
       // The outbox row tells the relay the people are already projected.
-      const rows: Array<{ payload: { projected?: boolean } }> = await tdb.db.query(sql`
+      const rows: Array<{ payload: { projectedInTx?: boolean } }> = await tdb.db.query(sql`
         select payload from outbox where topic = 'market-settled' and payload->>'marketId' = 'proj'`);
-      expect(rows.map((r) => r.payload.projected)).toEqual([true]);
+      expect(rows.map((r) => r.payload.projectedInTx)).toEqual([true]);
     } finally {
       await worker.close();
       await trigger.close();
