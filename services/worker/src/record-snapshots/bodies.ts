@@ -33,7 +33,7 @@ const bodyRow = z.object({ name: z.string(), body: z.string() });
 const RECORD_NAME = /^(calls:latest|calls:market:.+|call:.+|user:.+|user-calls:.+:.+|leaderboard:.+|combos:.+)$/;
 const isRecordName = (name: string): name is SnapshotName => RECORD_NAME.test(name);
 
-function parseBodies(rows: unknown[]): SnapshotBody[] {
+export function parseBodies(rows: unknown[]): SnapshotBody[] {
   return rows.map((raw) => {
     const { name, body } = bodyRow.parse(raw);
     if (!isRecordName(name)) throw new Error(`record snapshot query made an unknown name: ${name}`);
@@ -75,6 +75,35 @@ async function ensureCallJson(db: Queryable, which: Fragment, webUrl: string): P
 }
 
 /**
+ * `call:<id>` of `c` (calls, over CALL_PAGE_JOINS) as `(name, body)`: SPEC.md's call subset with its
+ * thesis updates, oldest first, from `tu.list` (a grouped pass over thesis_updates; null: none).
+ */
+export const callPage = (webUrl: string): Fragment => sql`'call:' || c.id as name, '{"call":' || ${jsonObject([
+  ['id', text(sql`c.id`)],
+  ['user', jsonObject([['handle', text(sql`u.handle`)]])],
+  ['question', text(sql`m.question`)],
+  ['outcome', text(sql`o.name`)],
+  ['chance_at_call', num(sql`c.chance_at_call`)],
+  ['status', text(sql`c.status`)],
+  ['profit_on_10', num(PROFIT)],
+  ['thesis', text(sql`c.thesis`)],
+  ['thesis_updates', sql`coalesce(tu.list, '[]')`],
+  ['url', link(webUrl, '/c/', sql`c.id`)],
+])} || '}' as body`;
+
+/** The joins of callPage; `c` is the call. */
+export const CALL_PAGE_JOINS = sql`
+  join users u on u.id = c.user_id
+  join markets m on m.id = c.market_id
+  join outcomes o on o.market_id = c.market_id and o.outcome_index = c.outcome_index
+`;
+
+/** `tu.list` of callPage: the thesis updates of the calls `which` (a condition on `t`), one grouped pass. */
+export const thesisUpdateLists = (which: Fragment): Fragment => sql`
+  select t.call_id, ${jsonList(jsonObject([['body', text(sql`t.body`)], ['at', iso(sql`t.at`)]]), sql`t.at, t.id`)} as list
+  from thesis_updates t where ${which} group by t.call_id`;
+
+/**
  * inputs: call ids, the public web url. outputs: `call:<id>` of each existing call: SPEC.md's call
  * subset with its thesis updates, oldest first.
  */
@@ -82,28 +111,12 @@ export async function callBodies(db: Queryable, ids: readonly string[], webUrl: 
   if (ids.length === 0) return [];
   return parseBodies(
     await db.query(sql`
-      select 'call:' || c.id as name, '{"call":' || ${jsonObject([
-        ['id', text(sql`c.id`)],
-        ['user', jsonObject([['handle', text(sql`u.handle`)]])],
-        ['question', text(sql`m.question`)],
-        ['outcome', text(sql`o.name`)],
-        ['chance_at_call', num(sql`c.chance_at_call`)],
-        ['status', text(sql`c.status`)],
-        ['profit_on_10', num(PROFIT)],
-        ['thesis', text(sql`c.thesis`)],
-        ['thesis_updates', sql`coalesce(tu.list, '[]')`],
-        ['url', link(webUrl, '/c/', sql`c.id`)],
-      ])} || '}' as body
+      select ${callPage(webUrl)}
       from unnest(${[...ids]}::text[]) as k(id)
       join calls c on c.id = k.id
-      join users u on u.id = c.user_id
-      join markets m on m.id = c.market_id
-      join outcomes o on o.market_id = c.market_id and o.outcome_index = c.outcome_index
+      ${CALL_PAGE_JOINS}
       -- The updates of these calls in one grouped pass (most calls have none), not a sub-plan per call.
-      left join (
-        select t.call_id, ${jsonList(jsonObject([['body', text(sql`t.body`)], ['at', iso(sql`t.at`)]]), sql`t.at, t.id`)} as list
-        from thesis_updates t where t.call_id = any(${[...ids]}::text[]) group by t.call_id
-      ) tu on tu.call_id = c.id
+      left join (${thesisUpdateLists(sql`t.call_id = any(${[...ids]}::text[])`)}) tu on tu.call_id = c.id
     `),
   );
 }
