@@ -1,5 +1,6 @@
+-- Bounded reads (issue 18 item 5).
 -- How many calls and combos have settled, per status (the worker's calls_settled_total and
--- combos_settled_total, issue 18 item 5): kept by statement-level triggers as rows change, so a
+-- combos_settled_total): kept by statement-level triggers as rows change, so a
 -- /metrics scrape reads a few rows instead of counting every call. A statement's changed rows are
 -- counted once from its transition tables (a 10,000-call settlement: one grouped pass and three row
 -- updates). ENABLE ALWAYS: a bulk load with session_replication_role = replica (foreign-key checks
@@ -71,3 +72,10 @@ alter table combos enable always trigger settled_counts_insert;
 alter table combos enable always trigger settled_counts_update;
 alter table combos enable always trigger settled_counts_delete;
 alter table combos enable always trigger settled_counts_truncate;
+
+-- A person's calls newest first, carrying what their record counts (user_records for some people,
+-- projections/user-records.ts): each person's figures are then an index-only range, not a heap
+-- block per call (a person's calls are spread over the table). Replaces calls_user_newest_id, whose
+-- key it keeps for the call lists and the API's pages.
+create index calls_user_newest_cover on calls (user_id, made_at desc, id desc) include (status, profit_on_10, xp_awarded, settled_at);
+drop index calls_user_newest_id;
