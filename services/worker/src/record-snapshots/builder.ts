@@ -37,6 +37,8 @@ export interface RecordBuildStats {
   /** Snapshots whose body changed and were written. */
   written: number;
   ms: number;
+  /** A full build's stages (full-build.ts), in ms. */
+  stages?: Record<string, number>;
 }
 
 export interface RecordSnapshotBuilder extends BuildChain<RecordBuildStats> {

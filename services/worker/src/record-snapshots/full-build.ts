@@ -39,6 +39,8 @@ export interface FullBuildCounts {
   users: number;
   markets: number;
   written: number;
+  /** Milliseconds of each stage: the Call objects, then (at once) each family until its last write, then the global lists. */
+  stages: { call_json: number; calls: number; users: number; markets: number; global: number };
 }
 
 /**
@@ -129,7 +131,12 @@ async function* counted<T extends { length: number }>(source: AsyncIterable<T>):
 export async function buildAllRecords(opts: FullBuildOptions): Promise<FullBuildCounts> {
   const { db, webUrl, writer } = opts;
   const size = opts.batch.writes ?? WRITE_BATCH;
+  const t0 = performance.now();
+  const since = (t: number) => Math.round(performance.now() - t);
   await refreshAllCallJson(db, webUrl);
+  const callJson = since(t0);
+  const t1 = performance.now();
+  const timed = async <T>(work: Promise<T>): Promise<T & { ms: number }> => ({ ...(await work), ms: since(t1) });
   const users = async function* () {
     for await (const page of paged((after) => userIdsAfter(db, after === '' ? 0 : Number(after), opts.batch.users), (ids) => userBodies(db, ids, webUrl))) {
       yield { items: page.ids, bodies: page.bodies };
@@ -143,17 +150,21 @@ export async function buildAllRecords(opts: FullBuildOptions): Promise<FullBuild
   // Settled, not all: a failed family still lets the others finish before the build fails, so no
   // query or write outlives it.
   const results = await Promise.allSettled([
-    pump(counted(allCallPages(db, webUrl, size)), writer, size),
-    pump(users(), writer, size),
-    pump(markets(), writer, size),
+    timed(pump(counted(allCallPages(db, webUrl, size)), writer, size)),
+    timed(pump(users(), writer, size)),
+    timed(pump(markets(), writer, size)),
   ]);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
-  const [calls, people, called] = results.map((r) => (r as PromiseFulfilledResult<{ items: number; written: number }>).value) as [
-    { items: number; written: number },
-    { items: number; written: number },
-    { items: number; written: number },
-  ];
+  type Done = { items: number; written: number; ms: number };
+  const [calls, people, called] = results.map((r) => (r as PromiseFulfilledResult<Done>).value) as [Done, Done, Done];
+  const t2 = performance.now();
   const global = await writer.write(await globalBodies(db, webUrl));
-  return { calls: calls.items, users: people.items, markets: called.items, written: calls.written + people.written + called.written + global };
+  return {
+    calls: calls.items,
+    users: people.items,
+    markets: called.items,
+    written: calls.written + people.written + called.written + global,
+    stages: { call_json: callJson, calls: calls.ms, users: people.ms, markets: called.ms, global: since(t2) },
+  };
 }
