@@ -47,31 +47,25 @@ begin
   return null;
 end $$;
 
-create trigger settled_counts_insert after insert on calls referencing new table as new_rows
-  for each statement execute function settled_counts_apply('call');
-create trigger settled_counts_update after update on calls referencing old table as old_rows new table as new_rows
-  for each statement execute function settled_counts_apply('call');
-create trigger settled_counts_delete after delete on calls referencing old table as old_rows
-  for each statement execute function settled_counts_apply('call');
-create trigger settled_counts_truncate after truncate on calls
-  for each statement execute function settled_counts_apply('call');
-create trigger settled_counts_insert after insert on combos referencing new table as new_rows
-  for each statement execute function settled_counts_apply('combo');
-create trigger settled_counts_update after update on combos referencing old table as old_rows new table as new_rows
-  for each statement execute function settled_counts_apply('combo');
-create trigger settled_counts_delete after delete on combos referencing old table as old_rows
-  for each statement execute function settled_counts_apply('combo');
-create trigger settled_counts_truncate after truncate on combos
-  for each statement execute function settled_counts_apply('combo');
-
-alter table calls enable always trigger settled_counts_insert;
-alter table calls enable always trigger settled_counts_update;
-alter table calls enable always trigger settled_counts_delete;
-alter table calls enable always trigger settled_counts_truncate;
-alter table combos enable always trigger settled_counts_insert;
-alter table combos enable always trigger settled_counts_update;
-alter table combos enable always trigger settled_counts_delete;
-alter table combos enable always trigger settled_counts_truncate;
+-- The same four triggers on calls (kind 'call') and combos (kind 'combo').
+do $$
+declare
+  t text;
+  k text;
+begin
+  for t, k in select * from (values ('calls', 'call'), ('combos', 'combo')) as v(t, k) loop
+    execute format('create trigger settled_counts_insert after insert on %I referencing new table as new_rows
+                    for each statement execute function settled_counts_apply(%L)', t, k);
+    execute format('create trigger settled_counts_update after update on %I referencing old table as old_rows new table as new_rows
+                    for each statement execute function settled_counts_apply(%L)', t, k);
+    execute format('create trigger settled_counts_delete after delete on %I referencing old table as old_rows
+                    for each statement execute function settled_counts_apply(%L)', t, k);
+    execute format('create trigger settled_counts_truncate after truncate on %I
+                    for each statement execute function settled_counts_apply(%L)', t, k);
+    execute format('alter table %I enable always trigger settled_counts_insert, enable always trigger settled_counts_update,
+                    enable always trigger settled_counts_delete, enable always trigger settled_counts_truncate', t);
+  end loop;
+end $$;
 
 -- A person's calls newest first, carrying what their record counts (user_records for some people,
 -- projections/user-records.ts): each person's figures are then an index-only range, not a heap
