@@ -104,6 +104,13 @@ export const thesisUpdateLists = (which: Fragment): Fragment => sql`
   from thesis_updates t where ${which} group by t.call_id`;
 
 /**
+ * Whether a list first makes any missing cached Call object of its calls (`check`, an anti-join per
+ * list batch), or trusts record_call_json as it is (`fresh`: the full build refreshed every call's
+ * a moment before; at a million calls the checks were two million key probes).
+ */
+export type CallJsonCache = 'check' | 'fresh';
+
+/**
  * inputs: call ids, the public web url. outputs: `call:<id>` of each existing call: SPEC.md's call
  * subset with its thesis updates, oldest first.
  */
@@ -148,7 +155,7 @@ export type UserPart = 'record' | 'lists' | 'both';
  * empty). The record alone is one indexed row per person; the lists carry every listed call's text,
  * which is why a big settlement builds the records first (builder.ts) and the lists after.
  */
-export async function userBodies(db: Queryable, ids: readonly string[], webUrl: string, part: UserPart = 'both'): Promise<SnapshotBody[]> {
+export async function userBodies(db: Queryable, ids: readonly string[], webUrl: string, part: UserPart = 'both', cache: CallJsonCache = 'check'): Promise<SnapshotBody[]> {
   if (ids.length === 0) return [];
   const userIds = ids.map(Number);
   const record = sql`('user:' || lower(u.handle), '{"user":' || ${userRecordObject(webUrl)} || '}')`;
@@ -163,7 +170,7 @@ export async function userBodies(db: Queryable, ids: readonly string[], webUrl: 
       `),
     );
   }
-  await ensureCallJson(db, sql`c.user_id = any(${userIds}::bigint[])`, webUrl);
+  if (cache === 'check') await ensureCallJson(db, sql`c.user_id = any(${userIds}::bigint[])`, webUrl);
   const order = sql`l.made_at desc, l.id desc`;
   const list = (where: Fragment) => sql`coalesce('[' || string_agg(l.j, ',' order by ${order}) filter (where ${where}) || ']', '[]')`;
   const lists = USER_CALL_FILTERS.map(
@@ -208,9 +215,9 @@ export async function userBodies(db: Queryable, ids: readonly string[], webUrl: 
  * platform_split (people per outcome in outcome order from market_splits, `[]` when the market has
  * no rows there — nobody has called it) and its CALL_LIST_SIZE newest calls, newest first.
  */
-export async function marketBodies(db: Queryable, ids: readonly string[], webUrl: string): Promise<SnapshotBody[]> {
+export async function marketBodies(db: Queryable, ids: readonly string[], webUrl: string, cache: CallJsonCache = 'check'): Promise<SnapshotBody[]> {
   if (ids.length === 0) return [];
-  await ensureCallJson(db, sql`c.market_id = any(${[...ids]}::text[])`, webUrl);
+  if (cache === 'check') await ensureCallJson(db, sql`c.market_id = any(${[...ids]}::text[])`, webUrl);
   return parseBodies(
     await db.query(sql`
       with target as (

@@ -12,6 +12,8 @@ import { calledMarketIdsAfter, userIdsAfter } from './queries.js';
  *    - every call's page from ONE streamed statement;
  *    - people, a page of ids at a time (userBodies: their record and five lists, one window pass);
  *    - called markets, a page at a time (marketBodies);
+ *    the lists trust record_call_json as step 1 left it (no per-batch check for missing objects; a
+ *    call made since is left out of a list until its own incremental build, as before);
  *    each family's bodies written in batches by the bulk writer (one script call per batch that
  *    sends only the changed bodies), at most two writes in flight per family while Postgres makes
  *    the next batch;
@@ -138,12 +140,12 @@ export async function buildAllRecords(opts: FullBuildOptions): Promise<FullBuild
   const t1 = performance.now();
   const timed = async <T>(work: Promise<T>): Promise<T & { ms: number }> => ({ ...(await work), ms: since(t1) });
   const users = async function* () {
-    for await (const page of paged((after) => userIdsAfter(db, after === '' ? 0 : Number(after), opts.batch.users), (ids) => userBodies(db, ids, webUrl))) {
+    for await (const page of paged((after) => userIdsAfter(db, after === '' ? 0 : Number(after), opts.batch.users), (ids) => userBodies(db, ids, webUrl, 'both', 'fresh'))) {
       yield { items: page.ids, bodies: page.bodies };
     }
   };
   const markets = async function* () {
-    for await (const page of paged((after) => calledMarketIdsAfter(db, after, opts.batch.markets), (ids) => marketBodies(db, ids, webUrl))) {
+    for await (const page of paged((after) => calledMarketIdsAfter(db, after, opts.batch.markets), (ids) => marketBodies(db, ids, webUrl, 'fresh'))) {
       yield { items: page.ids, bodies: page.bodies };
     }
   };
