@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import { ANNOUNCE_BATCH, redisKeys, snapshotFamily, type SnapshotName } from '@pm/shared/redis';
-import { etagOf } from '../snapshots/writer.js';
+import { ANNOUNCE_BATCH, redisKeys, snapshotEtag, snapshotFamily, type SnapshotName } from '@pm/shared/redis';
 
 /**
  * The full build's writer: the same stored form as the shared snapshot writer (snapshots/writer.ts,
@@ -74,7 +73,7 @@ export function createBulkSnapshotWriter(deps: { redis: Redis; prefix: string; n
     async write(all) {
       if (all.length === 0) return 0;
       // The ETags first (a few bytes each): an unchanged snapshot's body never travels to Redis.
-      const etags = all.map((e) => etagOf(e.body));
+      const etags = all.map((e) => snapshotEtag(e.body));
       const changed = await redis.pmFindChangedSnapshots(all.length, ...all.map((e) => keys.snapshot(e.name)), ...etags);
       if (changed.length === 0) return 0;
       const entries = changed.map((i) => ({ ...all[i - 1]!, etag: etags[i - 1]! }));
