@@ -24,7 +24,7 @@ to run while the stack runs.
 options:
   -h, --help  this text`;
 
-/** How long to wait for a worker to finish the job (a million calls rebuild in well under a minute). */
+/** How long to wait for a worker to finish the job (the target at a million calls is a minute on a quiet machine; a loaded one takes several). */
 const WAIT_MS = 10 * 60_000;
 
 async function main(): Promise<void> {

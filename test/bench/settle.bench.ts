@@ -88,10 +88,10 @@ function workerSteps(output: string): string[] {
     });
 }
 
-function fullBuildStats(output: string): { ms: number; calls: number; users: number; markets: number; written: number } {
+function fullBuildStats(output: string): { ms: number; calls: number; users: number; markets: number; written: number; stages?: Record<string, number> } {
   for (const line of output.split('\n')) {
     if (!line.includes('"msg":"record snapshots built"')) continue;
-    const stats = JSON.parse(line) as { full?: boolean; ms: number; calls: number; users: number; markets: number; written: number };
+    const stats = JSON.parse(line) as { full?: boolean; ms: number; calls: number; users: number; markets: number; written: number; stages?: Record<string, number> };
     if (stats.full === true) return stats;
   }
   throw new Error('the worker logged no full record build');
@@ -207,6 +207,7 @@ async function main() {
     const full = fullBuildStats(worker.output());
     say(`  ${'every record snapshot (the worker\'s full build)'.padEnd(58)} ${String(full.ms).padStart(7)} ms`);
     say(`    calls ${full.calls}, users ${full.users}, markets ${full.markets}, snapshots written ${full.written}`);
+    say(`    stages (ms; calls, users and markets run at once): ${JSON.stringify(full.stages ?? {})}`);
     say(`bench:rebuild calls=${CALLS} users=${USERS} s=${((projections.ms + full.ms) / 1000).toFixed(1)}`);
 
     say('end to end (worker and API processes, read over HTTP, market hot):');

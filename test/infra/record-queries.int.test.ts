@@ -4,7 +4,7 @@ import { sql, type Db } from '@pm/shared/db';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { projectChanges, usersLeavingWeek } from '../../services/worker/src/projections/index.js';
 import { callBodies, globalBodies, marketBodies, refreshCallJson, userBodies } from '../../services/worker/src/record-snapshots/bodies.js';
-import { callIdsAfter, calledMarketIdsAfter, expandDirty, userIdsAfter } from '../../services/worker/src/record-snapshots/queries.js';
+import { calledMarketIdsAfter, expandDirty, userIdsAfter } from '../../services/worker/src/record-snapshots/queries.js';
 import { settleMarket } from '../../services/worker/src/settlement/index.js';
 import { generateDataset, resolveMarket } from '../support/records-dataset.js';
 import { pino } from 'pino';
@@ -18,9 +18,9 @@ import { createPageReader } from '../../services/api/src/pages/pages.js';
  * EXPLAINed first: none may read calls by a sequential scan (scans of the far smaller combos and
  * combo_legs are printed, not failed: for a thousand of twenty thousand combos a scan is the right plan).
  *
- * The data is made once per run of this file, set-based (about 40 s on a quiet machine, more on a
- * loaded one), then VACUUM ANALYZE. Left out on purpose: the full projection rebuild (`{all: true}`),
- * which reads every call and should.
+ * The data is made once per run of this file, set-based and loaded as a restore loads (records-dataset.ts),
+ * then VACUUM ANALYZE. Left out on purpose: the full projection rebuild (`{all: true}`) and the full
+ * record build's two whole-table statements (full-build.ts), which read every call and should.
  */
 
 const CALLS = Number(process.env.RECORD_QUERIES_CALLS ?? 1_000_000);
@@ -118,10 +118,8 @@ describe(`the worker's record queries over ${CALLS.toLocaleString('en')} calls`,
     await marketBodies(db, touched.markets, webUrl);
     await globalBodies(db, webUrl);
 
-    // One page of each family of a full build.
-    const callIds = await callIdsAfter(db, 'c5', 1000);
-    await refreshCallJson(db, callIds, webUrl);
-    await callBodies(db, callIds, webUrl);
+    // One page of each paged family of a full build (full-build.ts; its two whole-table statements,
+    // every call's Call object and every call's page, read every call on purpose and are left out).
     const userIds = await userIdsAfter(db, 100, 200);
     await userBodies(db, userIds, webUrl);
     const marketIds = await calledMarketIdsAfter(db, 'm5', 50);

@@ -2,7 +2,7 @@ import { Queue, type Job, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createServiceMetrics, setTotal, type ServiceMetrics } from '@pm/shared/metrics';
 import { queuePrefix, queues, type QueueName } from '@pm/shared/queues';
-import { sql, type Db } from '@pm/shared/db';
+import { sql, tables, type Db } from '@pm/shared/db';
 
 /**
  * The worker's metrics: jobs this process finished (by queue and outcome) and how long they took,
@@ -23,15 +23,12 @@ export interface WorkerMetrics {
 }
 
 /**
- * Settled calls and combos by status.
+ * Settled calls and combos by status: six rows that triggers keep current as calls and combos change
+ * (migration 0006), not a count of every call per scrape.
  * Inputs: none. Outputs: rows `{kind: 'call'|'combo', status, n}` for every status other than open.
  */
 async function settledCounts(db: Db): Promise<Array<{ kind: string; status: string; n: number }>> {
-  return (await db.query(sql`
-    select 'call' as kind, status, count(*)::int as n from calls where status <> 'open' group by status
-    union all
-    select 'combo' as kind, status, count(*)::int as n from combos where status <> 'open' group by status
-  `)) as Array<{ kind: string; status: string; n: number }>;
+  return tables.settled_counts(db).find().all();
 }
 
 /**

@@ -33,7 +33,7 @@ const bodyRow = z.object({ name: z.string(), body: z.string() });
 const RECORD_NAME = /^(calls:latest|calls:market:.+|call:.+|user:.+|user-calls:.+:.+|leaderboard:.+|combos:.+)$/;
 const isRecordName = (name: string): name is SnapshotName => RECORD_NAME.test(name);
 
-function parseBodies(rows: unknown[]): SnapshotBody[] {
+export function parseBodies(rows: unknown[]): SnapshotBody[] {
   return rows.map((raw) => {
     const { name, body } = bodyRow.parse(raw);
     if (!isRecordName(name)) throw new Error(`record snapshot query made an unknown name: ${name}`);
@@ -75,6 +75,42 @@ async function ensureCallJson(db: Queryable, which: Fragment, webUrl: string): P
 }
 
 /**
+ * `call:<id>` of `c` (calls, over CALL_PAGE_JOINS) as `(name, body)`: SPEC.md's call subset with its
+ * thesis updates, oldest first, from `tu.list` (a grouped pass over thesis_updates; null: none).
+ */
+export const callPage = (webUrl: string): Fragment => sql`'call:' || c.id as name, '{"call":' || ${jsonObject([
+  ['id', text(sql`c.id`)],
+  ['user', jsonObject([['handle', text(sql`u.handle`)]])],
+  ['question', text(sql`m.question`)],
+  ['outcome', text(sql`o.name`)],
+  ['chance_at_call', num(sql`c.chance_at_call`)],
+  ['status', text(sql`c.status`)],
+  ['profit_on_10', num(PROFIT)],
+  ['thesis', text(sql`c.thesis`)],
+  ['thesis_updates', sql`coalesce(tu.list, '[]')`],
+  ['url', link(webUrl, '/c/', sql`c.id`)],
+])} || '}' as body`;
+
+/** The joins of callPage; `c` is the call. */
+export const CALL_PAGE_JOINS = sql`
+  join users u on u.id = c.user_id
+  join markets m on m.id = c.market_id
+  join outcomes o on o.market_id = c.market_id and o.outcome_index = c.outcome_index
+`;
+
+/** `tu.list` of callPage: the thesis updates of the calls `which` (a condition on `t`), one grouped pass. */
+export const thesisUpdateLists = (which: Fragment): Fragment => sql`
+  select t.call_id, ${jsonList(jsonObject([['body', text(sql`t.body`)], ['at', iso(sql`t.at`)]]), sql`t.at, t.id`)} as list
+  from thesis_updates t where ${which} group by t.call_id`;
+
+/**
+ * Whether a list first makes any missing cached Call object of its calls (`check`, an anti-join per
+ * list batch), or trusts record_call_json as it is (`fresh`: the full build refreshed every call's
+ * a moment before; at a million calls the checks were two million key probes).
+ */
+export type CallJsonCache = 'check' | 'fresh';
+
+/**
  * inputs: call ids, the public web url. outputs: `call:<id>` of each existing call: SPEC.md's call
  * subset with its thesis updates, oldest first.
  */
@@ -82,28 +118,12 @@ export async function callBodies(db: Queryable, ids: readonly string[], webUrl: 
   if (ids.length === 0) return [];
   return parseBodies(
     await db.query(sql`
-      select 'call:' || c.id as name, '{"call":' || ${jsonObject([
-        ['id', text(sql`c.id`)],
-        ['user', jsonObject([['handle', text(sql`u.handle`)]])],
-        ['question', text(sql`m.question`)],
-        ['outcome', text(sql`o.name`)],
-        ['chance_at_call', num(sql`c.chance_at_call`)],
-        ['status', text(sql`c.status`)],
-        ['profit_on_10', num(PROFIT)],
-        ['thesis', text(sql`c.thesis`)],
-        ['thesis_updates', sql`coalesce(tu.list, '[]')`],
-        ['url', link(webUrl, '/c/', sql`c.id`)],
-      ])} || '}' as body
+      select ${callPage(webUrl)}
       from unnest(${[...ids]}::text[]) as k(id)
       join calls c on c.id = k.id
-      join users u on u.id = c.user_id
-      join markets m on m.id = c.market_id
-      join outcomes o on o.market_id = c.market_id and o.outcome_index = c.outcome_index
+      ${CALL_PAGE_JOINS}
       -- The updates of these calls in one grouped pass (most calls have none), not a sub-plan per call.
-      left join (
-        select t.call_id, ${jsonList(jsonObject([['body', text(sql`t.body`)], ['at', iso(sql`t.at`)]]), sql`t.at, t.id`)} as list
-        from thesis_updates t where t.call_id = any(${[...ids]}::text[]) group by t.call_id
-      ) tu on tu.call_id = c.id
+      left join (${thesisUpdateLists(sql`t.call_id = any(${[...ids]}::text[])`)}) tu on tu.call_id = c.id
     `),
   );
 }
@@ -135,7 +155,7 @@ export type UserPart = 'record' | 'lists' | 'both';
  * empty). The record alone is one indexed row per person; the lists carry every listed call's text,
  * which is why a big settlement builds the records first (builder.ts) and the lists after.
  */
-export async function userBodies(db: Queryable, ids: readonly string[], webUrl: string, part: UserPart = 'both'): Promise<SnapshotBody[]> {
+export async function userBodies(db: Queryable, ids: readonly string[], webUrl: string, part: UserPart = 'both', cache: CallJsonCache = 'check'): Promise<SnapshotBody[]> {
   if (ids.length === 0) return [];
   const userIds = ids.map(Number);
   const record = sql`('user:' || lower(u.handle), '{"user":' || ${userRecordObject(webUrl)} || '}')`;
@@ -150,7 +170,7 @@ export async function userBodies(db: Queryable, ids: readonly string[], webUrl: 
       `),
     );
   }
-  await ensureCallJson(db, sql`c.user_id = any(${userIds}::bigint[])`, webUrl);
+  if (cache === 'check') await ensureCallJson(db, sql`c.user_id = any(${userIds}::bigint[])`, webUrl);
   const order = sql`l.made_at desc, l.id desc`;
   const list = (where: Fragment) => sql`coalesce('[' || string_agg(l.j, ',' order by ${order}) filter (where ${where}) || ']', '[]')`;
   const lists = USER_CALL_FILTERS.map(
@@ -195,9 +215,9 @@ export async function userBodies(db: Queryable, ids: readonly string[], webUrl: 
  * platform_split (people per outcome in outcome order from market_splits, `[]` when the market has
  * no rows there — nobody has called it) and its CALL_LIST_SIZE newest calls, newest first.
  */
-export async function marketBodies(db: Queryable, ids: readonly string[], webUrl: string): Promise<SnapshotBody[]> {
+export async function marketBodies(db: Queryable, ids: readonly string[], webUrl: string, cache: CallJsonCache = 'check'): Promise<SnapshotBody[]> {
   if (ids.length === 0) return [];
-  await ensureCallJson(db, sql`c.market_id = any(${[...ids]}::text[])`, webUrl);
+  if (cache === 'check') await ensureCallJson(db, sql`c.market_id = any(${[...ids]}::text[])`, webUrl);
   return parseBodies(
     await db.query(sql`
       with target as (

@@ -5,7 +5,9 @@ import type { Db } from '@pm/shared/db';
 import { createBuildChain, type BuildChain } from '../snapshots/build-chain.js';
 import { createSnapshotWriter, type SnapshotEntry } from '../snapshots/writer.js';
 import { callBodies, globalBodies, marketBodies, refreshCallJson, userBodies } from './bodies.js';
-import { callIdsAfter, calledMarketIdsAfter, expandDirty, userIdsAfter } from './queries.js';
+import { createBulkSnapshotWriter } from './bulk-writer.js';
+import { buildAllRecords } from './full-build.js';
+import { expandDirty } from './queries.js';
 
 /**
  * Builds the record snapshots (calls, users, leaderboard, combos; names in shared/src/redis/keys.ts)
@@ -20,7 +22,8 @@ import { callIdsAfter, calledMarketIdsAfter, expandDirty, userIdsAfter } from '.
  * leaderboards, the four combo lists: a few hundred rows, and unchanged ones cost no Redis write).
  *
  * Full build (at start, `{full: true}` from a rebuild, and periodically as a safety net): every
- * call, user and called market, paged in batches so a million calls never sit in memory at once.
+ * call, user and called market, set-based and streamed (full-build.ts), written by the bulk writer
+ * (one script call per batch, only changed bodies sent), so a million calls never sit in memory at once.
  *
  * Builds never overlap within a process (a promise chain); a failed build puts the popped members
  * back so the next one retries them.
@@ -36,6 +39,8 @@ export interface RecordBuildStats {
   ms: number;
   /** An incremental build's stages: ms after its start when each ended (issue 18: where a settlement's time goes). */
   steps?: Record<string, number>;
+  /** A full build's stages (full-build.ts), in ms. */
+  stages?: Record<string, number>;
 }
 
 export interface RecordSnapshotBuilder extends BuildChain<RecordBuildStats> {
@@ -64,8 +69,8 @@ export interface RecordSnapshotBuilderDeps {
    * million calls a full build takes minutes, and incremental builds wait behind it.
    */
   fullEveryMs?: number;
-  /** Ids per batch of a full build. Default 1000 users / 5000 calls / 500 markets. */
-  batch?: { users?: number; calls?: number; markets?: number };
+  /** Ids per batch: calls of an incremental build, people and markets of both; snapshots per write of a full build. Default 1000 users / 5000 calls / 500 markets / 2000 writes. */
+  batch?: { users?: number; calls?: number; markets?: number; writes?: number };
 }
 
 interface Dirty {
@@ -105,6 +110,7 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
   const batchCalls = deps.batch?.calls ?? 5000;
   const batchMarkets = deps.batch?.markets ?? 500;
   const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
+  const bulkWriter = createBulkSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
   let lastFullAt: number | undefined;
 
   async function popDirty(): Promise<string[]> {
@@ -122,48 +128,13 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
     await refreshCallJson(db, ids, webUrl);
     return callBodies(db, ids, webUrl);
   };
-  const userEntries = (ids: readonly string[]): Promise<SnapshotEntry[]> => userBodies(db, ids, webUrl);
   const marketEntries = (ids: readonly string[]): Promise<SnapshotEntry[]> => marketBodies(db, ids, webUrl);
   const globalEntries = (): Promise<SnapshotEntry[]> => globalBodies(db, webUrl);
 
-  /**
-   * One family of a full build, page by page in id order: the next page's bodies are being made in
-   * Postgres while this page is hashed and written to Redis, so neither waits for the other.
-   */
-  async function buildFamily(
-    nextIds: (after: string) => Promise<string[]>,
-    entries: (ids: readonly string[]) => Promise<SnapshotEntry[]>,
-  ): Promise<{ items: number; written: number }> {
-    const page = async (after: string) => {
-      const ids = await nextIds(after);
-      return { ids, entries: ids.length === 0 ? [] : await entries(ids) };
-    };
-    let items = 0;
-    let written = 0;
-    let current = await page('');
-    while (current.ids.length > 0) {
-      const next = page(current.ids[current.ids.length - 1]!);
-      try {
-        written += (await writer.write(current.entries)).written;
-      } catch (err) {
-        await next.catch(() => {}); // no query outlives a failed build
-        throw err;
-      }
-      items += current.ids.length;
-      current = await next;
-    }
-    return { items, written };
-  }
-
   /** Every call (first: the lists aggregate their cached objects), user and called market, then the global lists. */
   async function buildEverything(stats: RecordBuildStats): Promise<void> {
-    const calls = await buildFamily((after) => callIdsAfter(db, after, batchCalls), callEntries);
-    const users = await buildFamily((after) => userIdsAfter(db, after === '' ? 0 : Number(after), batchUsers), userEntries);
-    const markets = await buildFamily((after) => calledMarketIdsAfter(db, after, batchMarkets), marketEntries);
-    stats.users = users.items;
-    stats.calls = calls.items;
-    stats.markets = markets.items;
-    stats.written = users.written + calls.written + markets.written + (await writer.write(await globalEntries())).written;
+    const counts = await buildAllRecords({ db, webUrl, writer: bulkWriter, batch: { users: batchUsers, markets: batchMarkets, ...(deps.batch?.writes === undefined ? {} : { writes: deps.batch.writes }) } });
+    Object.assign(stats, counts);
   }
 
   async function buildDirty(dirty: Dirty, stats: RecordBuildStats): Promise<void> {

@@ -12,12 +12,6 @@ export async function userIdsAfter(db: Queryable, after: number, batch: number):
   return rows.map((r) => String(r.id));
 }
 
-/** The next call ids after `after`, in id order, `batch` of them. */
-export async function callIdsAfter(db: Queryable, after: string, batch: number): Promise<string[]> {
-  const rows = await tables.calls(db).find({ id: greaterThan(after) }).orderByAsc('id').select('id').limit(batch);
-  return rows.map((r) => r.id);
-}
-
 /** inputs: a market id to start after and a batch size. outputs: the next called market ids in id order. */
 export async function calledMarketIdsAfter(db: Queryable, after: string, batch: number): Promise<string[]> {
   const rows = await db.query(sql`

@@ -29,7 +29,7 @@ beforeAll(async () => {
     ...builderSource(tdb, tr),
     fullEveryMs: 3_600_000,
     // Tiny batches, so the full build's paging is exercised on a small fixture.
-    batch: { users: 2, calls: 3, markets: 1 },
+    batch: { users: 2, calls: 3, markets: 1, writes: 3 },
   });
   await builder.build({ full: true });
 });
