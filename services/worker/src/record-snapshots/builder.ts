@@ -122,12 +122,6 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
   }
 
   // Each family's bodies are made in SQL (bodies.ts): here they are only paged and written.
-  // A call's page and its cached Call object (record_call_json, which the lists aggregate) are
-  // refreshed together, and before any list is built.
-  const callEntries = async (ids: readonly string[]): Promise<SnapshotEntry[]> => {
-    await refreshCallJson(db, ids, webUrl);
-    return callBodies(db, ids, webUrl);
-  };
   const marketEntries = (ids: readonly string[]): Promise<SnapshotEntry[]> => marketBodies(db, ids, webUrl);
   const globalEntries = (): Promise<SnapshotEntry[]> => globalBodies(db, webUrl);
 
