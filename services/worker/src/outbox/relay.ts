@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { listenOutbox, outboxPayloadSchemas, type OutboxListener, type OutboxTopic } from '@pm/shared/outbox';
 import { queuePrefix, settleJobId, type JobData, type SnapshotTrigger } from '@pm/shared/queues';
 import type { Logger } from '@pm/shared/logger';
-import { sql, type Db } from '@pm/shared/db';
+import { sql, type Db, type Outbox } from '@pm/shared/db';
 import type { RecordsDirtyMember, RecordsTrigger } from '@pm/shared/records';
 
 /**
@@ -50,11 +50,8 @@ export interface OutboxRelay {
   drain(): Promise<number>;
 }
 
-interface OutboxRow {
-  id: number;
-  topic: OutboxTopic;
-  payload: unknown;
-}
+/** A claimed row: its topic narrowed to the ones the relay knows, its payload unknown until its topic's schema parses it. */
+type OutboxRow = Pick<Outbox, 'id'> & { topic: OutboxTopic; payload: unknown };
 
 /**
  * Settlement jobs: retried with backoff (a Postgres blip). Finished jobs stay visible, capped; while

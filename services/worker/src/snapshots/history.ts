@@ -1,9 +1,8 @@
 import type { Redis } from 'ioredis';
-import { z } from 'zod';
 import { HISTORY_RANGES, HISTORY_RANGE_WINDOWS, type HistoryRange, type HistorySnapshot } from '@pm/shared/snapshots';
 import { redisKeys } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
-import { anyOf, sql, tables, type Db } from '@pm/shared/db';
+import { anyOf, sql, tables, type Db, type Markets, type PricePoints } from '@pm/shared/db';
 import type { Clock } from './builder.js';
 import { dueRanges, endAtResolution, rangeStart, roundChance, type HistoryEnd } from './history-buckets.js';
 import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
@@ -46,8 +45,10 @@ export interface HistoryBuilderDeps {
 
 /** How far back each look for newly resolved markets reaches behind the last resolved_at seen. */
 const RESOLVED_LOOKBACK_MS = 60_000;
-const endRow = z.object({ id: z.string(), t: z.number(), chance: z.number().nullable() });
-const pointRow = z.object({ token_id: z.string(), t: z.number(), chance: z.number() });
+/** A resolved market's end: its id, resolved_at as Unix s (float8) and its first outcome's final chance (float8). */
+type EndRow = Pick<Markets, 'id'> & { t: number; chance: number | null };
+/** A bucket's last point: the token, its time as Unix s and its chance, both float8. */
+type PointRow = Pick<PricePoints, 'token_id'> & { t: number; chance: number };
 
 export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
   const keys = redisKeys(deps.prefix);
@@ -122,7 +123,7 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
    */
   async function resolutionsOf(marketIds: string[]): Promise<Map<string, HistoryEnd>> {
     if (marketIds.length === 0) return new Map();
-    const rows = await deps.db.query(sql`
+    const rows: EndRow[] = await deps.db.query(sql`
       select m.id, extract(epoch from m.resolved_at)::float8 as t,
              case when not m.voided and m.resolved_outcome_index is not null then (m.resolved_outcome_index = 0)::int::float8
                   else o.catalog_price::float8 end as chance
@@ -130,8 +131,7 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       where m.id = any(${marketIds}::text[]) and m.resolved_at is not null
     `);
     const ends = new Map<string, HistoryEnd>();
-    for (const raw of rows) {
-      const r = endRow.parse(raw);
+    for (const r of rows) {
       if (r.chance !== null) ends.set(r.id, { t: r.t, chance: r.chance });
     }
     return ends;
@@ -155,7 +155,7 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     const { bucketSeconds } = HISTORY_RANGE_WINDOWS[range];
     const start = rangeStart(range, nowSeconds);
     const since = start === null ? sql`` : sql`and p.t >= to_timestamp(${start}::float8)`;
-    const rows = await deps.db.query(sql`
+    const rows: PointRow[] = await deps.db.query(sql`
       select distinct on (x.token_id, x.bucket) x.token_id, x.t, x.chance
       from (
         select p.token_id, p.t as at, floor(extract(epoch from p.t) / ${bucketSeconds}::numeric) as bucket,
@@ -166,8 +166,7 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       order by x.token_id, x.bucket, x.at desc
     `);
     const byToken = new Map<string, HistorySnapshot['points']>();
-    for (const raw of rows) {
-      const r = pointRow.parse(raw);
+    for (const r of rows) {
       let list = byToken.get(r.token_id);
       if (list === undefined) byToken.set(r.token_id, (list = []));
       list.push({ t: r.t, chance: roundChance(r.chance) });
