@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { sql, type Db } from '@pm/shared/db';
+import { sql, type Db, type PricePoints } from '@pm/shared/db';
 import type { DayAgo } from './model.js';
 
 /**
@@ -17,7 +16,8 @@ export interface DayAgoLookup {
 }
 
 const DAY_MS = 86_400_000;
-const row = z.object({ token_id: z.string(), chance: z.number() });
+/** A token's latest point at or before the cut-off, its chance as float8. */
+type DayAgoRow = Pick<PricePoints, 'token_id'> & { chance: number };
 
 export function createDayAgoLookup(db: Pick<Db, 'query'>, opts: { ttlMs?: number } = {}): DayAgoLookup {
   const ttlMs = opts.ttlMs ?? 60_000;
@@ -41,7 +41,7 @@ export function createDayAgoLookup(db: Pick<Db, 'query'>, opts: { ttlMs?: number
       if (stale.length > 0) {
         // inputs: token ids, the cut-off instant (Unix s). outputs: per token with a point at or
         // before the cut-off, the chance of the latest such point.
-        const rows = await db.query(sql`
+        const rows: DayAgoRow[] = await db.query(sql`
           select t.token_id, p.chance::float8 as chance
           from unnest(${stale}::text[]) as t(token_id)
           cross join lateral (
@@ -51,10 +51,7 @@ export function createDayAgoLookup(db: Pick<Db, 'query'>, opts: { ttlMs?: number
           ) p
         `);
         const found = new Map<string, number>();
-        for (const raw of rows) {
-          const r = row.parse(raw);
-          found.set(r.token_id, r.chance);
-        }
+        for (const r of rows) found.set(r.token_id, r.chance);
         for (const t of stale) cache.set(t, { chance: found.get(t), at: nowMs });
       }
       return cached(tokenIds);
