@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { parseConfig, type Config } from '@pm/shared/config';
 import { redisKeys, type RedisKeys } from '@pm/shared/redis';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedisPrefixes, resetDatabase, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
 import { createIngestor, type Ingestor, type IngestorTuning } from '../ingestor.js';
 import { startFakeExchange, type FakeExchange } from './fake-exchange.js';
 
@@ -9,11 +9,17 @@ import { startFakeExchange, type FakeExchange } from './fake-exchange.js';
 export interface Harness {
   fake: FakeExchange;
   database: TestDatabase;
-  redis: TestRedis;
+  redis: TestRedisPrefix;
   config: Config;
   keys: RedisKeys;
-  /** Ingestors made here are stopped by `cleanup`. */
+  /** Ingestors made here are stopped by `fresh` and `cleanup`. */
   ingestor(tuning?: IngestorTuning): Ingestor;
+  /**
+   * A clean start for the next test: the ingestors made so far stopped, the database emptied, a new
+   * Redis prefix (with `config` and `keys` for it), and a fake exchange with no events, requests,
+   * failures, books or sockets.
+   */
+  fresh(): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -33,39 +39,59 @@ export const TEST_TUNING: IngestorTuning = {
 };
 
 export async function createHarness(label: string): Promise<Harness> {
-  const [fake, database, redis] = await Promise.all([startFakeExchange(), createTestDatabase(label), createTestRedis(label)]);
-  const config = parseConfig({
-    GAMMA_URL: fake.httpUrl,
-    CLOB_URL: fake.httpUrl,
-    CLOB_WS_URL: fake.wsUrl,
-    SPORTS_WS_URL: fake.wsUrl,
-    REDIS_PREFIX: redis.prefix,
-    SNAPSHOT_INTERVAL_MS: '50',
-    LOG_LEVEL: 'silent',
-  });
+  const [fake, database, prefixes] = await Promise.all([startFakeExchange(), createTestDatabase(label), createTestRedisPrefixes(label)]);
+  const configFor = (redis: TestRedisPrefix) =>
+    parseConfig({
+      GAMMA_URL: fake.httpUrl,
+      CLOB_URL: fake.httpUrl,
+      CLOB_WS_URL: fake.wsUrl,
+      SPORTS_WS_URL: fake.wsUrl,
+      REDIS_PREFIX: redis.prefix,
+      SNAPSHOT_INTERVAL_MS: '50',
+      LOG_LEVEL: 'silent',
+    });
   const made: Ingestor[] = [];
-  return {
+  const redis = prefixes.next();
+  const h: Harness = {
     fake,
     database,
     redis,
-    config,
+    config: configFor(redis),
     keys: redisKeys(redis.prefix),
     ingestor(tuning) {
       const ing = createIngestor({
-        config,
+        config: h.config,
         db: database.db,
-        redis: redis.redis,
+        redis: h.redis.redis,
         logger: quietLogger,
         tuning: { ...TEST_TUNING, ...tuning },
       });
       made.push(ing);
       return ing;
     },
+    async fresh() {
+      await Promise.all(made.splice(0).map((i) => i.stop()));
+      await resetDatabase(database.db);
+      h.redis = prefixes.next();
+      h.config = configFor(h.redis);
+      h.keys = redisKeys(h.redis.prefix);
+      fake.events.length = 0;
+      fake.unlisted.clear();
+      fake.sports = null;
+      fake.requests.length = 0;
+      fake.failNext(0);
+      fake.silent = false;
+      fake.initialBooks.clear();
+      fake.restBooks.clear();
+      fake.marketSockets.length = 0;
+      fake.sportsSockets.length = 0;
+    },
     async cleanup() {
       await Promise.all(made.map((i) => i.stop()));
       await fake.close();
-      await redis.cleanup();
+      await prefixes.cleanup();
       await database.drop();
     },
   };
+  return h;
 }
