@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createLogger } from '@pm/shared/logger';
@@ -7,7 +7,7 @@ import { writeOutbox } from '@pm/shared/outbox';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { createRecordsTrigger, projectionUsersDirtyKey, recordsDirtyKey, type RecordsTrigger } from '@pm/shared/records';
-import { createTestDatabase, createTestRedis, until, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedisPrefixes, resetDatabase, until, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
 import { createOutboxRelay, type OutboxRelayDeps } from './relay.js';
 
 /**
@@ -17,23 +17,33 @@ import { createOutboxRelay, type OutboxRelayDeps } from './relay.js';
  */
 const logger = createLogger('outbox-test', { LOG_LEVEL: 'silent' });
 let tdb: TestDatabase;
-let tr: TestRedis;
+let tr: TestRedisPrefix;
+let redisPrefixes: TestRedisPrefixes;
 let records: RecordsTrigger;
 let snapshots: SnapshotTrigger;
 let settlement: Queue;
 
-/** Everything this file starts, stopped newest first after it. */
+/** The database, made once for the file and stopped after it. */
 const teardown = new AsyncDisposableStack();
 afterAll(() => teardown.disposeAsync());
+/** What each test starts (its own Redis prefix and queues), stopped newest first after it. */
+let each: AsyncDisposableStack;
+afterEach(() => each.disposeAsync());
 
 beforeAll(async () => {
   tdb = teardown.use(await createTestDatabase('outbox_relay'));
-  tr = teardown.use(await createTestRedis('outbox_relay'));
-  records = teardown.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
-  snapshots = teardown.adopt(createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
-  settlement = teardown.adopt(new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) }), (q) => q.close());
+  redisPrefixes = teardown.use(await createTestRedisPrefixes('outbox_relay'));
 });
 
+// Each test starts from an empty outbox and a Redis prefix of its own, so none counts another's rows or jobs.
+beforeEach(async () => {
+  each = new AsyncDisposableStack();
+  await resetDatabase(tdb.db);
+  tr = redisPrefixes.next();
+  records = each.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
+  snapshots = each.adopt(createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
+  settlement = each.adopt(new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) }), (q) => q.close());
+});
 
 const relayDeps = (over: Partial<OutboxRelayDeps> = {}): OutboxRelayDeps => ({
   db: tdb.db,
