@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
-import { createTestDatabase, createTestRedis, eventually, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedisPrefixes, eventually, resetDatabase, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
 import { builderSource } from '../testing/builder-source.js';
-import { createSnapshotBuilder, type SnapshotBuilder } from './builder.js';
+import { createSnapshotBuilder, type BuildStats, type SnapshotBuilder } from './builder.js';
 import {
   eventSnapshotSchema,
   insertFixture,
@@ -17,12 +17,26 @@ import {
 } from './test-fixture.js';
 
 let tdb: TestDatabase;
-let tr: TestRedis;
+let tr: TestRedisPrefix;
+let redisPrefixes: TestRedisPrefixes;
 let builder: SnapshotBuilder;
-let now = 1_700_000_000_000;
+let now: number;
 
 beforeAll(async () => {
-  [tdb, tr] = await Promise.all([createTestDatabase('worker_snapshots'), createTestRedis('worker_snapshots')]);
+  tdb = await createTestDatabase('worker_snapshots');
+  redisPrefixes = await createTestRedisPrefixes('worker_snapshots');
+});
+
+afterAll(async () => {
+  await redisPrefixes?.cleanup();
+  await tdb?.drop();
+});
+
+// Each test: the fixture catalog alone in Postgres, an empty Redis prefix, a builder with no cache.
+beforeEach(async () => {
+  now = 1_700_000_000_000;
+  await resetDatabase(tdb.db);
+  tr = redisPrefixes.next();
   await insertFixture(tdb.db, tr.redis, tr.prefix);
   builder = createSnapshotBuilder({
     ...builderSource(tdb, tr, () => now),
@@ -31,18 +45,17 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
-  await tr?.cleanup();
-  await tdb?.drop();
-});
-
 const event = (slug: string) => readSnapshot(tr.redis, tr.prefix, `event:${slug}`, eventSnapshotSchema).then((s) => s.event);
 const list = (name: Parameters<typeof readSnapshot>[2]) => readSnapshot(tr.redis, tr.prefix, name, listSnapshotSchema);
 const dirty = (...ids: string[]) => tr.redis.sadd(redisKeys(tr.prefix).dirtyEvents, ...ids);
 
 describe('a full build of the test catalog', () => {
+  let stats: BuildStats;
+  beforeEach(async () => {
+    stats = await builder.build({ full: true });
+  });
+
   it('writes one snapshot per open event, the lists and search', async () => {
-    const stats = await builder.build({ full: true });
     // 3 open events; trending + 7 categories + 2 leagues (epl, btc) + search.
     expect(stats).toMatchObject({ events: 3, lists: 12, written: 15, full: true });
     const names = [...(await scanSnapshots(tr.redis, tr.prefix)).keys()].sort();
@@ -191,6 +204,11 @@ describe('the market index behind /api/v1/markets/by-id', () => {
 });
 
 describe('incremental builds', () => {
+  // Each starts from a full build of the fixture.
+  beforeEach(async () => {
+    await builder.build({ full: true });
+  });
+
   it('nothing changed: no snapshot is rewritten and every etag stays', async () => {
     const before = await scanSnapshots(tr.redis, tr.prefix);
     now += 1000;
