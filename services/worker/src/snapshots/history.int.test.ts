@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createLogger } from '@pm/shared/logger';
 import { historyPointSchema, liveMatchSchema } from '@pm/shared/api';
 import { HISTORY_RANGES } from '@pm/shared/snapshots';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedisPrefixes, resetDatabase, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
 import { builderSource } from '../testing/builder-source.js';
 import { createSnapshotBuilder } from './builder.js';
-import { createHistoryBuilder, type HistoryBuilder } from './history.js';
+import { createHistoryBuilder, type HistoryBuilder, type HistoryBuildStats } from './history.js';
 import { eventSnapshotSchema, insertFixture, readSnapshot, readStored, token, WEB_URL } from './test-fixture.js';
 
 /**
@@ -17,11 +17,13 @@ import { eventSnapshotSchema, insertFixture, readSnapshot, readStored, token, WE
  */
 
 let tdb: TestDatabase;
-let tr: TestRedis;
+let tr: TestRedisPrefix;
+let redisPrefixes: TestRedisPrefixes;
 let history: HistoryBuilder;
-// On a 30-minute boundary, so bucket counts are exact.
-let now = 1_800_000_000_000;
-const NOW_S = now / 1000;
+// On a 30-minute boundary, so bucket counts are exact. Each test starts here.
+const START = 1_800_000_000_000;
+let now = START;
+const NOW_S = START / 1000;
 const logger = createLogger('worker-history-test', { LOG_LEVEL: 'silent' });
 const historySchema = z.object({ market_id: z.string(), range: z.enum(HISTORY_RANGES), points: z.array(historyPointSchema) });
 
@@ -41,7 +43,20 @@ const readHistory = (marketId: string, range: string) =>
   readSnapshot(tr.redis, tr.prefix, `history:${marketId}:${range}`, historySchema);
 
 beforeAll(async () => {
-  [tdb, tr] = await Promise.all([createTestDatabase('worker_history'), createTestRedis('worker_history')]);
+  tdb = await createTestDatabase('worker_history');
+  redisPrefixes = await createTestRedisPrefixes('worker_history');
+});
+
+afterAll(async () => {
+  await redisPrefixes?.cleanup();
+  await tdb?.drop();
+});
+
+// Each test: the fixture and m1's series alone in Postgres, an empty Redis prefix, a new builder.
+beforeEach(async () => {
+  now = START;
+  await resetDatabase(tdb.db);
+  tr = redisPrefixes.next();
   await insertFixture(tdb.db, tr.redis, tr.prefix);
   // m1: 40 days hourly, then the last day every minute; its second outcome moves the other way.
   const rows: Array<{ t: number; chance: number }> = [];
@@ -52,14 +67,14 @@ beforeAll(async () => {
   history = createHistoryBuilder({ db: tdb.db, redis: tr.redis, prefix: tr.prefix, clock: { now: () => now }, logger });
 });
 
-afterAll(async () => {
-  await tr?.cleanup();
-  await tdb?.drop();
-});
-
 describe('history snapshots', () => {
+  // Each starts after the first build.
+  let stats: HistoryBuildStats;
+  beforeEach(async () => {
+    stats = await history.build();
+  });
+
   it('the first build covers every open market: each range downsampled, ascending, first outcome only', async () => {
-    const stats = await history.build();
     // 10 markets of the 3 open events (5 + 1 + 4), 4 ranges each.
     expect(stats.built).toBe(40);
 
@@ -129,8 +144,8 @@ describe('history snapshots', () => {
   it('a market just backfilled is rebuilt at once in every range, past the throttle', async () => {
     await insertPoints(token('m10', 0), [{ t: NOW_S - 30 * 86_400, chance: 0.4 }]);
     await tr.redis.sadd(redisKeys(tr.prefix).dirtyHistory, 'm10');
-    now += 10_000;
-    expect((await history.build()).built).toBe(4); // m10 not built for a while: every range due
+    now += 120_000;
+    expect((await history.build()).built).toBe(4); // m10 not built for two minutes: every range due
     await insertPoints(token('m10', 0), [{ t: NOW_S - 20 * 86_400, chance: 0.45 }]);
     await tr.redis.sadd(redisKeys(tr.prefix).backfilledHistory, 'm10');
     now += 1_000;
@@ -161,6 +176,7 @@ describe('event snapshots: change_24h and the live list', () => {
   });
 
   it('the live list shows the match in play with home, draw and away from its moneyline markets', async () => {
+    await createSnapshotBuilder(builderSource(tdb, tr, () => now)).build({ full: true });
     const stored = await readStored(tr.redis, tr.prefix, 'live');
     expect(stored).not.toBeNull();
     const { matches } = z.object({ matches: z.array(liveMatchSchema) }).parse(JSON.parse(stored!.body));
