@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { redisKeyBase, redisKeys, type SnapshotName } from '@pm/shared/redis';
 import {
@@ -11,19 +11,32 @@ import {
   userSnapshotSchema,
 } from '@pm/shared/api';
 import { sql } from '@pm/shared/db';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedisPrefixes, resetDatabase, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
 import { globalBodies, marketBodies, userBodies } from './bodies.js';
 import { createRecordSnapshotBuilder, type RecordSnapshotBuilder } from './builder.js';
 import { builderSource } from '../testing/builder-source.js';
 import { at, insertRecordsFixture, WEB_URL, type SeededIds } from './test-fixture.js';
 
 let tdb: TestDatabase;
-let tr: TestRedis;
+let tr: TestRedisPrefix;
+let redisPrefixes: TestRedisPrefixes;
 let builder: RecordSnapshotBuilder;
 let ids: SeededIds;
 
 beforeAll(async () => {
-  [tdb, tr] = await Promise.all([createTestDatabase('record_snapshots'), createTestRedis('record_snapshots')]);
+  tdb = await createTestDatabase('record_snapshots');
+  redisPrefixes = await createTestRedisPrefixes('record_snapshots');
+});
+
+afterAll(async () => {
+  await redisPrefixes?.cleanup();
+  await tdb?.drop();
+});
+
+// Each test: the seeded records alone in Postgres, an empty Redis prefix, a new builder and its full build.
+beforeEach(async () => {
+  await resetDatabase(tdb.db);
+  tr = redisPrefixes.next();
   ids = await insertRecordsFixture(tdb.db);
   builder = createRecordSnapshotBuilder({
     ...builderSource(tdb, tr),
@@ -32,11 +45,6 @@ beforeAll(async () => {
     batch: { users: 2, calls: 3, markets: 1, writes: 3 },
   });
   await builder.build({ full: true });
-});
-
-afterAll(async () => {
-  await tr?.cleanup();
-  await tdb?.drop();
 });
 
 async function read<S extends z.ZodType>(name: SnapshotName, schema: S): Promise<z.output<S>> {
@@ -220,7 +228,7 @@ describe('incremental builds from the dirty set', () => {
     expect(await builder.fullBuildDue()).toBe(true);
     await builder.build({ full: true });
     expect((await tr.redis.keys(`${redisKeyBase(tr.prefix)}:snap:*`)).sort()).toEqual(names.sort());
-    expect((await read('call:c2', callSnapshotSchema)).call.status).toBe('open');
+    expect((await read('call:a7', callSnapshotSchema)).call).toMatchObject({ status: 'open', thesis_updates: [{ body: 'Team news: Saka starts.' }, { body: 'Still confident at half-time.' }] });
   });
 
   it('ignores malformed members instead of failing the build', async () => {
