@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { Queue } from 'bullmq';
 import { createLogger } from '@pm/shared/logger';
 import { createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/shared/queues';
 import { sql, tables } from '@pm/shared/db';
 import { createRecords, createRecordsTrigger, projectionMarketsDirtyKey, projectionUsersDirtyKey, type Records, type RecordsTrigger } from '@pm/shared/records';
-import { createTestDatabase, createTestRedis, eventually as settle, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedisPrefixes, eventually as settle, resetDatabase, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
 import { startQueueWorkers } from '../jobs.js';
 import { createSettleMarketProcessor } from '../settlement/processor.js';
 import { settleMarket } from '../settlement/settle-market.js';
 import { insertMarkets, logResolution, setChance } from '../settlement/test-fixture.js';
-import { createOutboxRelay, type OutboxRelay } from '../outbox/relay.js';
+import { createOutboxRelay } from '../outbox/relay.js';
 import { createProjectUsersProcessor, createRebuildAllProcessor } from './processor.js';
 import { rebuildProjections } from './run.js';
 import { requestRebuildIfStale } from './schedule.js';
@@ -21,28 +21,38 @@ import { requestRebuildIfStale } from './schedule.js';
 const logger = createLogger('projections-test', { LOG_LEVEL: 'silent' });
 const DAY = 86_400_000;
 let tdb: TestDatabase;
-let tr: TestRedis;
+let tr: TestRedisPrefix;
+let redisPrefixes: TestRedisPrefixes;
 let records: Records;
 let trigger: RecordsTrigger;
-/** Turns the write path's outbox rows into the projection jobs, as the worker does. */
-let relay: OutboxRelay;
 let snapshotTrigger: SnapshotTrigger;
 const ids: Record<string, number> = {};
-/** Moves the projection worker's clock forward (the roll-over test, last in the file). */
+/** Moves the projection worker's clock forward (the roll-over test). */
 let clockOffsetMs = 0;
 
-/** Everything this file starts, stopped newest first after it. */
+/** The database, made once for the file and dropped after it. */
 const teardown = new AsyncDisposableStack();
 afterAll(() => teardown.disposeAsync());
+/** What each test starts (its Redis prefix, workers, relay), stopped newest first after it. */
+let each: AsyncDisposableStack;
+afterEach(() => each.disposeAsync());
 
 beforeAll(async () => {
   tdb = teardown.use(await createTestDatabase('projections'));
-  tr = teardown.use(await createTestRedis('projections'));
+  redisPrefixes = teardown.use(await createTestRedisPrefixes('projections'));
+});
+
+// Each test: eight markets and five people with no calls, an empty Redis prefix, its own workers and relay.
+beforeEach(async () => {
+  each = new AsyncDisposableStack();
+  clockOffsetMs = 0;
+  await resetDatabase(tdb.db);
+  tr = redisPrefixes.next();
   await insertMarkets(tdb.db, ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8']);
-  trigger = teardown.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 100 }), (t) => t.close());
-  records = teardown.adopt(createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix }), (r) => r.close());
+  trigger = each.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 100 }), (t) => t.close());
+  records = each.adopt(createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix }), (r) => r.close());
   const deps = { db: tdb.db, redis: tr.redis, prefix: tr.prefix, trigger, logger, now: () => new Date(Date.now() + clockOffsetMs) };
-  teardown.adopt(startQueueWorkers({
+  each.adopt(startQueueWorkers({
     registry: {
       settlement: { 'settle-market': createSettleMarketProcessor({ db: tdb.db, logger }) },
       projections: { 'project-users': createProjectUsersProcessor(deps), 'rebuild-all': createRebuildAllProcessor(deps) },
@@ -55,8 +65,9 @@ beforeAll(async () => {
     prefix: tr.prefix,
     logger,
   }), (w) => w.close());
-  snapshotTrigger = teardown.adopt(createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
-  relay = createOutboxRelay({
+  snapshotTrigger = each.adopt(createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
+  // Turns the write path's outbox rows into the projection jobs, as the worker does.
+  const relay = createOutboxRelay({
     db: tdb.db,
     databaseUrl: tdb.url,
     connection: tr.redis,
@@ -66,7 +77,7 @@ beforeAll(async () => {
     logger,
   });
   relay.start();
-  teardown.defer(() => relay.stop());
+  each.defer(() => relay.stop());
   for (const h of ['alice', 'bob', 'carol', 'dave', 'erin']) ids[h] = (await records.createUser({ handle: h, displayName: h.toUpperCase() })).id;
 });
 
@@ -105,41 +116,52 @@ async function settleAt(marketId: string, winner: number | null, at: Date) {
   await trigger.projectionStale({ userIds: settled.userIds });
 }
 
+/**
+ * The scenario the record is checked against: alice's eight calls (two copied by others, one her own
+ * copy), a combo, follows, and six settlements from 8 days to half an hour ago.
+ */
+async function aliceScenario() {
+  const now = Date.now();
+  const made = new Date(now - 10 * DAY);
+  const a1 = await callAt('alice', 'm1', 0, '0.25', { madeAt: made }); // won: +30, xp 10 + round(67.5) = 78
+  await callAt('alice', 'm2', 0, '0.4', { madeAt: made }); // lost: −10
+  const a3 = await callAt('alice', 'm3', 0, '0.5', { madeAt: made }); // won: +10, xp 55
+  await callAt('alice', 'm4', 0, '0.8', { madeAt: made }); // won: +2.5, xp 28
+  await callAt('alice', 'm5', 0, '0.2', { madeAt: made }); // void: 0
+  await callAt('alice', 'm6', 1, '0.4', { madeAt: made }); // won 8 days ago: +15, xp 64 (not in profit_7d)
+  await callAt('alice', 'm7', 0, '0.1', { madeAt: made }); // open
+  await callAt('bob', 'm1', 0, '0.25', { copiedFrom: a1.id, madeAt: made }); // won +30, xp 78
+  await callAt('carol', 'm3', 0, '0.5', { copiedFrom: a3.id, madeAt: made }); // won +10, xp 55
+  await callAt('dave', 'm1', 0, '0.25', { madeAt: made }); // won +30, xp 78: ties bob on profit
+  await callAt('alice', 'm1', 0, '0.25', { copiedFrom: a1.id, madeAt: made }); // her own copy: not a copy by others; won +30, xp 78
+  // alice's combo m3 Yes 0.5 × m4 Yes 0.8 = 0.4, both won: xp_if_right(0.4) = 64, × 2 legs = 128
+  await setChance(tr.redis, tr.prefix, 'm3', 0, '0.5');
+  await setChance(tr.redis, tr.prefix, 'm4', 0, '0.8');
+  await records.recordCombo({ handle: 'alice', legs: [{ marketId: 'm3', outcomeIndex: 0 }, { marketId: 'm4', outcomeIndex: 0 }] });
+  await records.follow('bob', 'alice');
+  await records.follow('carol', 'alice');
+  await records.follow('alice', 'bob');
+
+  await settleAt('m6', 1, new Date(now - 8 * DAY));
+  await settleAt('m2', 1, new Date(now - 3 * DAY));
+  await settleAt('m1', 0, new Date(now - 2 * DAY));
+  await settleAt('m3', 0, new Date(now - 1 * DAY));
+  await settleAt('m4', 0, new Date(now - 3600_000));
+  await settleAt('m5', null, new Date(now - 1800_000));
+}
+
+/** alice's record once the scenario's settlements are projected. */
+const aliceProjected = () => eventually(() => recordOf('alice'), (r) => r?.settled === 7 && r.xp === 431);
+
 describe('a record and the calls behind it', () => {
   it('agrees with hand-computed figures, and the leaderboard rows agree with the records', async () => {
-    const now = Date.now();
-    const made = new Date(now - 10 * DAY);
-    const a1 = await callAt('alice', 'm1', 0, '0.25', { madeAt: made }); // won: +30, xp 10 + round(67.5) = 78
-    await callAt('alice', 'm2', 0, '0.4', { madeAt: made }); // lost: −10
-    const a3 = await callAt('alice', 'm3', 0, '0.5', { madeAt: made }); // won: +10, xp 55
-    await callAt('alice', 'm4', 0, '0.8', { madeAt: made }); // won: +2.5, xp 28
-    await callAt('alice', 'm5', 0, '0.2', { madeAt: made }); // void: 0
-    await callAt('alice', 'm6', 1, '0.4', { madeAt: made }); // won 8 days ago: +15, xp 64 (not in profit_7d)
-    await callAt('alice', 'm7', 0, '0.1', { madeAt: made }); // open
-    await callAt('bob', 'm1', 0, '0.25', { copiedFrom: a1.id, madeAt: made }); // won +30, xp 78
-    await callAt('carol', 'm3', 0, '0.5', { copiedFrom: a3.id, madeAt: made }); // won +10, xp 55
-    await callAt('dave', 'm1', 0, '0.25', { madeAt: made }); // won +30, xp 78: ties bob on profit
-    await callAt('alice', 'm1', 0, '0.25', { copiedFrom: a1.id, madeAt: made }); // her own copy: not a copy by others; won +30, xp 78
-    // alice's combo m3 Yes 0.5 × m4 Yes 0.8 = 0.4, both won: xp_if_right(0.4) = 64, × 2 legs = 128
-    await setChance(tr.redis, tr.prefix, 'm3', 0, '0.5');
-    await setChance(tr.redis, tr.prefix, 'm4', 0, '0.8');
-    await records.recordCombo({ handle: 'alice', legs: [{ marketId: 'm3', outcomeIndex: 0 }, { marketId: 'm4', outcomeIndex: 0 }] });
-    await records.follow('bob', 'alice');
-    await records.follow('carol', 'alice');
-    await records.follow('alice', 'bob');
-
-    await settleAt('m6', 1, new Date(now - 8 * DAY));
-    await settleAt('m2', 1, new Date(now - 3 * DAY));
-    await settleAt('m1', 0, new Date(now - 2 * DAY));
-    await settleAt('m3', 0, new Date(now - 1 * DAY));
-    await settleAt('m4', 0, new Date(now - 3600_000));
-    await settleAt('m5', null, new Date(now - 1800_000));
+    await aliceScenario();
 
     // alice: calls 8; settled 7 (won 5: m1 ×2, m3, m4, m6; lost 1: m2; void 1: m5); right_pct round(100 × 5/6) = 83;
     // profit 30 + 30 − 10 + 10 + 2.5 + 0 + 15 = 77.5; profit_7d 77.5 − 15 = 62.5;
     // streak: newest non-void first m4 won, m3 won, m1 won ×2, then m2 lost → 4;
     // xp 78 × 2 + 55 + 28 + 64 + 128 (combo) = 431; copies 2 (bob, carol); followers 2; following 1.
-    const alice = await eventually(() => recordOf('alice'), (r) => r?.settled === 7 && r.xp === 431);
+    const alice = await aliceProjected();
     expect(alice).toEqual({
       user_id: ids.alice, calls: 8, settled: 7, won: 5, lost: 1, right_pct: 83, profit_on_10: 77.5, profit_7d: 62.5,
       xp: 431, streak: 4, followers: 2, following: 1, copies: 2,
@@ -177,8 +199,12 @@ describe('a record and the calls behind it', () => {
       (rows) => rows.length === 2 && rows[0]!.people === 2,
     );
     expect(splits).toEqual([{ outcome_index: 0, people: 2 }, { outcome_index: 1, people: 1 }]);
-    // m2 was called by alice alone, on Yes: the No side shows 0 rather than missing.
-    expect(await tdb.db.query(sql`select outcome_index, people from market_splits where market_id = 'm2' order by outcome_index`)).toEqual([
+    // m2 called by alice alone, on Yes: the No side shows 0 rather than missing.
+    await callAt('alice', 'm2', 0, '0.4');
+    expect(await eventually(
+      () => tdb.db.query(sql`select outcome_index, people from market_splits where market_id = 'm2' order by outcome_index`),
+      (rows) => rows.length > 0,
+    )).toEqual([
       { outcome_index: 0, people: 1 },
       { outcome_index: 1, people: 0 },
     ]);
@@ -187,6 +213,8 @@ describe('a record and the calls behind it', () => {
 
 describe('rebuild', () => {
   it('gives row for row the projections the incremental path gave', async () => {
+    await aliceScenario();
+    await aliceProjected();
     // A settlement through the real queue, then a burst of calls: the coalesced jobs must drain.
     await logResolution(tdb.db, 'm7', 1);
     const settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
@@ -208,7 +236,7 @@ describe('rebuild', () => {
         // The rows are read after the work was seen idle, so they include everything done by then.
         return { idle: pending === 0 && jobs === 0 && unsent[0]!.n === 0, rows: await projectionRows() };
       },
-      (v) => v.idle && (v.rows.user_records as Array<{ calls: number; user_id: number }>).find((r) => r.user_id === ids.erin)?.calls === 7,
+      (v) => v.idle && (v.rows.user_records as Array<{ calls: number; user_id: number }>).find((r) => r.user_id === ids.erin)?.calls === 5,
     );
     expect(incremental.idle).toBe(true);
     expect((incremental.rows.user_records as unknown[]).length).toBe(5);
@@ -219,6 +247,10 @@ describe('rebuild', () => {
   }, 60_000);
 
   it('is requested at start only when a projection was never built or changed version, and runs as a job', async () => {
+    // Projections built at their current versions, from the scenario's records.
+    await aliceScenario();
+    await aliceProjected();
+    await rebuildProjections(tdb.db, new Date());
     expect(await requestRebuildIfStale(tdb.db, tr.redis, tr.prefix)).toBe(false);
     const before = await projectionRows();
     await tdb.db.query(sql`truncate user_records, leaderboard_rows, market_splits`);
@@ -231,7 +263,8 @@ describe('rebuild', () => {
 
 describe('the 7-day window', () => {
   it('moves with the clock: a quiet batch 8 days later takes last week\'s profit out of profit_7d and the week board', async () => {
-    const before = await recordOf('alice');
+    await aliceScenario();
+    const before = await aliceProjected();
     expect(before!.profit_7d).toBeGreaterThan(0);
     clockOffsetMs = 8 * DAY;
     const projections = new Queue('projections', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
