@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
 import { createHarness, type Harness } from '../testing/harness.js';
 import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
@@ -9,12 +9,21 @@ const T = (n: number) => `713210456792522125946263855327069127503327285719425322
 
 let h: Harness;
 let ingestor: Ingestor;
-/** The first sync, into an empty database (the later tests each change the catalog and sync again). */
+/** Each test's first sync, into an empty database (the tests then change the catalog and sync again). */
 let first: SyncResult;
 let firstPages: string[];
 
 beforeAll(async () => {
   h = await createHarness('ingestor_catalog');
+});
+
+afterAll(async () => {
+  await h?.cleanup();
+});
+
+// Each test: an empty database and Redis prefix, the exchange's catalog as below, a new ingestor and its first sync.
+beforeEach(async () => {
+  await h.fresh();
   // 150 events: two pages of 100 plus the empty page that ends the sync.
   for (let i = 0; i < 150; i++) h.fake.events.push(gammaEvent(`e${i}`, [{ id: `m${i}`, tokens: [T(2 * i), T(2 * i + 1)], prices: ['0.25', '0.75'] }]));
   // A sports event with teams and a game id, and one that cannot be parsed at all.
@@ -33,10 +42,6 @@ beforeAll(async () => {
   ingestor = h.ingestor();
   first = await ingestor.syncCatalog();
   firstPages = h.fake.requests.filter((q) => q.startsWith('/events?') && q.includes('offset='));
-});
-
-afterAll(async () => {
-  await h?.cleanup();
 });
 
 describe('catalog sync', () => {
@@ -152,7 +157,7 @@ describe('catalog sync', () => {
     h.fake.requests.length = 0;
     await ingestor.syncCatalog();
     expect(h.fake.requests.filter((q) => q.includes('e1') || q.includes('e3'))).toEqual([]);
-    h.fake.events.push(gone!);
+    expect(gone?.id).toBe('e3');
   });
 
   it('counts every sync in the metrics, the periodic ones too', async () => {
