@@ -1,11 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { redisKeys } from '@pm/shared/redis';
 import { sql, tables } from '@pm/shared/db';
 import { parseGammaEvents } from '@pm/shared/exchange';
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedisPrefixes, resetDatabase, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
 import { createHistoryClient } from './history-client.js';
 import { createHistoryRecorder, type HistoryRecorder } from './history-recorder.js';
 import { catalogGameRows, writeCatalogGames } from '../catalog/catalog-games.js';
@@ -21,7 +21,8 @@ const TOKEN = (n: number) => `51321045679252212594626385532706912750332728571942
 const NOW_S = 1_800_000_000;
 
 let database: TestDatabase;
-let redis: TestRedis;
+let redis: TestRedisPrefix;
+let redisPrefixes: TestRedisPrefixes;
 let server: http.Server;
 let clobUrl: string;
 const requests: Array<{ market: string; interval: string; fidelity: string }> = [];
@@ -35,7 +36,7 @@ function month(step: number): Array<{ t: number; p: number }> {
   return out;
 }
 
-let now = NOW_S * 1000;
+let now: number;
 const clock = { now: () => now };
 const recorders: HistoryRecorder[] = [];
 
@@ -71,7 +72,7 @@ async function points(tokenId: string): Promise<Array<{ t: number; chance: numbe
 }
 
 beforeAll(async () => {
-  [database, redis] = await Promise.all([createTestDatabase('ingestor_history'), createTestRedis('ingestor_history')]);
+  [database, redisPrefixes] = await Promise.all([createTestDatabase('ingestor_history'), createTestRedisPrefixes('ingestor_history')]);
   server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const q = { market: url.searchParams.get('market') ?? '', interval: url.searchParams.get('interval') ?? '', fidelity: url.searchParams.get('fidelity') ?? '' };
@@ -98,10 +99,23 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const r of recorders) await r.close();
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  await redis?.cleanup();
+  await redisPrefixes?.cleanup();
   await database?.drop();
+});
+
+// Each test: an empty database and Redis prefix, the clock at NOW_S, and a fake that has been asked nothing.
+beforeEach(async () => {
+  now = NOW_S * 1000;
+  await resetDatabase(database.db);
+  redis = redisPrefixes.next();
+  requests.length = 0;
+  behaviour.clear();
+  failed.clear();
+});
+
+afterEach(async () => {
+  for (const r of recorders.splice(0)) await r.close();
 });
 
 describe('backfill on first sight', () => {
@@ -128,7 +142,6 @@ describe('backfill on first sight', () => {
   });
 
   it('asks coarser when a resolved market answers nothing at a fine fidelity', async () => {
-    await redis.redis.del(redisKeys(redis.prefix).backfilledHistory);
     const token = TOKEN(2);
     behaviour.set(token, 'coarse-only');
     await seenOnce(token, 'm2', 0.5);
