@@ -37,11 +37,13 @@ export interface Recorded {
   arrays: number;
   /** Non-JSON text frames (PONG, ping…). */
   texts: string[];
+  /** When each frame of `raw` arrived (Date.now()). */
+  rawAt: number[];
 }
 
 export class RecordingSocket {
   readonly ws: WebSocket;
-  readonly rec: Recorded = { raw: [], messages: [], arrays: 0, texts: [] };
+  readonly rec: Recorded = { raw: [], messages: [], arrays: 0, texts: [], rawAt: [] };
   closeCode: number | null = null;
   private readonly opened: Promise<void>;
   private readonly closed: Promise<number>;
@@ -61,6 +63,7 @@ export class RecordingSocket {
     this.ws.on('message', (data) => {
       const text = data.toString();
       this.rec.raw.push(text);
+      this.rec.rawAt.push(Date.now());
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -95,6 +98,21 @@ export class RecordingSocket {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
       await sleep(20);
     }
+  }
+
+  /**
+   * PING, then wait for its PONG. The simulator handles a socket's frames in order and answers on the
+   * same socket, so once the PONG is here, everything it sent before handling the PING is here too:
+   * a check that "nothing (more) arrived" made after this needs no pause.
+   */
+  async barrier(timeoutMs = 5_000): Promise<void> {
+    const pongs = this.pongs();
+    this.send('PING');
+    await this.waitFor(() => this.pongs() > pongs, timeoutMs, 'PONG');
+  }
+
+  pongs(): number {
+    return this.rec.texts.filter((t) => t === 'PONG').length;
   }
 
   close(): void {
