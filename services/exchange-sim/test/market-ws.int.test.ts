@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../src/simulator.js';
-import { control, type GammaEventT, getEvents, getJson, type Message, openEvents, RecordingSocket, sleep, strings, useSimulator } from './helpers.js';
+import { until } from '@pm/shared/net';
+import { control, type GammaEventT, getEvents, getJson, type Message, openEvents, RecordingSocket, strings, useSimulator } from './helpers.js';
 
 interface Level {
   price: string;
@@ -40,7 +41,7 @@ describe('market channel /ws/market', () => {
     await control(sim).post('/_sim/pause');
     subscribe(s, assets);
     await s.waitFor((r) => books(r.messages).length >= assets.length, 3_000, 'initial books');
-    await sleep(300);
+    await s.barrier(); // paused: anything more than the dump would be here by now
     await control(sim).post('/_sim/resume');
     for (const asset of assets) expect(books(s.rec.messages, asset)).toHaveLength(1);
     for (const book of books(s.rec.messages)) {
@@ -110,10 +111,11 @@ describe('market channel /ws/market', () => {
     s.send({ operation: 'subscribe', assets_ids: [b] });
     await s.waitFor((r) => books(r.messages, b).length === 1, 3_000, 'book b');
     s.send({ operation: 'unsubscribe', assets_ids: [a] });
-    await sleep(200);
+    await s.barrier(); // the unsubscribe is handled
     await control(sim).post('/_sim/book', { token_id: a, bids: [{ price: '0.30', size: '10' }], asks: [{ price: '0.40', size: '10' }] });
     await control(sim).post('/_sim/book', { token_id: b, bids: [{ price: '0.30', size: '10' }], asks: [{ price: '0.40', size: '10' }] });
     await s.waitFor((r) => books(r.messages, b).length === 2, 3_000, 'forced book b');
+    await s.barrier();
     expect(books(s.rec.messages, a)).toHaveLength(1);
   });
 
@@ -171,7 +173,7 @@ describe('market channel /ws/market', () => {
 
     await control(sim).post('/_sim/resolve', { market_id: m2.id, winning_outcome_index: 0, announce: false });
     await control(sim).post('/_sim/resolve', { market_id: m3.id, winning_outcome_index: null, announce: false });
-    await sleep(400);
+    await s.barrier(); // a resolution is sent (or not) while the request is handled
     expect(s.rec.messages.filter((m) => m.event_type === 'market_resolved')).toHaveLength(1);
 
     const [after] = await getEvents(`${sim.url}/events?id=${target.id}`);
@@ -192,14 +194,22 @@ describe('market channel /ws/market', () => {
     const quiet = await connect();
     subscribe(quiet, tokensOf(open[0]));
     await quiet.waitFor((r) => books(r.messages).length === 2, 3_000, 'books');
-    await control(sim).post('/_sim/silence', { ms: 700 });
+    // Paused and drained first, so nothing sent before the silence can arrive during it.
+    await control(sim).post('/_sim/pause');
+    await quiet.barrier();
     const seen = quiet.rec.raw.length;
-    quiet.send('PING');
-    await sleep(500);
-    expect(quiet.rec.raw.length).toBe(seen);
-    await sleep(400);
-    quiet.send('PING');
-    await quiet.waitFor((r) => r.texts.includes('PONG'), 3_000, 'PONG after silence');
+    const silenced = await control(sim).post('/_sim/silence', { ms: 700 });
+    const { silencedUntil } = silenced.body as { silencedUntil: number };
+    await control(sim).post('/_sim/resume'); // the walk moves on, unheard
+    // PING until a PONG comes: the first is answered only once the silence is over.
+    const pongs = quiet.pongs();
+    await until('a PONG after the silence', async () => {
+      quiet.send('PING');
+      return quiet.pongs() > pongs;
+    }, { timeoutMs: 5_000, everyMs: 50 });
+    const arrivals = quiet.rec.rawAt.slice(seen);
+    expect(arrivals.length).toBeGreaterThan(0);
+    expect(arrivals.filter((at) => at < silencedUntil)).toEqual([]);
     const state = await control(sim).get('/_sim/state');
     expect(state).toMatchObject({ sockets: { market: 1 } });
   });
