@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../src/simulator.js';
-import { control, type GammaEventT, getEvents, getJson, type Message, openEvents, RecordingSocket, sleep, strings, useSimulator } from './helpers.js';
+import { until } from '@pm/shared/net';
+import { control, type GammaEventT, getEvents, getJson, type Message, openEvents, RecordingSocket, strings, useSimulator } from './helpers.js';
 
 /**
  * The real exchange's quirks the simulator reproduces (PROTOCOL.md §1, §3), so `npm start` and the
@@ -32,16 +33,22 @@ describe('simulator quirks', () => {
       await s.waitFor((r) => r.messages.some((m) => m.event_type !== 'book'), 5_000, 'data flowing');
       const quiet = await control(sim).post('/_sim/quiet', { ms: 1_500 });
       expect(quiet.status).toBe(200);
-      await sleep(100); // a tick in flight may still land
-      const before = s.rec.messages.length;
-      const pongsBefore = s.rec.texts.filter((t) => t === 'PONG').length;
-      for (let i = 0; i < 5; i++) {
-        s.send('PING');
-        await sleep(200);
-      }
-      expect(s.rec.messages.length).toBe(before);
-      expect(s.rec.texts.filter((t) => t === 'PONG').length - pongsBefore).toBe(5);
-      await s.waitFor((r) => r.messages.length > before, 5_000, 'data again after the spell');
+      const { quietUntil } = quiet.body as { quietUntil: number };
+      await s.barrier(); // a tick sent before the spell began has landed
+      const seen = s.rec.raw.length;
+      // PING all through the spell: every PING is answered.
+      let answered = 0;
+      await until('the end of the quiet spell', async () => {
+        await s.barrier();
+        answered += 1;
+        return Date.now() >= quietUntil;
+      }, { timeoutMs: 10_000, everyMs: 100 });
+      // Nothing but PONGs arrived before the spell's end, and PONGs all along it.
+      const during = s.rec.raw.slice(seen).filter((_, i) => s.rec.rawAt[seen + i]! < quietUntil);
+      expect(new Set(during)).toEqual(new Set(['PONG']));
+      expect(during.length).toBeGreaterThanOrEqual(5);
+      expect(answered).toBeGreaterThanOrEqual(during.length);
+      await s.waitFor((r) => r.raw.slice(seen).some((f) => f !== 'PONG'), 5_000, 'data again after the spell');
     } finally {
       s.close();
     }
