@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../src/simulator.js';
-import { gammaEvent, getEvents, getJson, openEvents, RecordingSocket, sleep, strings, useSimulator } from './helpers.js';
+import { until } from '@pm/shared/net';
+import { gammaEvent, getEvents, getJson, openEvents, RecordingSocket, strings, useSimulator } from './helpers.js';
 
 describe('automatic resolutions in accelerated time', () => {
   let sim: RunningSimulator;
@@ -16,16 +17,13 @@ describe('automatic resolutions in accelerated time', () => {
     await s.open();
     s.send({ assets_ids: open.flatMap((e) => e.markets.flatMap((m) => strings(m.clobTokenIds))), type: 'market', custom_feature_enabled: true });
 
-    let closedIds = new Set<string>();
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
+    const closedIds = await until('25 of the first markets closed', async () => {
       const closed = await getEvents(`${sim.url}/events?closed=true&limit=500`);
-      closedIds = new Set(closed.flatMap((e) => e.markets.filter((m) => initialIds.has(m.id)).map((m) => m.id)));
-      if (closedIds.size >= 25) break;
-      await sleep(300);
-    }
-    await sleep(200);
-    expect(closedIds.size).toBeGreaterThanOrEqual(25);
+      const ids = new Set(closed.flatMap((e) => e.markets.filter((m) => initialIds.has(m.id)).map((m) => m.id)));
+      return ids.size >= 25 && ids;
+    }, { timeoutMs: 20_000, everyMs: 300 });
+    // A resolution is announced in the tick that closes it: behind this PONG, every announcement is in.
+    await s.barrier();
     const announced = new Set(s.rec.messages.filter((m) => m.event_type === 'market_resolved').map((m) => String(m.id)));
     // Some closed events vanish from the list queries (a quirk of the real catalog): by id they
     // still answer, closed.
