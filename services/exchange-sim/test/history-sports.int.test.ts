@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { RunningSimulator } from '../src/simulator.js';
-import { control, family, type GammaEventT, getEvents, getJson, openEvents, RecordingSocket, sleep, strings, useSimulator } from './helpers.js';
+import { until } from '@pm/shared/net';
+import { control, family, type GammaEventT, getEvents, getJson, openEvents, RecordingSocket, strings, useSimulator } from './helpers.js';
 
 const historySchema = z.object({ history: z.array(z.object({ t: z.number(), p: z.number() })) });
 const DAY = 86_400;
@@ -73,23 +74,21 @@ describe('sports channel /ws and match lifecycle', () => {
     expect(new Set(live.map((f) => f.gameId)).size).toBeGreaterThanOrEqual(2);
     expect(live.some((f) => soccerGames.has(Number(f.gameId)))).toBe(true);
     // Unchanged states are re-sent: some game appears more than once within ~2.5 s.
-    await sleep(2_500);
-    const counts = new Map<unknown, number>();
-    for (const f of s.rec.messages) counts.set(f.gameId, (counts.get(f.gameId) ?? 0) + 1);
-    expect(Math.max(...counts.values())).toBeGreaterThanOrEqual(2);
+    const most = () => {
+      const counts = new Map<unknown, number>();
+      for (const f of s.rec.messages) counts.set(f.gameId, (counts.get(f.gameId) ?? 0) + 1);
+      return Math.max(...counts.values());
+    };
+    await s.waitFor(() => most() >= 2, 5_000, 'a game state sent twice');
     await s.waitFor((r) => r.texts.includes('ping'), 11_000, 'text ping');
     s.close();
   }, 20_000);
 
   it('ends matches and resolves their markets in the catalog, keeping at least 60 events open', async () => {
-    const deadline = Date.now() + 20_000;
-    let ended: GammaEventT | undefined;
-    while (!ended && Date.now() < deadline) {
+    const ended: GammaEventT = await until('a soccer match to end', async () => {
       const closed = await getEvents(`${sim.url}/events?closed=true&limit=500`);
-      ended = closed.find((e) => family(e.tags) === 'Football' && e.gameId !== undefined);
-      if (!ended) await sleep(250);
-    }
-    if (!ended) throw new Error('no soccer match ended in time');
+      return closed.find((e) => family(e.tags) === 'Football' && e.gameId !== undefined);
+    }, { timeoutMs: 20_000, everyMs: 250 });
     expect(ended.live).toBe(false);
     expect(ended.ended).toBe(true);
     const [home, away] = String(ended.score).split('-').map(Number);
