@@ -27,28 +27,44 @@ const EXIT_DEADLINE_MS = 10_000;
 let database: TestDatabase;
 let redis: TestRedis;
 
-/** A TCP proxy to Redis whose replies can be delayed at will. */
+/** A TCP proxy to Redis whose replies can be delayed or held back at will, and which keeps what clients sent. */
 interface SlowProxy {
   url: string;
   setDelay(ms: number): void;
+  /** Replies are held back from now on, until `release()`. */
+  hold(): void;
+  release(): void;
+  /** Everything clients have sent to Redis so far (RESP text). */
+  sent(): string;
   close(): Promise<void>;
 }
 
 async function slowRedisProxy(redisUrl: string): Promise<SlowProxy> {
   const target = new URL(redisUrl);
   let delayMs = 0;
+  let sent = '';
+  // While held, replies wait for this promise (release resolves it).
+  let held: { promise: Promise<void>; release: () => void } | null = null;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port || 6379), target.hostname);
     sockets.add(client).add(upstream);
-    client.on('data', (d) => upstream.write(d));
-    // Replies keep their order: each waits for the same delay after the one before it.
+    client.on('data', (d) => {
+      sent += d.toString('latin1');
+      upstream.write(d);
+    });
+    // Replies keep their order: each waits for the same delay (the slow Redis this proxy plays) after
+    // the one before it, and for the release while held.
     let chain = Promise.resolve();
     upstream.on('data', (d) => {
       const wait = delayMs;
-      chain = chain.then(() => new Promise<void>((r) => setTimeout(r, wait))).then(() => {
-        if (!client.destroyed) client.write(d);
-      });
+      const gate = held?.promise;
+      chain = chain
+        .then(() => gate)
+        .then(() => (wait > 0 ? new Promise<void>((r) => setTimeout(r, wait)) : undefined))
+        .then(() => {
+          if (!client.destroyed) client.write(d);
+        });
     });
     const end = () => {
       client.destroy();
@@ -65,8 +81,19 @@ async function slowRedisProxy(redisUrl: string): Promise<SlowProxy> {
     setDelay: (ms) => {
       delayMs = ms;
     },
+    hold: () => {
+      let release = () => {};
+      const promise = new Promise<void>((r) => (release = r));
+      held = { promise, release };
+    },
+    release: () => {
+      held?.release();
+      held = null;
+    },
+    sent: () => sent,
     close: () =>
       new Promise<void>((r) => {
+        held?.release();
         for (const s of sockets) s.destroy();
         server.close(() => r());
       }),
@@ -133,13 +160,18 @@ describe('SIGTERM', () => {
       await redis.redis.hset(redisKeys(redis.prefix).snapshot('markets:trending'), { body: list, etag: '"empty"', built_at: String(Date.now()) });
       await until('Redis and the snapshot', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000, api.output);
 
-      // Two Redis round trips (rate limit, snapshot) of ~400 ms each: the request is in flight when the signal lands.
-      proxy.setDelay(400);
+      // Redis's replies held back: the request is in flight, waiting on Redis, once its rate-limit hit was sent.
+      proxy.hold();
+      const sentBefore = proxy.sent().length;
       const started = Date.now();
       const inFlight = fetch(`${base}/api/v1/markets`).then(async (res) => ({ status: res.status, body: (await res.json()) as unknown, at: Date.now() }));
-      await new Promise((r) => setTimeout(r, 200));
+      const rateLimitKey = redisKeys(redis.prefix).rateLimitPrefix;
+      await until('the request to reach Redis', async () => proxy.sent().slice(sentBefore).includes(rateLimitKey), 10_000, api.output);
       const signalledAt = Date.now();
       api.child.kill('SIGTERM');
+      // The shutdown has begun (no new connection) while the request still waits on Redis; then Redis answers.
+      await until('the API to stop listening', () => fetch(`${base}/healthz`).then(() => false, () => true), 10_000, api.output);
+      proxy.release();
 
       const answer = await inFlight;
       expect(answer.at).toBeGreaterThan(signalledAt);
@@ -263,7 +295,7 @@ describe('SIGTERM', () => {
         );
         signalledAt = Date.now();
         worker.child.kill('SIGTERM');
-        await new Promise((r) => setTimeout(r, 1_000));
+        await until('the worker to begin its shutdown', async () => worker.output().includes('"signal":"SIGTERM"'), 10_000, worker.output);
         expect(worker.child.exitCode, 'the worker must wait for the running settlement').toBeNull();
       });
 
