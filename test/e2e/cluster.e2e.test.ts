@@ -296,21 +296,20 @@ function watchDoubleSubscriptions(): { stop(): Promise<{ ms: number; token?: str
   const since = new Map<string, number>();
   let worst: { ms: number; token?: string } = { ms: 0 };
   let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const res = await stack.simControl('/_sim/state');
-      const { subscriptions } = (await res.json()) as { subscriptions: { onSeveralSockets: string[] } };
-      const now = Date.now();
-      const doubled = new Set(subscriptions.onSeveralSockets);
-      for (const token of since.keys()) if (!doubled.has(token)) since.delete(token);
-      for (const token of doubled) {
-        if (!since.has(token)) since.set(token, now);
-        const ms = now - since.get(token)!;
-        if (ms > worst.ms) worst = { ms, token };
-      }
-      await new Promise((r) => setTimeout(r, 200));
+  // A sample every 200 ms until stopped (at most 10 minutes: no watched restart takes that long).
+  const loop = until('the double-subscription watch to be stopped', async () => {
+    const res = await stack.simControl('/_sim/state');
+    const { subscriptions } = (await res.json()) as { subscriptions: { onSeveralSockets: string[] } };
+    const now = Date.now();
+    const doubled = new Set(subscriptions.onSeveralSockets);
+    for (const token of since.keys()) if (!doubled.has(token)) since.delete(token);
+    for (const token of doubled) {
+      if (!since.has(token)) since.set(token, now);
+      const ms = now - since.get(token)!;
+      if (ms > worst.ms) worst = { ms, token };
     }
-  })();
+    return stopped;
+  }, { timeoutMs: 600_000, everyMs: 200 });
   return {
     async stop() {
       stopped = true;
