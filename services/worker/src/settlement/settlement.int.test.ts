@@ -1,14 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from 'bullmq';
 import { createLogger } from '@pm/shared/logger';
 import { queuePrefix, type JobData } from '@pm/shared/queues';
 import { sql } from '@pm/shared/db';
 import { profitOn10, round2, xpIfRight } from '@pm/shared/domain';
 import { createRecords, createRecordsTrigger, recordsDirtyKey, type Records } from '@pm/shared/records';
-import { createTestDatabase, createTestRedis, until as poll, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedisPrefixes, resetDatabase, until as poll, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
 import { createStreamWriter, toStreamEntry, type StreamWriter } from '@pm/shared/stream';
 import { redisKeys } from '@pm/shared/redis';
 import { projectChanges } from '../projections/run.js';
@@ -23,14 +23,26 @@ import { insertMarkets, logResolution, setChance } from './test-fixture.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const logger = createLogger('settlement-test', { LOG_LEVEL: 'silent' });
 let tdb: TestDatabase;
-let tr: TestRedis;
+let tr: TestRedisPrefix;
+let redisPrefixes: TestRedisPrefixes;
 let records: Records;
 let queue: Queue<JobData['settle-market']>;
 let stream: StreamWriter;
 const CHANCES = ['0.2', '0.35', '0.5', '0.65', '0.8'];
 
 beforeAll(async () => {
-  [tdb, tr] = await Promise.all([createTestDatabase('settlement'), createTestRedis('settlement')]);
+  [tdb, redisPrefixes] = await Promise.all([createTestDatabase('settlement'), createTestRedisPrefixes('settlement')]);
+});
+
+afterAll(async () => {
+  await redisPrefixes?.cleanup();
+  await tdb?.drop();
+});
+
+// Each test: the markets and four people with no calls, an empty Redis prefix and its own queue.
+beforeEach(async () => {
+  await resetDatabase(tdb.db);
+  tr = redisPrefixes.next();
   await insertMarkets(tdb.db, ['twice', 'race', 'killed', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'bad']);
   records = createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix });
   queue = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
@@ -38,12 +50,11 @@ beforeAll(async () => {
   for (const h of ['ann', 'ben', 'cat', 'dan']) await records.createUser({ handle: h, displayName: h });
 });
 
-afterAll(async () => {
-  for (const c of connections) c.disconnect();
+afterEach(async () => {
+  for (const c of connections.splice(0)) c.disconnect();
+  await stream?.close();
   await queue?.close();
   await records?.close();
-  await tr?.cleanup();
-  await tdb?.drop();
 });
 
 /** 20 calls on a market: each person on each outcome at varying chances. */
