@@ -18,11 +18,12 @@ let redis: Redis;
 let a: RunningApp;
 let b: RunningApp;
 const open: SseConnection[] = [];
+let env: Record<string, string>;
 
 beforeAll(async () => {
   testRedis = await createTestRedis('api_stream');
   redis = await apiRedis(testRedis.url);
-  const env = { REDIS_PREFIX: testRedis.prefix, STREAM_HEARTBEAT_MS: '100', STREAM_MAX_PER_IP: '4', STREAM_CLIENT_BUFFER_BYTES: '65536' };
+  env = { REDIS_PREFIX: testRedis.prefix, STREAM_HEARTBEAT_MS: '100', STREAM_MAX_PER_IP: '4', STREAM_CLIENT_BUFFER_BYTES: '65536' };
   // Two API servers on one Redis: each has its own reader, as two processes or replicas would.
   [a, b] = await Promise.all([startApp({ redis, env }), startApp({ redis, env })]);
 });
@@ -167,8 +168,14 @@ describe('GET /api/v1/stream', () => {
   });
 
   it('ends every stream on shutdown', async () => {
-    const client = await sse(b);
-    await b.api.closeStreams();
-    await wait('the stream ended', () => client.ended());
+    // A server of its own: the others keep serving the tests that run after this one.
+    const stopping = await startApp({ redis, env });
+    try {
+      const client = await sse(stopping);
+      await stopping.api.closeStreams();
+      await wait('the stream ended', () => client.ended());
+    } finally {
+      await stopping.close();
+    }
   });
 });
