@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
 import { createHarness, type Harness } from '../testing/harness.js';
 import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
@@ -11,6 +11,11 @@ let ingestor: Ingestor;
 
 beforeAll(async () => {
   h = await createHarness('ingestor_settle');
+});
+
+// Each test: e1's three open markets alone, nothing resolved, and a new ingestor with its market socket open.
+beforeEach(async () => {
+  await h.fresh();
   h.fake.events.push(
     gammaEvent('e1', [
       { id: 'm1', tokens: [tok(1), tok(2)] },
