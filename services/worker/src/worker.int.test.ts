@@ -1,27 +1,34 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createLogger } from '@pm/shared/logger';
 import { createSnapshotTrigger, type SnapshotTrigger } from '@pm/shared/queues';
 import { parseConfig } from '@pm/shared/config';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
-import { createTestDatabase, createTestRedis, eventually as settle, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedisPrefixes, eventually as settle, resetDatabase, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
 import { createWorker, type WorkerService } from './main.js';
 import { etagOf } from './snapshots/writer.js';
 import { eventSnapshotSchema, insertFixture, readSnapshot, scanSnapshots, token, WEB_URL } from './snapshots/test-fixture.js';
 
 const logger = createLogger('worker-test', { LOG_LEVEL: 'silent' });
 let tdb: TestDatabase;
-let tr: TestRedis;
+let tr: TestRedisPrefix;
+let redisPrefixes: TestRedisPrefixes;
 
 beforeAll(async () => {
-  [tdb, tr] = await Promise.all([createTestDatabase('worker_service'), createTestRedis('worker_service')]);
-  await insertFixture(tdb.db, tr.redis, tr.prefix);
+  [tdb, redisPrefixes] = await Promise.all([createTestDatabase('worker_service'), createTestRedisPrefixes('worker_service')]);
 });
 
 afterAll(async () => {
-  await tr?.cleanup();
+  await redisPrefixes?.cleanup();
   await tdb?.drop();
+});
+
+// Each test: the fixture catalog alone in Postgres and an empty Redis prefix.
+beforeEach(async () => {
+  await resetDatabase(tdb.db);
+  tr = redisPrefixes.next();
+  await insertFixture(tdb.db, tr.redis, tr.prefix);
 });
 
 const config = () => parseConfig({ REDIS_PREFIX: tr.prefix, PUBLIC_WEB_URL: WEB_URL, SNAPSHOT_INTERVAL_MS: '250' });
@@ -69,9 +76,11 @@ describe('the worker service', () => {
   let worker: WorkerService;
   let trigger: SnapshotTrigger;
   /** `build-snapshots` jobs this worker finished. */
-  let builds = 0;
+  let builds: number;
 
-  beforeAll(async () => {
+  // Each test: a running worker service of its own and the ingestor's trigger.
+  beforeEach(async () => {
+    builds = 0;
     worker = createWorker({
       config: config(),
       db: tdb.db,
@@ -87,7 +96,7 @@ describe('the worker service', () => {
     trigger = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix });
   });
 
-  afterAll(async () => {
+  afterEach(async () => {
     await trigger?.close();
     await worker?.stop();
   });
