@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { z } from 'zod';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../src/simulator.js';
 
 /** Test-side client helpers: JSON over HTTP, and a websocket that records every frame. */
@@ -181,13 +181,19 @@ export function openEvents(sim: RunningSimulator): Promise<GammaEventT[]> {
 
 /**
  * A simulator for the enclosing describe block (or file): started before its tests, handed to
- * `started` (which keeps it, and may read what the tests share), closed after them.
+ * `started` (which keeps it, and may read what the tests share), closed after them. With
+ * `{ per: 'test' }`, a new one for each test, for tests that change the simulator's state.
  */
-export function useSimulator(options: SimulatorOptions, started: (sim: RunningSimulator) => void | Promise<void>): void {
+export function useSimulator(
+  options: SimulatorOptions,
+  started: (sim: RunningSimulator) => void | Promise<void>,
+  { per = 'block' }: { per?: 'block' | 'test' } = {},
+): void {
   let sim: RunningSimulator | undefined;
-  beforeAll(async () => {
+  const [before, after] = per === 'test' ? [beforeEach, afterEach] : [beforeAll, afterAll];
+  before(async () => {
     sim = await startSimulator(options);
     await started(sim);
   });
-  afterAll(() => sim?.close());
+  after(() => sim?.close());
 }

@@ -14,9 +14,10 @@ const text = (frame: unknown) => (typeof frame === 'string' ? frame : JSON.strin
 describe('replay of a scenario folder', () => {
   let sim: RunningSimulator;
 
+  // Each test replays from the top, on a catalog no other test has resolved anything in.
   useSimulator({ scenario: folder, speed: 1, paused: true }, (s) => {
     sim = s;
-  });
+  }, { per: 'test' });
 
   it('serves the catalog, sports and history as given', async () => {
     const catalog = JSON.parse(readFileSync(`${folder}catalog.json`, 'utf8')) as unknown[];
