@@ -1,14 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from 'bullmq';
 import { createLogger } from '@pm/shared/logger';
 import { queuePrefix, type JobData } from '@pm/shared/queues';
 import { sql } from '@pm/shared/db';
 import { profitOn10, round2, xpIfRight } from '@pm/shared/domain';
 import { createRecords, createRecordsTrigger, recordsDirtyKey, type Records } from '@pm/shared/records';
-import { createTestDatabase, createTestRedisPrefixes, resetDatabase, until as poll, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
+import { until as poll, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { useFreshStores } from '../testing/stores.js';
 import { createStreamWriter, toStreamEntry, type StreamWriter } from '@pm/shared/stream';
 import { redisKeys } from '@pm/shared/redis';
 import { projectChanges } from '../projections/run.js';
@@ -24,25 +25,16 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const logger = createLogger('settlement-test', { LOG_LEVEL: 'silent' });
 let tdb: TestDatabase;
 let tr: TestRedisPrefix;
-let redisPrefixes: TestRedisPrefixes;
 let records: Records;
 let queue: Queue<JobData['settle-market']>;
 let stream: StreamWriter;
 const CHANCES = ['0.2', '0.35', '0.5', '0.65', '0.8'];
 
-beforeAll(async () => {
-  [tdb, redisPrefixes] = await Promise.all([createTestDatabase('settlement'), createTestRedisPrefixes('settlement')]);
-});
-
-afterAll(async () => {
-  await redisPrefixes?.cleanup();
-  await tdb?.drop();
-});
+const stores = useFreshStores('settlement');
 
 // Each test: the markets and four people with no calls, an empty Redis prefix and its own queue.
 beforeEach(async () => {
-  await resetDatabase(tdb.db);
-  tr = redisPrefixes.next();
+  ({ tdb, tr } = stores);
   await insertMarkets(tdb.db, ['twice', 'race', 'killed', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'bad']);
   records = createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix });
   queue = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
