@@ -1,11 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createLogger } from '@pm/shared/logger';
 import { createSnapshotTrigger, type SnapshotTrigger } from '@pm/shared/queues';
 import { parseConfig } from '@pm/shared/config';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
-import { createTestDatabase, createTestRedisPrefixes, eventually as settle, resetDatabase, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
+import { eventually as settle, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { useFreshStores } from './testing/stores.js';
 import { createWorker, type WorkerService } from './main.js';
 import { etagOf } from './snapshots/writer.js';
 import { eventSnapshotSchema, insertFixture, readSnapshot, scanSnapshots, token, WEB_URL } from './snapshots/test-fixture.js';
@@ -13,21 +14,12 @@ import { eventSnapshotSchema, insertFixture, readSnapshot, scanSnapshots, token,
 const logger = createLogger('worker-test', { LOG_LEVEL: 'silent' });
 let tdb: TestDatabase;
 let tr: TestRedisPrefix;
-let redisPrefixes: TestRedisPrefixes;
 
-beforeAll(async () => {
-  [tdb, redisPrefixes] = await Promise.all([createTestDatabase('worker_service'), createTestRedisPrefixes('worker_service')]);
-});
-
-afterAll(async () => {
-  await redisPrefixes?.cleanup();
-  await tdb?.drop();
-});
+const stores = useFreshStores('worker_service');
 
 // Each test: the fixture catalog alone in Postgres and an empty Redis prefix.
 beforeEach(async () => {
-  await resetDatabase(tdb.db);
-  tr = redisPrefixes.next();
+  ({ tdb, tr } = stores);
   await insertFixture(tdb.db, tr.redis, tr.prefix);
 });
 
