@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { redisKeyBase, redisKeys, type SnapshotName } from '@pm/shared/redis';
 import {
@@ -11,7 +11,8 @@ import {
   userSnapshotSchema,
 } from '@pm/shared/api';
 import { sql } from '@pm/shared/db';
-import { createTestDatabase, createTestRedisPrefixes, resetDatabase, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
+import { type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { useFreshStores } from '../testing/stores.js';
 import { globalBodies, marketBodies, userBodies } from './bodies.js';
 import { createRecordSnapshotBuilder, type RecordSnapshotBuilder } from './builder.js';
 import { builderSource } from '../testing/builder-source.js';
@@ -19,24 +20,14 @@ import { at, insertRecordsFixture, WEB_URL, type SeededIds } from './test-fixtur
 
 let tdb: TestDatabase;
 let tr: TestRedisPrefix;
-let redisPrefixes: TestRedisPrefixes;
 let builder: RecordSnapshotBuilder;
 let ids: SeededIds;
 
-beforeAll(async () => {
-  tdb = await createTestDatabase('record_snapshots');
-  redisPrefixes = await createTestRedisPrefixes('record_snapshots');
-});
-
-afterAll(async () => {
-  await redisPrefixes?.cleanup();
-  await tdb?.drop();
-});
+const stores = useFreshStores('record_snapshots');
 
 // Each test: the seeded records alone in Postgres, an empty Redis prefix, a new builder and its full build.
 beforeEach(async () => {
-  await resetDatabase(tdb.db);
-  tr = redisPrefixes.next();
+  ({ tdb, tr } = stores);
   ids = await insertRecordsFixture(tdb.db);
   builder = createRecordSnapshotBuilder({
     ...builderSource(tdb, tr),
