@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createLogger } from '@pm/shared/logger';
 import { historyPointSchema, liveMatchSchema } from '@pm/shared/api';
 import { HISTORY_RANGES } from '@pm/shared/snapshots';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
-import { createTestDatabase, createTestRedisPrefixes, resetDatabase, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
+import { type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { useFreshStores } from '../testing/stores.js';
 import { builderSource } from '../testing/builder-source.js';
 import { createSnapshotBuilder } from './builder.js';
 import { createHistoryBuilder, type HistoryBuilder, type HistoryBuildStats } from './history.js';
@@ -18,7 +19,6 @@ import { eventSnapshotSchema, insertFixture, readSnapshot, readStored, token, WE
 
 let tdb: TestDatabase;
 let tr: TestRedisPrefix;
-let redisPrefixes: TestRedisPrefixes;
 let history: HistoryBuilder;
 // On a 30-minute boundary, so bucket counts are exact. Each test starts here.
 const START = 1_800_000_000_000;
@@ -42,21 +42,12 @@ async function insertPoints(tokenId: string, rows: Array<{ t: number; chance: nu
 const readHistory = (marketId: string, range: string) =>
   readSnapshot(tr.redis, tr.prefix, `history:${marketId}:${range}`, historySchema);
 
-beforeAll(async () => {
-  tdb = await createTestDatabase('worker_history');
-  redisPrefixes = await createTestRedisPrefixes('worker_history');
-});
-
-afterAll(async () => {
-  await redisPrefixes?.cleanup();
-  await tdb?.drop();
-});
+const stores = useFreshStores('worker_history');
 
 // Each test: the fixture and m1's series alone in Postgres, an empty Redis prefix, a new builder.
 beforeEach(async () => {
   now = START;
-  await resetDatabase(tdb.db);
-  tr = redisPrefixes.next();
+  ({ tdb, tr } = stores);
   await insertFixture(tdb.db, tr.redis, tr.prefix);
   // m1: 40 days hourly, then the last day every minute; its second outcome moves the other way.
   const rows: Array<{ t: number; chance: number }> = [];
