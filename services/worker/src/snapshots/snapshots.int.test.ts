@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
-import { createTestDatabase, createTestRedisPrefixes, eventually, resetDatabase, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
+import { eventually, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { useFreshStores } from '../testing/stores.js';
 import { builderSource } from '../testing/builder-source.js';
 import { createSnapshotBuilder, type BuildStats, type SnapshotBuilder } from './builder.js';
 import {
@@ -18,25 +19,15 @@ import {
 
 let tdb: TestDatabase;
 let tr: TestRedisPrefix;
-let redisPrefixes: TestRedisPrefixes;
 let builder: SnapshotBuilder;
 let now: number;
 
-beforeAll(async () => {
-  tdb = await createTestDatabase('worker_snapshots');
-  redisPrefixes = await createTestRedisPrefixes('worker_snapshots');
-});
-
-afterAll(async () => {
-  await redisPrefixes?.cleanup();
-  await tdb?.drop();
-});
+const stores = useFreshStores('worker_snapshots');
 
 // Each test: the fixture catalog alone in Postgres, an empty Redis prefix, a builder with no cache.
 beforeEach(async () => {
   now = 1_700_000_000_000;
-  await resetDatabase(tdb.db);
-  tr = redisPrefixes.next();
+  ({ tdb, tr } = stores);
   await insertFixture(tdb.db, tr.redis, tr.prefix);
   builder = createSnapshotBuilder({
     ...builderSource(tdb, tr, () => now),
