@@ -383,6 +383,7 @@ async function apiDelay(framesPerSecond: number) {
       row('GET /api/v1/markets/{slug}: last of burst', api.lastOfBurst),
       row('  of which: price message in the stream', sorted(inStream)),
       row('  of which: the API after the stream', sorted(apiPart)),
+      row('  the bench\'s first read after the frame', sorted(api.changes.map((c) => c.firstReadMs))),
       row('  beside it: the worker\'s snapshot announced', sorted(inSnapshot)),
       row('event snapshot in Redis: all', written.all),
       row('event snapshot in Redis: last of burst', written.lastOfBurst),

@@ -34,6 +34,8 @@ export interface Seen extends Change {
   delayMs: number | undefined;
   /** What the API showed last (for failure messages). */
   lastShown: number | undefined;
+  /** ms from the frame to the start of the first read for it: no reader can see a change sooner. */
+  firstReadMs: number;
 }
 
 export interface BurstResult {
@@ -136,11 +138,12 @@ const same = (a: number | undefined, b: number) => a !== undefined && Math.abs(a
  */
 export async function waitVisible(read: ShownReader, change: Change, deadlineMs: number): Promise<Seen> {
   let shown: Shown | undefined;
+  const firstReadMs = Math.max(0, Date.now() - change.sentAt);
   for (;;) {
     shown = await read(change.target, shown).catch(() => shown);
     const now = Date.now();
-    if (same(shown?.chance, change.chance)) return { ...change, delayMs: Math.max(0, now - change.sentAt), lastShown: shown?.chance };
-    if (now - change.sentAt > deadlineMs) return { ...change, delayMs: undefined, lastShown: shown?.chance };
+    if (same(shown?.chance, change.chance)) return { ...change, delayMs: Math.max(0, now - change.sentAt), lastShown: shown?.chance, firstReadMs };
+    if (now - change.sentAt > deadlineMs) return { ...change, delayMs: undefined, lastShown: shown?.chance, firstReadMs };
   }
 }
 
@@ -152,7 +155,7 @@ function burstChance(i: number, round: number): number {
 /**
  * One burst: a frame on every target at once, one more frame on the first target `trailingGapMs`
  * later (a change arriving while the previous one is on its way), then nothing; every change is
- * then awaited through the API (or `read`). The first target's burst change is overtaken by the last frame, so
+ * awaited through the API (or `read`) from the moment the simulator answered its frame. The first target's burst change is overtaken by the last frame, so
  * only the last one is awaited for it. Needs at least two targets.
  */
 export async function priceBurst(
@@ -167,14 +170,16 @@ export async function priceBurst(
   const shown = await Promise.all(targets.map(async (t) => (await read(t)).chance));
   // Never "move" a chance to the value already shown: it would count as visible at once.
   const fresh = (chance: number, i: number) => (same(shown[i], chance) ? chance + 0.01 : chance);
-  const burst = await Promise.all(targets.map((t, i) => sendChance(stack, t, fresh(burstChance(i, round), i))));
+  const sent = targets.map((t, i) => sendChance(stack, t, fresh(burstChance(i, round), i)));
+  // Each change is read from the moment its frame is sent, not after the whole burst and the gap:
+  // a reader that starts late cannot see a change sooner, and would time its own wait.
+  const burstSeen = Promise.all(sent.slice(1).map(async (change) => waitVisible(read, await change, opts.deadlineMs)));
+  await Promise.all(sent);
   await new Promise((r) => setTimeout(r, opts.trailingGapMs ?? 50));
   // 0.93 / 0.07 never occur in a burst, and alternate, so the last frame always moves the chance.
   const last = await sendChance(stack, first, round % 2 === 0 ? 0.93 : 0.07);
-  const seen = await Promise.all([last, ...burst.slice(1)].map((c) => waitVisible(read, c, opts.deadlineMs)));
-  const [lastSeen, ...burstSeen] = seen;
-  if (lastSeen === undefined) throw new Error('unreachable: the last frame was sent');
-  return { burst: burstSeen, last: lastSeen };
+  const [lastSeen, burstResult] = await Promise.all([waitVisible(read, last, opts.deadlineMs), burstSeen]);
+  return { burst: burstResult, last: lastSeen };
 }
 
 /** The changes of a burst that did not show within the deadline, in words. */
