@@ -263,16 +263,31 @@ const row = (changes: string, sorted: number[]) => ({
   'max ms': Math.round(sorted.at(-1) ?? Number.NaN),
 });
 
+/** Records that `key` (market|chance) was seen at `at`. */
+function note(seen: Map<string, number[]>, key: string, at: number): void {
+  const times = seen.get(key);
+  if (times === undefined) seen.set(key, [at]);
+  else if (times.at(-1) !== at) times.push(at);
+}
+
+/**
+ * When `key` was first seen at or after `since` (the change's frame): a chance repeats across bursts
+ * (the last frame alternates 0.93 / 0.07), and an earlier sighting is an earlier change's.
+ */
+function firstSince(seen: Map<string, number[]>, key: string, since: number): number | undefined {
+  return seen.get(key)?.find((at) => at >= since);
+}
+
 /**
  * Watches the event stream from outside, as any stream client would: when each (market, chance) of a
- * first outcome first appeared there. The ingestor appends a price message when it publishes the
+ * first outcome appeared there (every time: `seenAt` picks the first at or after a change's frame). The ingestor appends a price message when it publishes the
  * chance, and the API's live-price overlay reads the same entries, so this times the stage before
  * the API for the very changes the API bursts time.
  */
-function watchStream(url: string, prefix: string): { seenAt(marketId: string, chance: number): number | undefined; stop(): void } {
+function watchStream(url: string, prefix: string): { seenAt(marketId: string, chance: number, since: number): number | undefined; stop(): void } {
   const reader = new Redis(url);
   const key = redisKeys(prefix).stream;
-  const seen = new Map<string, number>();
+  const seen = new Map<string, number[]>();
   let stopped = false;
   void (async () => {
     let cursor = '$';
@@ -284,13 +299,12 @@ function watchStream(url: string, prefix: string): { seenAt(marketId: string, ch
         const d = fields[fields.indexOf('d') + 1];
         if (fields[fields.indexOf('t') + 1] !== 'price' || d === undefined) continue;
         const m = JSON.parse(d) as { market_id: string; outcome_index: number; chance: number };
-        const k = `${m.market_id}|${m.chance}`;
-        if (m.outcome_index === 0 && !seen.has(k)) seen.set(k, now);
+        if (m.outcome_index === 0) note(seen, `${m.market_id}|${m.chance}`, now);
       }
     }
   })();
   return {
-    seenAt: (marketId, chance) => seen.get(`${marketId}|${chance}`),
+    seenAt: (marketId, chance, since) => firstSince(seen, `${marketId}|${chance}`, since),
     stop: () => {
       stopped = true;
       reader.disconnect();
@@ -300,13 +314,14 @@ function watchStream(url: string, prefix: string): { seenAt(marketId: string, ch
 
 /**
  * Watches the worker's snapshot announcements from outside: when an event snapshot showing each
- * (market, first-outcome chance) was first announced (read once per announced version).
+ * (market, first-outcome chance) was announced (read once per announced version; `seenAt` picks the
+ * first at or after a change's frame).
  */
-async function watchAnnouncements(url: string, prefix: string): Promise<{ seenAt(marketId: string, chance: number): number | undefined; stop(): void }> {
+async function watchAnnouncements(url: string, prefix: string): Promise<{ seenAt(marketId: string, chance: number, since: number): number | undefined; stop(): void }> {
   const keys = redisKeys(prefix);
   const sub = new Redis(url);
   const reader = new Redis(url);
-  const seen = new Map<string, number>();
+  const seen = new Map<string, number[]>();
   sub.on('message', (_channel: string, message: string) => {
     const now = Date.now();
     const names = (JSON.parse(message) as Array<{ name: string }>).map((a) => a.name).filter((n) => n.startsWith('event:'));
@@ -314,16 +329,13 @@ async function watchAnnouncements(url: string, prefix: string): Promise<{ seenAt
       names.map(async (name) => {
         const body = await reader.hget(keys.snapshot(name as `event:${string}`), 'body');
         const parsed = body === null ? undefined : (JSON.parse(body) as { event: { markets: Array<{ id: string; outcomes: Array<{ chance: number }> }> } });
-        for (const m of parsed?.event.markets ?? []) {
-          const k = `${m.id}|${m.outcomes[0]?.chance}`;
-          if (!seen.has(k)) seen.set(k, now);
-        }
+        for (const m of parsed?.event.markets ?? []) note(seen, `${m.id}|${m.outcomes[0]?.chance}`, now);
       }),
     ).catch(() => {});
   });
   await sub.subscribe(keys.snapshotAnnounce);
   return {
-    seenAt: (marketId, chance) => seen.get(`${marketId}|${chance}`),
+    seenAt: (marketId, chance, since) => firstSince(seen, `${marketId}|${chance}`, since),
     stop: () => {
       sub.disconnect();
       reader.disconnect();
@@ -358,12 +370,12 @@ async function apiDelay(framesPerSecond: number) {
     stream.stop();
     announced.stop();
     const inSnapshot = api.changes.map((c) => {
-      const at = announced.seenAt(c.target.marketId, c.chance);
+      const at = announced.seenAt(c.target.marketId, c.chance, c.sentAt);
       return at === undefined ? LOST_AFTER_MS : Math.max(0, at - c.sentAt);
     });
     const ahead = api.changes.filter((c, i) => c.delayMs !== undefined && c.delayMs < (inSnapshot[i] ?? 0)).length;
     const inStream = api.changes.map((c) => {
-      const at = stream.seenAt(c.target.marketId, c.chance);
+      const at = stream.seenAt(c.target.marketId, c.chance, c.sentAt);
       return at === undefined ? LOST_AFTER_MS : Math.max(0, at - c.sentAt);
     });
     const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
