@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createLogger } from '@pm/shared/logger';
@@ -7,7 +7,8 @@ import { writeOutbox } from '@pm/shared/outbox';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { createRecordsTrigger, projectionUsersDirtyKey, recordsDirtyKey, type RecordsTrigger } from '@pm/shared/records';
-import { createTestDatabase, createTestRedisPrefixes, resetDatabase, until, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
+import { until, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { useFreshStores } from '../testing/stores.js';
 import { createOutboxRelay, type OutboxRelayDeps } from './relay.js';
 
 /**
@@ -18,28 +19,17 @@ import { createOutboxRelay, type OutboxRelayDeps } from './relay.js';
 const logger = createLogger('outbox-test', { LOG_LEVEL: 'silent' });
 let tdb: TestDatabase;
 let tr: TestRedisPrefix;
-let redisPrefixes: TestRedisPrefixes;
 let records: RecordsTrigger;
 let snapshots: SnapshotTrigger;
 let settlement: Queue;
 
-/** The database, made once for the file and stopped after it. */
-const teardown = new AsyncDisposableStack();
-afterAll(() => teardown.disposeAsync());
-/** What each test starts (its own Redis prefix and queues), stopped newest first after it. */
-let each: AsyncDisposableStack;
-afterEach(() => each.disposeAsync());
-
-beforeAll(async () => {
-  tdb = teardown.use(await createTestDatabase('outbox_relay'));
-  redisPrefixes = teardown.use(await createTestRedisPrefixes('outbox_relay'));
-});
+/** One database for the file, emptied before each test; a Redis prefix per test; `each` stopped after it. */
+const stores = useFreshStores('outbox_relay');
 
 // Each test starts from an empty outbox and a Redis prefix of its own, so none counts another's rows or jobs.
-beforeEach(async () => {
-  each = new AsyncDisposableStack();
-  await resetDatabase(tdb.db);
-  tr = redisPrefixes.next();
+beforeEach(() => {
+  ({ tdb, tr } = stores);
+  const { each } = stores;
   records = each.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
   snapshots = each.adopt(createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
   settlement = each.adopt(new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) }), (q) => q.close());

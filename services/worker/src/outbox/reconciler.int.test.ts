@@ -1,11 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from 'bullmq';
 import { createLogger } from '@pm/shared/logger';
 import { queuePrefix, settleJobId } from '@pm/shared/queues';
 import { writeOutbox } from '@pm/shared/outbox';
 import { sql } from '@pm/shared/db';
 import { createRecordsTrigger, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
-import { createTestDatabase, createTestRedisPrefixes, resetDatabase, until, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
+import { until, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { useFreshStores } from '../testing/stores.js';
 import { createWorkerMetrics } from '../ops.js';
 import { insertMarkets, logResolution, setChance } from '../settlement/test-fixture.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
@@ -19,7 +20,6 @@ import { createReconciler, type Reconciler } from './reconciler.js';
 const logger = createLogger('reconciler-test', { LOG_LEVEL: 'silent' });
 let tdb: TestDatabase;
 let tr: TestRedisPrefix;
-let redisPrefixes: TestRedisPrefixes;
 let trigger: RecordsTrigger;
 let settlement: Queue;
 let projections: Queue;
@@ -27,24 +27,14 @@ let reconciler: Reconciler;
 let rebuilt: { markets: number; records: number };
 let repairs: Record<string, number>;
 
-/** The database, made once for the file and dropped after it. */
-const teardown = new AsyncDisposableStack();
-afterAll(() => teardown.disposeAsync());
-/** What each test starts (its Redis prefix, queues, reconciler), stopped newest first after it. */
-let each: AsyncDisposableStack;
-afterEach(() => each.disposeAsync());
-
-beforeAll(async () => {
-  tdb = teardown.use(await createTestDatabase('reconciler'));
-  redisPrefixes = teardown.use(await createTestRedisPrefixes('reconciler'));
-});
+/** The database (emptied before each test), a Redis prefix per test, and `each`: its queues and reconciler. */
+const stores = useFreshStores('reconciler');
 
 // Each test: the two markets and nothing else in Postgres, a new (empty) Redis prefix, its own counts.
 beforeEach(async () => {
-  each = new AsyncDisposableStack();
-  await resetDatabase(tdb.db);
+  ({ tdb, tr } = stores);
+  const { each } = stores;
   await insertMarkets(tdb.db, ['rc1', 'rc2']);
-  tr = redisPrefixes.next();
   trigger = each.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
   settlement = each.adopt(new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) }), (q) => q.close());
   projections = each.adopt(new Queue('projections', { connection: tr.redis, prefix: queuePrefix(tr.prefix) }), (q) => q.close());

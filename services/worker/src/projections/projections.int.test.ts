@@ -1,10 +1,11 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { Queue } from 'bullmq';
 import { createLogger } from '@pm/shared/logger';
 import { createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/shared/queues';
 import { sql, tables } from '@pm/shared/db';
 import { createRecords, createRecordsTrigger, projectionMarketsDirtyKey, projectionUsersDirtyKey, type Records, type RecordsTrigger } from '@pm/shared/records';
-import { createTestDatabase, createTestRedisPrefixes, eventually as settle, resetDatabase, type TestDatabase, type TestRedisPrefix, type TestRedisPrefixes } from '@pm/shared/testing';
+import { eventually as settle, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { useFreshStores } from '../testing/stores.js';
 import { startQueueWorkers } from '../jobs.js';
 import { createSettleMarketProcessor } from '../settlement/processor.js';
 import { settleMarket } from '../settlement/settle-market.js';
@@ -22,7 +23,6 @@ const logger = createLogger('projections-test', { LOG_LEVEL: 'silent' });
 const DAY = 86_400_000;
 let tdb: TestDatabase;
 let tr: TestRedisPrefix;
-let redisPrefixes: TestRedisPrefixes;
 let records: Records;
 let trigger: RecordsTrigger;
 let snapshotTrigger: SnapshotTrigger;
@@ -30,24 +30,14 @@ const ids: Record<string, number> = {};
 /** Moves the projection worker's clock forward (the roll-over test). */
 let clockOffsetMs = 0;
 
-/** The database, made once for the file and dropped after it. */
-const teardown = new AsyncDisposableStack();
-afterAll(() => teardown.disposeAsync());
-/** What each test starts (its Redis prefix, workers, relay), stopped newest first after it. */
-let each: AsyncDisposableStack;
-afterEach(() => each.disposeAsync());
-
-beforeAll(async () => {
-  tdb = teardown.use(await createTestDatabase('projections'));
-  redisPrefixes = teardown.use(await createTestRedisPrefixes('projections'));
-});
+/** The database (emptied before each test), a Redis prefix per test, and `each`: its workers and relay. */
+const stores = useFreshStores('projections');
 
 // Each test: eight markets and five people with no calls, an empty Redis prefix, its own workers and relay.
 beforeEach(async () => {
-  each = new AsyncDisposableStack();
+  ({ tdb, tr } = stores);
+  const { each } = stores;
   clockOffsetMs = 0;
-  await resetDatabase(tdb.db);
-  tr = redisPrefixes.next();
   await insertMarkets(tdb.db, ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8']);
   trigger = each.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 100 }), (t) => t.close());
   records = each.adopt(createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix }), (r) => r.close());

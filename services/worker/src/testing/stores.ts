@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import {
   createTestDatabase,
   createTestRedisPrefixes,
@@ -14,17 +14,24 @@ export interface FreshStores {
   readonly tdb: TestDatabase;
   /** A Redis prefix of the current test's own. */
   readonly tr: TestRedisPrefix;
+  /**
+   * What the current test starts (triggers, queues, workers) goes here; it is disposed after the
+   * test, newest first, after the file's own `afterEach` hooks and before the stores are removed.
+   */
+  readonly each: AsyncDisposableStack;
 }
 
 /**
  * Registers the hooks that give each test of the file a clean start: one database for the file
  * (emptied before each test with `resetDatabase`) and a new Redis prefix per test; both removed after
- * the file. Read `tdb` and `tr` inside tests and hooks (the file's own `beforeEach` runs after these).
+ * the file. Read `tdb`, `tr` and `each` inside tests and hooks (the file's own `beforeEach` runs after
+ * these).
  */
 export function useFreshStores(label: string): FreshStores {
   let tdb: TestDatabase | undefined;
   let prefixes: TestRedisPrefixes | undefined;
   let tr: TestRedisPrefix | undefined;
+  let each: AsyncDisposableStack | undefined;
   beforeAll(async () => {
     [tdb, prefixes] = await Promise.all([createTestDatabase(label), createTestRedisPrefixes(label)]);
   });
@@ -33,8 +40,12 @@ export function useFreshStores(label: string): FreshStores {
     await tdb?.drop();
   });
   beforeEach(async () => {
+    each = new AsyncDisposableStack();
     await resetDatabase(tdb!.db);
     tr = prefixes!.next();
+  });
+  afterEach(async () => {
+    await each?.disposeAsync();
   });
   return {
     get tdb() {
@@ -44,6 +55,10 @@ export function useFreshStores(label: string): FreshStores {
     get tr() {
       if (!tr) throw new Error('useFreshStores: no Redis prefix yet (read it in a test or hook)');
       return tr;
+    },
+    get each() {
+      if (!each) throw new Error('useFreshStores: no per-test stack yet (read it in a test or hook)');
+      return each;
     },
   };
 }
