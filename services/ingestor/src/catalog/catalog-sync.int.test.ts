@@ -1,29 +1,20 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
-import { createHarness, type Harness } from '../testing/harness.js';
+import { useHarness } from '../testing/harness.js';
 import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
 import type { Ingestor } from '../ingestor.js';
 import type { SyncResult } from './catalog-sync.js';
 
 const T = (n: number) => `7132104567925221259462638553270691275033272857194253228963137931245558399${String(n).padStart(4, '0')}`;
 
-let h: Harness;
+const h = useHarness('ingestor_catalog');
 let ingestor: Ingestor;
 /** Each test's first sync, into an empty database (the tests then change the catalog and sync again). */
 let first: SyncResult;
 let firstPages: string[];
 
-beforeAll(async () => {
-  h = await createHarness('ingestor_catalog');
-});
-
-afterAll(async () => {
-  await h?.cleanup();
-});
-
 // Each test: an empty database and Redis prefix, the exchange's catalog as below, a new ingestor and its first sync.
 beforeEach(async () => {
-  await h.fresh();
   // 150 events: two pages of 100 plus the empty page that ends the sync.
   for (let i = 0; i < 150; i++) h.fake.events.push(gammaEvent(`e${i}`, [{ id: `m${i}`, tokens: [T(2 * i), T(2 * i + 1)], prices: ['0.25', '0.75'] }]));
   // A sports event with teams and a game id, and one that cannot be parsed at all.

@@ -1,25 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { tables } from '@pm/shared/db';
 import { scoreMessageSchema } from '@pm/shared/api';
 import { toStreamEntry } from '@pm/shared/stream';
-import { createHarness, type Harness } from '../testing/harness.js';
+import { useHarness } from '../testing/harness.js';
 import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
 import type { Ingestor } from '../ingestor.js';
 
-let h: Harness;
+const h = useHarness('ingestor_sports');
 let ingestor: Ingestor;
-
-beforeAll(async () => {
-  h = await createHarness('ingestor_sports');
-});
-
-afterAll(async () => {
-  await h?.cleanup();
-});
 
 // Each test: the match's event alone in the catalog, no games, and a new ingestor with its sports socket open.
 beforeEach(async () => {
-  await h.fresh();
   h.fake.events.push(
     gammaEvent('match', [{ id: 'mm', tokens: ['3000000000000000000000000000000000000000000000000000000000000000000000001', '3000000000000000000000000000000000000000000000000000000000000000000000002'] }], {
       gameId: 777,

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { pino } from 'pino';
 import { parseConfig, type Config } from '@pm/shared/config';
 import { redisKeys, type RedisKeys } from '@pm/shared/redis';
@@ -94,4 +95,47 @@ export async function createHarness(label: string): Promise<Harness> {
     },
   };
   return h;
+}
+
+/**
+ * Registers the hooks that give each test of the file a clean world: one harness for the file
+ * (`createHarness`), made `fresh` before each test and cleaned up after the file. The harness it
+ * returns stands for that one; read it inside tests and hooks (the file's own `beforeEach` runs after
+ * `fresh`).
+ */
+export function useHarness(label: string): Harness {
+  let made: Harness | undefined;
+  const h = () => {
+    if (!made) throw new Error('useHarness: no harness yet (read it in a test or hook)');
+    return made;
+  };
+  beforeAll(async () => {
+    made = await createHarness(label);
+  });
+  afterAll(async () => {
+    await made?.cleanup();
+  });
+  beforeEach(async () => {
+    await h().fresh();
+  });
+  return {
+    get fake() {
+      return h().fake;
+    },
+    get database() {
+      return h().database;
+    },
+    get redis() {
+      return h().redis;
+    },
+    get config() {
+      return h().config;
+    },
+    get keys() {
+      return h().keys;
+    },
+    ingestor: (tuning) => h().ingestor(tuning),
+    fresh: () => h().fresh(),
+    cleanup: () => h().cleanup(),
+  };
 }
