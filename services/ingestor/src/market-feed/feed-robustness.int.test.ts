@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../testing/harness.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useHarness } from '../testing/harness.js';
 import { gammaEvent, waitFor, type FakeMarketSocket } from '../testing/fake-exchange.js';
 import type { Ingestor } from '../ingestor.js';
 
@@ -24,30 +24,21 @@ const book = (asset: string, bid: string, ask: string, ts: number) => ({
   hash: `h${ts}`,
 });
 
-let h: Harness;
+const h = useHarness('ingestor_robust');
 let ingestor: Ingestor;
 
 const subscribeOf = (s: FakeMarketSocket) =>
   s.received.find((m): m is { assets_ids: string[] } => typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'market');
 const chance = (token: string) => h.redis.redis.hget(h.keys.chances, token);
 
-beforeAll(async () => {
-  h = await createHarness('ingestor_robust');
-});
-
 // Each test: a new ingestor on the same two markets, with books for A and B in the first dump only.
 beforeEach(async () => {
-  await h.fresh();
   h.fake.events.push(gammaEvent('e1', [{ id: 'm1', tokens: [A, B], prices: ['0.6', '0.4'] }, { id: 'm2', tokens: [C, D], prices: ['0.3', '0.7'] }]));
   h.fake.initialBooks.set(A, book(A, '0.50', '0.54', 1_000));
   h.fake.initialBooks.set(B, book(B, '0.46', '0.50', 1_000));
   ingestor = h.ingestor({ resyncDelayMs: 150, resyncPaceMs: 5 });
   await ingestor.start();
   await waitFor(async () => (await chance(A)) === '0.52', 3000, 'first book of A');
-});
-
-afterAll(async () => {
-  await h?.cleanup();
 });
 
 function bookState(token: string) {

@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
-import { createHarness, type Harness } from '../testing/harness.js';
+import { useHarness } from '../testing/harness.js';
 import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
 import type { Ingestor } from '../ingestor.js';
 
 const tok = (n: number) => `2000000000000000000000000000000000000000000000000000000000000000000000${String(n).padStart(3, '0')}`;
 
-let h: Harness;
+const h = useHarness('ingestor_settle');
 let ingestor: Ingestor;
-
-beforeAll(async () => {
-  h = await createHarness('ingestor_settle');
-});
 
 // Each test: e1's three open markets alone, nothing resolved, and a new ingestor with its market socket open.
 beforeEach(async () => {
-  await h.fresh();
   h.fake.events.push(
     gammaEvent('e1', [
       { id: 'm1', tokens: [tok(1), tok(2)] },
@@ -26,10 +21,6 @@ beforeEach(async () => {
   ingestor = h.ingestor();
   await ingestor.start();
   await waitFor(() => h.fake.marketSockets.length > 0, 3000, 'market socket');
-});
-
-afterAll(async () => {
-  await h?.cleanup();
 });
 
 /** `market_resolved` messages the ingestor has read (their resolutions are then pending writes, which `flush` waits for). */
