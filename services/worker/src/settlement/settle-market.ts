@@ -95,13 +95,15 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
       ms[step] = Math.round(t - t0);
       t0 = t;
     };
-    const { settled: settledBefore, eventSlug, ...resolution } = await lockResolution(tx, marketId);
-    const winner = resolution.voided ? null : resolution.winningOutcomeIndex;
-
     // Records are moved in this transaction (below): wait here for a projection batch or rebuild
-    // running now, so neither computes a record from calls as they were before this commit.
+    // running now, so neither computes a record from calls as they were before this commit. First,
+    // before any row lock: a projection holding this lock writes rows whose foreign keys take a key
+    // share of this market's row, which the row lock below (FOR UPDATE) blocks; taken the other way
+    // round, the two transactions waited on each other (a deadlock Postgres broke by failing one).
     await lockForSettlement(tx);
     lap('lock');
+    const { settled: settledBefore, eventSlug, ...resolution } = await lockResolution(tx, marketId);
+    const winner = resolution.voided ? null : resolution.winningOutcomeIndex;
 
     // Input: market id, winner, settle time. Output: the combos whose legs on this market settled now.
     const legs: Array<{ combo_id: string }> = await tx.query(sql`

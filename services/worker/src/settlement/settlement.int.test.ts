@@ -136,6 +136,36 @@ describe('exactly once', () => {
     expect(await totals('race')).toEqual({ open: 0, settled: 20, profit: expected.profit, xp: expected.xp, times: 1 });
   });
 
+  it('waits for a running projection before locking its market: a projection writing that market\'s rows meanwhile finishes, and so does the settlement', async () => {
+    await callsOn('race');
+    await logResolution(tdb.db, 'race', 0);
+    const expected = await expectedTotals('race', 0);
+    let settlement: Promise<unknown> | undefined;
+    // A projection transaction (the projections lock, as projections/run.ts takes it) that, once the
+    // settlement waits for that lock, writes a market_splits row of the settling market: its foreign
+    // key takes a key share of the market's row. Had the settlement locked the row first, each would
+    // wait for the other and Postgres would fail one ("deadlock detected").
+    await tdb.db.tx(async (tx) => {
+      await tx.query(sql`select pg_advisory_xact_lock(hashtext('pm:projections'))`);
+      settlement = settleMarket(tdb.db, 'race', new Date());
+      settlement.catch(() => {}); // awaited below
+      await poll(
+        'the settlement waiting for the projections lock',
+        async () => {
+          const [row] = await tdb.db.query(sql`
+            select count(*)::int as n from pg_locks
+            where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())
+          `);
+          return (row as { n: number }).n > 0;
+        },
+        { timeoutMs: 10_000, everyMs: 20 },
+      );
+      await tx.query(sql`insert into market_splits (market_id, outcome_index, people) values ('race', 0, 1) on conflict do nothing`);
+    });
+    await settlement;
+    expect(await totals('race')).toEqual({ open: 0, settled: 20, profit: expected.profit, xp: expected.xp, times: 1 });
+  });
+
   it('a worker killed mid-job leaves nothing settled; started again, it settles each call once', async () => {
     await callsOn('killed');
     await logResolution(tdb.db, 'killed', 0);
