@@ -114,12 +114,14 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
       where market_id = ${marketId} and status = 'open'
       returning combo_id
     `);
+    lap('legs');
 
     const comboIds = [...new Set(legs.map((l) => l.combo_id))].sort();
     const decided: Array<SettledMarket['combos'][number] & { userId: number }> = [];
     if (comboIds.length > 0) {
       // Input: combo ids. Output: none; locks the open ones, in id order (no deadlock between markets).
       await tx.query(sql`select id from combos where id = any(${comboIds}::text[]) and status = 'open' order by id for update`);
+      lap('combos_lock');
       // Input: combo ids. Output: every leg of those still-open combos, with the combo's owner.
       const allLegs: Array<{ combo_id: string; user_id: number; status: SettlementStatus; chance_at_call: string }> = await tx.query(sql`
         select l.combo_id, c.user_id, l.status, l.chance_at_call
@@ -127,6 +129,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
         where c.id = any(${comboIds}::text[]) and c.status = 'open'
         order by l.combo_id, l.leg_index
       `);
+      lap('combos_read');
       const byCombo = new Map<string, { userId: number; legs: Array<{ status: SettlementStatus; chance: number }> }>();
       for (const leg of allLegs) {
         const entry = byCombo.get(leg.combo_id) ?? { userId: leg.user_id, legs: [] };
@@ -183,7 +186,12 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
     lap('calls_and_records');
 
     const callIds = calls.map((c) => c.id);
-    const finished = await finishSettlement(tx, { recompute, asOf }, now);
+    // A run that moved no record (a repeated delivery: the run that settled committed its records
+    // and boards with it) does not re-rank: the boards rank user_records, which it left as they were
+    // (the clock's part of the week board is the week roll-over batch's, projections/schedule.ts).
+    // Under load a duplicate's re-rank cost ~1.5 s of database time beside the snapshot build.
+    const moved = calls.length > 0 || decided.length > 0 || recompute.length > 0;
+    const finished = moved ? await finishSettlement(tx, { recompute, asOf }, now) : { ms: {}, recomputed: 0 };
     Object.assign(ms, finished.ms);
     t0 = performance.now();
 
