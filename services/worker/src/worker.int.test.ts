@@ -3,12 +3,11 @@ import type { Redis } from 'ioredis';
 import { createLogger } from '@pm/shared/logger';
 import { createSnapshotTrigger, type SnapshotTrigger } from '@pm/shared/queues';
 import { parseConfig } from '@pm/shared/config';
-import { redisKeys } from '@pm/shared/redis';
+import { redisKeys, snapshotEtag } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { eventually as settle, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
 import { useFreshStores } from './testing/stores.js';
 import { createWorker, type WorkerService } from './main.js';
-import { etagOf } from './snapshots/writer.js';
 import { eventSnapshotSchema, insertFixture, readSnapshot, scanSnapshots, token, WEB_URL } from './snapshots/test-fixture.js';
 
 const logger = createLogger('worker-test', { LOG_LEVEL: 'silent' });
@@ -58,7 +57,7 @@ function assertConsistent(snapshots: Map<string, Record<string, string>>) {
   expect(snapshots.size).toBeGreaterThan(0);
   for (const [name, h] of snapshots) {
     expect(h.body, name).toBeTypeOf('string');
-    expect(h.etag, name).toBe(etagOf(h.body ?? ''));
+    expect(h.etag, name).toBe(snapshotEtag(h.body ?? ''));
     expect(Number(h.built_at), name).toBeGreaterThan(0);
     expect(() => JSON.parse(h.body ?? '') as unknown, name).not.toThrow();
   }

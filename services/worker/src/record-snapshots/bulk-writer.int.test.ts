@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { redisKeys, snapshotAnnouncementSchema, type SnapshotName } from '@pm/shared/redis';
+import { redisKeys, snapshotAnnouncementSchema, snapshotEtag, type SnapshotName } from '@pm/shared/redis';
 import { createTestRedis, until, type TestRedis } from '@pm/shared/testing';
-import { etagOf } from '../snapshots/writer.js';
 import { createBulkSnapshotWriter } from './bulk-writer.js';
 
 let tr: TestRedis;
@@ -29,11 +28,11 @@ describe('the full build\'s bulk writer', () => {
     const names = Array.from({ length: 1203 }, (_, i) => `call:c${i}` as SnapshotName);
     const first = names.map((name) => ({ name, body: `{"call":{"id":"${name}","x":"é\\"/"}}` }));
     expect(await writer.write(first)).toBe(names.length);
-    expect(await tr.redis.hgetall(keys.snapshot('call:c7'))).toEqual({ body: first[7]!.body, etag: etagOf(first[7]!.body), built_at: '1000' });
+    expect(await tr.redis.hgetall(keys.snapshot('call:c7'))).toEqual({ body: first[7]!.body, etag: snapshotEtag(first[7]!.body), built_at: '1000' });
     expect(await tr.redis.hget(keys.snapshotBuiltAt, 'call')).toBe('1000');
     // Every written snapshot announced (in messages of at most ANNOUNCE_BATCH), with its ETag.
     await until('every write announced', async () => heard.length >= names.length, { timeoutMs: 10_000 });
-    expect(new Map(heard.map((h) => [h.name, h.etag]))).toEqual(new Map(first.map((e) => [e.name, etagOf(e.body)])));
+    expect(new Map(heard.map((h) => [h.name, h.etag]))).toEqual(new Map(first.map((e) => [e.name, snapshotEtag(e.body)])));
 
     // The same bodies again plus one changed: only that one is written, stamped and announced.
     now = 2_000;
@@ -41,9 +40,9 @@ describe('the full build\'s bulk writer', () => {
     const second = first.map((e, i) => (i === 11 ? { ...e, body: '{"call":{"changed":true}}' } : e));
     expect(await writer.write(second)).toBe(1);
     expect(await tr.redis.hget(keys.snapshot('call:c7'), 'built_at')).toBe('1000');
-    expect(await tr.redis.hgetall(keys.snapshot('call:c11'))).toEqual({ body: '{"call":{"changed":true}}', etag: etagOf('{"call":{"changed":true}}'), built_at: '2000' });
+    expect(await tr.redis.hgetall(keys.snapshot('call:c11'))).toEqual({ body: '{"call":{"changed":true}}', etag: snapshotEtag('{"call":{"changed":true}}'), built_at: '2000' });
     await until('the change announced', async () => heard.length >= 1, { timeoutMs: 10_000 });
-    expect(heard).toEqual([{ name: 'call:c11', etag: etagOf('{"call":{"changed":true}}') }]);
+    expect(heard).toEqual([{ name: 'call:c11', etag: snapshotEtag('{"call":{"changed":true}}') }]);
     expect(await writer.write([])).toBe(0);
   });
 });

@@ -14,7 +14,7 @@ import {
   platformSplit,
   searchText,
 } from './payloads.js';
-import { etagOf } from './writer.js';
+import { snapshotEtag } from '@pm/shared/redis';
 
 const WEB = 'https://web.example';
 
@@ -204,9 +204,9 @@ describe('lists', () => {
 
 describe('etag', () => {
   it('is strong, quoted, stable for a body and different for another', () => {
-    const a = etagOf('{"a":1}');
+    const a = snapshotEtag('{"a":1}');
     expect(a).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
-    expect(etagOf('{"a":1}')).toBe(a);
-    expect(etagOf('{"a":2}')).not.toBe(a);
+    expect(snapshotEtag('{"a":1}')).toBe(a);
+    expect(snapshotEtag('{"a":2}')).not.toBe(a);
   });
 });

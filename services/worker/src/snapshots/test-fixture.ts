@@ -1,9 +1,8 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { categorySchema, eventCardSchema, eventSchema, leagueEntrySchema } from '@pm/shared/api';
-import { redisKeys, type SnapshotName } from '@pm/shared/redis';
+import { redisKeys, snapshotEtag, type SnapshotName } from '@pm/shared/redis';
 import { sql, type Db } from '@pm/shared/db';
-import { etagOf } from './writer.js';
 
 /**
  * A small catalog for the integration tests, inserted with plain SQL as the ingestor would leave it:
@@ -121,7 +120,7 @@ export async function readStored(redis: Redis, prefix: string, name: SnapshotNam
 export async function readSnapshot<T extends z.ZodType>(redis: Redis, prefix: string, name: SnapshotName, schema: T): Promise<z.infer<T>> {
   const stored = await readStored(redis, prefix, name);
   if (stored === null) throw new Error(`snapshot ${name} missing`);
-  if (stored.etag !== etagOf(stored.body)) throw new Error(`snapshot ${name}: etag does not match body`);
+  if (stored.etag !== snapshotEtag(stored.body)) throw new Error(`snapshot ${name}: etag does not match body`);
   return schema.parse(JSON.parse(stored.body));
 }
 

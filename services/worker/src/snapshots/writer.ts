@@ -28,9 +28,6 @@ export interface SnapshotWriter {
   forget(): void;
 }
 
-/** A strong, quoted ETag that changes exactly when the body does (shared with the API's overlay). */
-export const etagOf = snapshotEtag;
-
 export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: () => number }): SnapshotWriter {
   const keys = redisKeys(deps.prefix);
   const known = new Map<SnapshotName, string>();
@@ -42,7 +39,7 @@ export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: 
     async write(entries) {
       const serialised = entries.map((e) => {
         const body = 'body' in e ? e.body : JSON.stringify(e.payload);
-        return { name: e.name, body, etag: etagOf(body) };
+        return { name: e.name, body, etag: snapshotEtag(body) };
       });
       const unknown = serialised.filter((s) => !known.has(s.name));
       if (unknown.length > 0) {
