@@ -1,10 +1,10 @@
-import { beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { createLogger } from '@pm/shared/logger';
 import { createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/shared/queues';
 import { sql, tables } from '@pm/shared/db';
 import { createRecords, createRecordsTrigger, projectionMarketsDirtyKey, projectionUsersDirtyKey, type Records, type RecordsTrigger } from '@pm/shared/records';
-import { eventually as settle, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { eventually as settle, until, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
 import { useFreshStores } from '../testing/stores.js';
 import { startQueueWorkers } from '../jobs.js';
 import { createSettleMarketProcessor } from '../settlement/processor.js';
@@ -84,6 +84,38 @@ async function recordOf(handle: string) {
 /** Coalesced jobs run a few hundred ms after a write; on a loaded machine much later. */
 const eventually = <T>(read: () => Promise<T>, ok: (v: T) => boolean) => settle(read, ok, { timeoutMs: 25_000 });
 
+/**
+ * Waits until nothing is left in flight between the write path and the projection tables (a
+ * timeout says what was still pending). Read upstream first — settlement jobs, the outbox (rows not yet relayed; a
+ * settlement's own row is committed before its job completes), the projection jobs, then the dirty
+ * sets — so work moving from one stage to the next while this looks is never missed. Job counts
+ * are BullMQ's own (its Redis layout is its own business).
+ */
+async function pipelineIdle(): Promise<void> {
+  const queue = (name: string) => new Queue(name, { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+  const settlement = queue('settlement');
+  const projections = queue('projections');
+  const pendingJobs = async (q: Queue) =>
+    Object.values(await q.getJobCounts('active', 'wait', 'delayed', 'prioritized', 'waiting-children')).reduce((a, b) => a + b, 0);
+  let seen = '';
+  try {
+    await until(
+      () => `the projection pipeline to go idle (last seen ${seen})`,
+      async () => {
+        const settling = await pendingJobs(settlement);
+        const unsent: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from outbox where sent_at is null`);
+        const projecting = await pendingJobs(projections);
+        const dirty = (await tr.redis.scard(projectionUsersDirtyKey(tr.prefix))) + (await tr.redis.scard(projectionMarketsDirtyKey(tr.prefix)));
+        seen = JSON.stringify({ settling, unsent: unsent[0]!.n, projecting, dirty });
+        return settling === 0 && unsent[0]!.n === 0 && projecting === 0 && dirty === 0;
+      },
+      { timeoutMs: 25_000, everyMs: 100 },
+    );
+  } finally {
+    await Promise.all([settlement.close(), projections.close()]);
+  }
+}
+
 /** Projection tables as plain rows, without the time they were written. */
 async function projectionRows() {
   return {
@@ -100,10 +132,30 @@ async function callAt(handle: string, marketId: string, outcomeIndex: number, ch
   return records.recordCall({ handle, marketId, outcomeIndex, thesis: `${handle} on ${marketId}`, ...extra });
 }
 
+/**
+ * Settles a market as of `at` (in the past). Logging the resolution also writes the outbox row the
+ * relay turns into a `settle-market` job, which settles as of the worker's clock, i.e. now: call this
+ * only while the settlement queue is paused (`withSettlementHeld`), or that job may settle first.
+ */
 async function settleAt(marketId: string, winner: number | null, at: Date) {
   await logResolution(tdb.db, marketId, winner);
   const settled = await settleMarket(tdb.db, marketId, at);
   await trigger.projectionStale({ userIds: settled.userIds });
+}
+
+/**
+ * Runs `work` with the settlement queue paused, so a `settle-market` job owed by a logged
+ * resolution waits; once resumed it finds the market settled and changes nothing.
+ */
+async function withSettlementHeld(work: () => Promise<void>): Promise<void> {
+  const settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
+  await settlement.pause();
+  try {
+    await work();
+  } finally {
+    await settlement.resume();
+    await settlement.close();
+  }
 }
 
 /**
@@ -132,16 +184,23 @@ async function aliceScenario() {
   await records.follow('carol', 'alice');
   await records.follow('alice', 'bob');
 
-  await settleAt('m6', 1, new Date(now - 8 * DAY));
-  await settleAt('m2', 1, new Date(now - 3 * DAY));
-  await settleAt('m1', 0, new Date(now - 2 * DAY));
-  await settleAt('m3', 0, new Date(now - 1 * DAY));
-  await settleAt('m4', 0, new Date(now - 3600_000));
-  await settleAt('m5', null, new Date(now - 1800_000));
+  // Settled in the past, as of these times: the settlement jobs the resolutions owe would settle
+  // them as of now (m6 then counted in profit_7d and as her newest call), so they are held.
+  await withSettlementHeld(async () => {
+    await settleAt('m6', 1, new Date(now - 8 * DAY));
+    await settleAt('m2', 1, new Date(now - 3 * DAY));
+    await settleAt('m1', 0, new Date(now - 2 * DAY));
+    await settleAt('m3', 0, new Date(now - 1 * DAY));
+    await settleAt('m4', 0, new Date(now - 3600_000));
+    await settleAt('m5', null, new Date(now - 1800_000));
+  });
 }
 
-/** alice's record once the scenario's settlements are projected. */
-const aliceProjected = () => eventually(() => recordOf('alice'), (r) => r?.settled === 7 && r.xp === 431);
+/** alice's record once everything the scenario set in motion is done (no job can change it after). */
+async function aliceProjected() {
+  await pipelineIdle();
+  return recordOf('alice');
+}
 
 describe('a record and the calls behind it', () => {
   it('agrees with hand-computed figures, and the leaderboard rows agree with the records', async () => {
@@ -157,8 +216,8 @@ describe('a record and the calls behind it', () => {
       xp: 431, streak: 4, followers: 2, following: 1, copies: 2,
     });
     expect(await recordOf('bob')).toMatchObject({ calls: 1, settled: 1, won: 1, right_pct: 100, profit_on_10: 30, profit_7d: 30, xp: 78, streak: 1, followers: 1, following: 1, copies: 0 });
-    // erin has no calls: her row is the UserCreated projection's, made by a job of its own, in its own time.
-    expect(await eventually(() => recordOf('erin'), (r) => r !== undefined)).toMatchObject({ calls: 0, settled: 0, right_pct: 0, profit_on_10: 0, xp: 0, streak: 0 });
+    // erin has no calls: her row is the UserCreated projection's, done by the time the pipeline is idle.
+    expect(await recordOf('erin')).toMatchObject({ calls: 0, settled: 0, right_pct: 0, profit_on_10: 0, xp: 0, streak: 0 });
 
     const board: Array<{ sort: string; rank: number; handle: string; profit_on_10: string; right_pct: number; settled: number; xp: number }> =
       await eventually(
@@ -211,28 +270,16 @@ describe('rebuild', () => {
     const settlement = new Queue('settlement', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
     await settlement.add('settle-market', { marketId: 'm7' }, { jobId: 'settle-m7' });
     await settlement.close();
-    // Pending projection jobs as BullMQ reports them (its Redis layout is its own business).
-    const projectionsQueue = new Queue('projections', { connection: tr.redis, prefix: queuePrefix(tr.prefix) });
-    onTestFinished(() => projectionsQueue.close());
-    await eventually(() => recordOf('alice'), (r) => r?.settled === 8);
     for (let i = 0; i < 20; i++) await callAt(['bob', 'carol', 'dave', 'erin'][i % 4]!, 'm8', i % 2, '0.45');
-    const incremental = await eventually(
-      async () => {
-        // Read in pipeline order — the outbox (rows not yet relayed), then jobs, then the dirty sets —
-        // so work moving from one stage to the next while this looks is never missed.
-        const unsent: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from outbox where sent_at is null`);
-        const counts = await projectionsQueue.getJobCounts('delayed', 'prioritized', 'wait', 'active', 'waiting-children');
-        const jobs = Object.values(counts).reduce((a, b) => a + b, 0);
-        const pending = (await tr.redis.scard(projectionUsersDirtyKey(tr.prefix))) + (await tr.redis.scard(projectionMarketsDirtyKey(tr.prefix)));
-        // The rows are read after the work was seen idle, so they include everything done by then.
-        return { idle: pending === 0 && jobs === 0 && unsent[0]!.n === 0, rows: await projectionRows() };
-      },
-      (v) => v.idle && (v.rows.user_records as Array<{ calls: number; user_id: number }>).find((r) => r.user_id === ids.erin)?.calls === 5,
-    );
-    expect(incremental.idle).toBe(true);
-    expect((incremental.rows.user_records as unknown[]).length).toBe(5);
+    // The rows are read after the work was seen idle, so they include everything done by then.
+    await pipelineIdle();
+    const incremental = await projectionRows();
+    const userRows = incremental.user_records as Array<{ calls: number; settled: number; user_id: number }>;
+    expect(userRows.length).toBe(5);
+    expect(userRows.find((r) => r.user_id === ids.alice)?.settled).toBe(8);
+    expect(userRows.find((r) => r.user_id === ids.erin)?.calls).toBe(5);
     await rebuildProjections(tdb.db, new Date());
-    expect(await projectionRows()).toEqual(incremental.rows);
+    expect(await projectionRows()).toEqual(incremental);
     const versions: Array<{ name: string; version: number }> = await tdb.db.query(sql`select name, version from projection_versions order by name`);
     expect(versions.map((v) => v.name)).toEqual(['leaderboard_rows', 'market_splits', 'user_records']);
   }, 60_000);
@@ -247,8 +294,8 @@ describe('rebuild', () => {
     await tdb.db.query(sql`truncate user_records, leaderboard_rows, market_splits`);
     await tdb.db.query(sql`delete from projection_versions where name = 'user_records'`);
     expect(await requestRebuildIfStale(tdb.db, tr.redis, tr.prefix)).toBe(true);
-    const after = await eventually(projectionRows, (rows) => rows.user_records.length === before.user_records.length);
-    expect(after).toEqual(before);
+    await pipelineIdle();
+    expect(await projectionRows()).toEqual(before);
   }, 60_000);
 });
 
@@ -262,8 +309,8 @@ describe('the 7-day window', () => {
     // What the job scheduler adds every 10 minutes: a batch without ids.
     await projections.add('project-users', { userIds: [], marketIds: [] });
     await projections.close();
-    const after = await eventually(() => recordOf('alice'), (r) => r?.profit_7d === 0);
-    expect(after).toEqual({ ...before, profit_7d: 0 });
+    await pipelineIdle();
+    expect(await recordOf('alice')).toEqual({ ...before, profit_7d: 0 });
     const week: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from leaderboard_rows where sort = 'week'`);
     expect(week[0]!.n).toBe(0);
   }, 60_000);
