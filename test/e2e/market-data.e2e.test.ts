@@ -129,7 +129,18 @@ describe('2. GET /api/v1/markets/{eventSlug}', () => {
     const events = await simEvents();
     expect(events.length).toBeGreaterThan(20);
     for (const source of events) {
-      const { event } = await api(`/api/v1/markets/${source.slug}`, marketEventResponseSchema);
+      // A market the simulator closed after this event's last page was built shows closed once the
+      // ingestor has the closure (its market_resolved frame, or the next catalog sync): wait for that.
+      const closedAsSim = (e: { markets: Array<{ id: string; closed: boolean }> }) =>
+        source.markets.every((m) => e.markets.find((x) => x.id === m.id)?.closed !== false || m.closed !== true);
+      const event = await waitFor(
+        `${source.slug}: the markets the simulator closed shown closed`,
+        async () => {
+          const page = (await api(`/api/v1/markets/${source.slug}`, marketEventResponseSchema)).event;
+          return closedAsSim(page) ? page : undefined;
+        },
+        30_000,
+      );
       expect(event.title).toBe(source.title);
       expect(event.market_count, source.slug).toBe(source.markets.length);
       expect(event.markets.map((m) => m.id)).toEqual(source.markets.map((m) => m.id));
