@@ -69,13 +69,13 @@ export function requestObserver(metrics: ServiceMetrics<'api'>, logger: Logger):
     routeOf,
     observe(req, res, requestId, route) {
       const started = performance.now();
-      const named = () => (typeof route === 'string' ? route : route());
       // 'close' is emitted once: `on` spares the wrapper `once` makes per request.
       res.on('close', () => {
+        const named = typeof route === 'string' ? route : route();
         const seconds = (performance.now() - started) / 1000;
         const method = req.method ?? 'GET';
         if (res.writableFinished) {
-          const template = named() ?? routeOf(pathOf(req.url ?? '/'));
+          const template = named ?? routeOf(pathOf(req.url ?? '/'));
           seriesOf(template, KNOWN_METHODS.has(method) ? method : 'other', res.statusCode).observe(seconds);
           if (res.statusCode === 429) httpRateLimited.inc();
         }
@@ -85,7 +85,7 @@ export function requestObserver(metrics: ServiceMetrics<'api'>, logger: Logger):
           {
             req_id: requestId,
             method,
-            route: named() ?? null,
+            route: named ?? null,
             status: res.statusCode,
             ms: Math.round(seconds * 1e5) / 100,
             ...(res.writableFinished ? {} : { aborted: true }),
