@@ -6,6 +6,7 @@ import { redisKeys, SNAPSHOT_FAMILIES, type SnapshotName } from '@pm/shared/redi
 import type { Logger } from '@pm/shared/logger';
 import type { ServiceMetrics } from '@pm/shared/metrics';
 import { endpointList } from '@pm/shared/api';
+import { requestDurations, type DurationSeries } from './request-durations.js';
 
 /**
  * The API's metrics and operations routes (/metrics, /healthz, /readyz).
@@ -47,11 +48,12 @@ export interface RequestObserver {
 
 export function requestObserver(metrics: ServiceMetrics<'api'>, logger: Logger): RequestObserver {
   const routeOf = templateMatcher();
-  const { httpRequestDuration, httpRateLimited } = metrics.metric;
+  const { httpRateLimited } = metrics.metric;
+  const durations = requestDurations(metrics);
   // The histogram's series by route, method and status, looked up in nested maps (no key string
-  // built per request) instead of prom-client hashing a label object on every request. Bounded:
-  // routes and methods are closed sets (templates, KNOWN_METHODS), statuses are the few the API answers.
-  type Series = ReturnType<typeof httpRequestDuration.labels>;
+  // built per request, request-durations.ts). Bounded: routes and methods are closed sets
+  // (templates, KNOWN_METHODS), statuses are the few the API answers.
+  type Series = DurationSeries;
   const series = new Map<string, Map<string, Map<number, Series>>>();
   const seriesOf = (route: string, method: string, status: number): Series => {
     let byMethod = series.get(route);
@@ -60,7 +62,7 @@ export function requestObserver(metrics: ServiceMetrics<'api'>, logger: Logger):
     if (!byStatus) byMethod.set(method, (byStatus = new Map()));
     let found = byStatus.get(status);
     if (!found) {
-      found = httpRequestDuration.labels({ route, method, status: String(status) });
+      found = durations.series({ route, method, status: String(status) });
       byStatus.set(status, found);
     }
     return found;
