@@ -26,24 +26,30 @@ export function frontHandler(deps: {
   const { app, readyCache, limiter, observer, trustProxy, logger } = deps;
 
   const answer = (req: IncomingMessage, res: ServerResponse, target: string) => {
-    limiter.hit(clientKey(req, trustProxy)).then(
-      (decision) => {
-        // Redis could not count: Express takes the request, exactly as it would a miss.
-        if (decision === undefined) return app(req, res);
-        const ready = readyCache.lookup(target);
-        if (!ready) return handOverCounted(req, res, decision);
-        const requestId = requestIdOf(req);
-        observer.observe(req, res, requestId, () => ready.route);
-        if (decision.limited) {
-          setBaseHeaders(req, res, requestId);
-          return sendRateLimited(res, decision, Date.now());
-        }
-        // Every header in one writeHead: the same headers, in the same order, as the Express path sets.
-        const written = serveReady(req, res, ready, baseHeaderList(requestId, decision));
-        if (written) written.catch((err: unknown) => fail(req, res, err, requestId, decision));
-      },
-      (err: unknown) => fail(req, res, err),
-    );
+    // A callback, not a promise: this runs for every cached read.
+    limiter.count(clientKey(req, trustProxy), (decision) => {
+      try {
+        answerCounted(req, res, target, decision);
+      } catch (err) {
+        fail(req, res, err, undefined, decision);
+      }
+    });
+  };
+
+  const answerCounted = (req: IncomingMessage, res: ServerResponse, target: string, decision: RateLimitDecision | undefined) => {
+    // Redis could not count: Express takes the request, exactly as it would a miss.
+    if (decision === undefined) return app(req, res);
+    const ready = readyCache.lookup(target);
+    if (!ready) return handOverCounted(req, res, decision);
+    const requestId = requestIdOf(req);
+    observer.observe(req, res, requestId, ready.route);
+    if (decision.limited) {
+      setBaseHeaders(req, res, requestId);
+      return sendRateLimited(res, decision, Date.now());
+    }
+    // Every header in one writeHead: the same headers, in the same order, as the Express path sets.
+    const written = serveReady(req, res, ready, baseHeaderList(requestId, decision));
+    if (written) written.catch((err: unknown) => fail(req, res, err, requestId, decision));
   };
 
   /** A response retired during the counter round trip: Express answers, with this count (not another). */

@@ -6,6 +6,7 @@ import { redisKeys, SNAPSHOT_FAMILIES, type SnapshotName } from '@pm/shared/redi
 import type { Logger } from '@pm/shared/logger';
 import type { ServiceMetrics } from '@pm/shared/metrics';
 import { endpointList } from '@pm/shared/api';
+import { requestDurations, type DurationSeries } from './request-durations.js';
 
 /**
  * The API's metrics and operations routes (/metrics, /healthz, /readyz).
@@ -39,25 +40,30 @@ function templateMatcher(): (path: string) => string {
  * e.g. a 429 or 405), else `unmatched`, so the label set stays bounded whatever is asked.
  */
 export interface RequestObserver {
-  observe(req: IncomingMessage, res: ServerResponse, requestId: string, route: () => string | undefined): void;
+  /** `route`: the route template, or (when known only once the request is done) a function giving it. */
+  observe(req: IncomingMessage, res: ServerResponse, requestId: string, route: string | (() => string | undefined)): void;
   /** The route template of a path (for requests no handler named). */
   routeOf(path: string): string;
 }
 
 export function requestObserver(metrics: ServiceMetrics<'api'>, logger: Logger): RequestObserver {
   const routeOf = templateMatcher();
-  const { httpRequestDuration, httpRateLimited } = metrics.metric;
-  // The histogram's series by route, method and status, looked up by one string instead of
-  // prom-client hashing a label object on every request. Bounded: routes and methods are closed
-  // sets (templates, KNOWN_METHODS), statuses are the few the API answers.
-  type Series = ReturnType<typeof httpRequestDuration.labels>;
-  const series = new Map<string, Series>();
+  const { httpRateLimited } = metrics.metric;
+  const durations = requestDurations(metrics);
+  // The histogram's series by route, method and status, looked up in nested maps (no key string
+  // built per request, request-durations.ts). Bounded: routes and methods are closed sets
+  // (templates, KNOWN_METHODS), statuses are the few the API answers.
+  type Series = DurationSeries;
+  const series = new Map<string, Map<string, Map<number, Series>>>();
   const seriesOf = (route: string, method: string, status: number): Series => {
-    const key = `${route} ${method} ${status}`;
-    let found = series.get(key);
+    let byMethod = series.get(route);
+    if (!byMethod) series.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    let found = byStatus.get(status);
     if (!found) {
-      found = httpRequestDuration.labels({ route, method, status: String(status) });
-      series.set(key, found);
+      found = durations.series({ route, method, status: String(status) });
+      byStatus.set(status, found);
     }
     return found;
   };
@@ -65,11 +71,13 @@ export function requestObserver(metrics: ServiceMetrics<'api'>, logger: Logger):
     routeOf,
     observe(req, res, requestId, route) {
       const started = performance.now();
-      res.once('close', () => {
+      // 'close' is emitted once: `on` spares the wrapper `once` makes per request.
+      res.on('close', () => {
+        const named = typeof route === 'string' ? route : route();
         const seconds = (performance.now() - started) / 1000;
         const method = req.method ?? 'GET';
         if (res.writableFinished) {
-          const template = route() ?? routeOf(pathOf(req.url ?? '/'));
+          const template = named ?? routeOf(pathOf(req.url ?? '/'));
           seriesOf(template, KNOWN_METHODS.has(method) ? method : 'other', res.statusCode).observe(seconds);
           if (res.statusCode === 429) httpRateLimited.inc();
         }
@@ -79,7 +87,7 @@ export function requestObserver(metrics: ServiceMetrics<'api'>, logger: Logger):
           {
             req_id: requestId,
             method,
-            route: route() ?? null,
+            route: named ?? null,
             status: res.statusCode,
             ms: Math.round(seconds * 1e5) / 100,
             ...(res.writableFinished ? {} : { aborted: true }),

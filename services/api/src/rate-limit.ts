@@ -1,7 +1,7 @@
 import { isIPv6, type Socket } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { Redis } from 'ioredis';
-import { redisKeys } from '@pm/shared/redis';
+import { isCluster, redisKeys } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import type { RateLimitState } from './respond.js';
 
@@ -11,8 +11,11 @@ import type { RateLimitState } from './respond.js';
  * one step (ioredis sends EVALSHA and falls back to EVAL after a SCRIPT FLUSH or on a fresh Redis),
  * and the requests of one client that arrive in the same event-loop turn are counted by ONE script
  * call (INCRBY n): each still gets its own place in Redis' count, in arrival order, so the limit and
- * `x-ratelimit-remaining` are exactly what n calls would have given. Auto-pipelining then sends the
- * turn's calls of every client in one write.
+ * `x-ratelimit-remaining` are exactly what n calls would have given. The turn's calls of every client
+ * go in one pipeline, written at once at the end of the turn: auto-pipelining would hold them for
+ * another turn of the event loop (a Redis Cluster client is the exception: its calls are
+ * auto-pipelined, one write per node). Requests of a client whose count is still on its way wait for
+ * it and are counted together as soon as it is answered (one call per client per round trip).
  *
  * A client a count has put over the limit is refused in this process, without a round trip, until
  * its window resets: Redis' count is already past the limit, so no process would let it through.
@@ -48,7 +51,11 @@ export const countedAlready = new WeakMap<IncomingMessage, RateLimitDecision>();
 export interface RateLimiter {
   /** Counts one request of `client`; undefined when Redis could not count it. */
   hit(client: string): Promise<RateLimitDecision | undefined>;
+  /** `hit` with a callback (the front handler's hot path: no promise per request); `done` may be called at once. */
+  count(client: string, done: Counted): void;
 }
+
+export type Counted = (decision: RateLimitDecision | undefined) => void;
 
 /**
  * KEYS[1] the client's counter, ARGV[1] the window in ms, ARGV[2] how many requests to count →
@@ -64,14 +71,20 @@ end
 return {count, ttl}
 `;
 
+type HitReply = [number, number];
+
 interface WithHitScript {
-  pmRateLimitHitBy(key: string, windowMs: number, requests: number): Promise<[number, number]>;
+  pmRateLimitHitBy(key: string, windowMs: number, requests: number): Promise<HitReply>;
+}
+
+/** The script as a pipeline command (ioredis adds defined commands to pipelines): the reply comes to `callback`. */
+interface PipelineWithHitScript {
+  pmRateLimitHitBy(key: string, windowMs: number, requests: number, callback: (err: Error | null | undefined, reply?: HitReply) => void): unknown;
+  exec(): Promise<unknown>;
 }
 
 /** Clients over the limit held in memory at most (oldest first out). */
 const MAX_LIMITED_CLIENTS = 100_000;
-
-type Resolve = (decision: RateLimitDecision | undefined) => void;
 
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const { redis, limit, logger } = options;
@@ -81,9 +94,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const keyPrefix = redisKeys(options.prefix).rateLimitPrefix;
   if (!('pmRateLimitHitBy' in redis)) redis.defineCommand('pmRateLimitHitBy', { numberOfKeys: 1, lua: HIT_SCRIPT });
   const scripted = redis as unknown as WithHitScript;
+  const pipelined = !isCluster(redis);
   let lastWarnAt = 0;
   /** Requests waiting to be counted, by client, in arrival order. */
-  const waiting = new Map<string, Resolve[]>();
+  const waiting = new Map<string, Counted[]>();
   /** Clients with a count on its way to Redis: their next requests wait for it and go together. */
   const inFlight = new Set<string>();
   let flushScheduled = false;
@@ -98,49 +112,61 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     }
   };
 
-  /** Sends the count of every client that has requests waiting and no count on its way. */
-  const flush = () => {
-    flushScheduled = false;
-    for (const client of waiting.keys()) if (!inFlight.has(client)) send(client);
+  /** Sends now, in one write, the counts of `clients` (each with requests waiting and no count on its way). */
+  const sendNow = (clients: Iterable<string>) => {
+    const pipeline = pipelined ? (redis.pipeline() as unknown as PipelineWithHitScript) : undefined;
+    for (const client of clients) if (!inFlight.has(client)) send(client, pipeline);
+    // Each call's outcome comes to its own callback (a failed write too); the pipeline's own is not needed.
+    pipeline?.exec().catch(() => {});
   };
 
-  /**
-   * One script call for all the waiting requests of `client`; each request gets its own place in
-   * the count, in arrival order. Requests that arrive meanwhile wait for it and are sent together
-   * as soon as it is answered.
-   */
-  const send = (client: string) => {
-    const resolvers = waiting.get(client);
-    if (!resolvers) return;
+  const flush = () => {
+    flushScheduled = false;
+    sendNow(waiting.keys());
+  };
+
+  /** One script call for the waiting requests of `client`, in arrival order: each gets its own place in the count. */
+  const send = (client: string, pipeline: PipelineWithHitScript | undefined) => {
+    const waiters = waiting.get(client);
+    if (!waiters) return;
     waiting.delete(client);
     inFlight.add(client);
-    const n = resolvers.length;
+    const n = waiters.length;
     let done = false;
     const finish = (decide: (i: number) => RateLimitDecision | undefined) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       inFlight.delete(client);
-      for (let i = 0; i < n; i++) resolvers[i]!(decide(i));
-      if (waiting.has(client)) send(client);
+      // The next count goes out before this batch's requests are answered: Redis works meanwhile.
+      if (waiting.has(client)) sendNow([client]);
+      for (let i = 0; i < n; i++) {
+        try {
+          waiters[i]!(decide(i));
+        } catch (err) {
+          // One request's failure must not keep the others of the batch from their answer.
+          logger.error({ err }, 'rate-limit decision handler failed');
+        }
+      }
     };
     const timer = setTimeout(() => {
       couldNotCount(new Error(`rate-limit counter timed out after ${timeoutMs} ms`));
       finish(() => undefined);
     }, timeoutMs);
-    scripted.pmRateLimitHitBy(keyPrefix + client, windowMs, n).then(
-      ([count, ttl]) => {
-        const resetMs = clock() + ttl;
-        if (count > limit) rememberLimited(client, resetMs);
-        // The first request of the batch is count - n + 1.
-        const first = count - n + 1;
-        finish((i) => ({ limit, remaining: Math.max(0, limit - first - i), resetMs, limited: first + i > limit }));
-      },
-      (err: unknown) => {
-        couldNotCount(err);
-        finish(() => undefined);
-      },
-    );
+    const counted = ([count, ttl]: HitReply) => {
+      const resetMs = clock() + ttl;
+      if (count > limit) rememberLimited(client, resetMs);
+      // The first request of the batch is count - n + 1.
+      const first = count - n + 1;
+      finish((i) => ({ limit, remaining: Math.max(0, limit - first - i), resetMs, limited: first + i > limit }));
+    };
+    const failed = (err: unknown) => {
+      couldNotCount(err);
+      finish(() => undefined);
+    };
+    const key = keyPrefix + client;
+    if (pipeline) pipeline.pmRateLimitHitBy(key, windowMs, n, (err, reply) => (err || !reply ? failed(err ?? new Error('no reply from the counter')) : counted(reply)));
+    else scripted.pmRateLimitHitBy(key, windowMs, n).then(counted, failed);
   };
 
   const rememberLimited = (client: string, resetMs: number) => {
@@ -150,26 +176,27 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     if (limitedUntil.size > MAX_LIMITED_CLIENTS) limitedUntil.delete(limitedUntil.keys().next().value as string);
   };
 
+  const count = (client: string, done: Counted) => {
+    // Over the limit until the window resets: answered here, without a Redis round trip. The count
+    // in Redis is past the limit already, so every process refuses this client until then anyway.
+    const until = limitedUntil.get(client);
+    if (until !== undefined) {
+      if (clock() < until) return done({ limit, remaining: 0, resetMs: until, limited: true });
+      limitedUntil.delete(client);
+    }
+    const queue = waiting.get(client);
+    if (queue) queue.push(done);
+    else waiting.set(client, [done]);
+    if (!flushScheduled && !inFlight.has(client)) {
+      flushScheduled = true;
+      // After the I/O callbacks of this turn: every request of the client parsed in it goes in one call.
+      setImmediate(flush);
+    }
+  };
+
   return {
-    hit(client) {
-      // Over the limit until the window resets: answered here, without a Redis round trip. The count
-      // in Redis is past the limit already, so every process refuses this client until then anyway.
-      const until = limitedUntil.get(client);
-      if (until !== undefined) {
-        if (clock() < until) return Promise.resolve({ limit, remaining: 0, resetMs: until, limited: true });
-        limitedUntil.delete(client);
-      }
-      return new Promise((resolve) => {
-        const queue = waiting.get(client);
-        if (queue) queue.push(resolve);
-        else waiting.set(client, [resolve]);
-        if (!flushScheduled && !inFlight.has(client)) {
-          flushScheduled = true;
-          // After the I/O callbacks of this turn: every request of the client parsed in it goes in one call.
-          setImmediate(flush);
-        }
-      });
-    },
+    count,
+    hit: (client) => new Promise((resolve) => count(client, resolve)),
   };
 }
 

@@ -30,6 +30,8 @@ const BASE_HEADERS: ReadonlyArray<readonly [string, string]> = [
   ['Access-Control-Expose-Headers', EXPOSED_HEADERS],
 ];
 
+const BASE_HEADER_LIST: readonly string[] = BASE_HEADERS.flat();
+
 /** The request id: the client's own when it is sane, else a new one. It is returned so a user can quote it. */
 export function requestIdOf(req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
@@ -49,10 +51,7 @@ export function setBaseHeaders(req: IncomingMessage, res: ServerResponse, reques
  * call instead of a dozen `setHeader`s.
  */
 export function baseHeaderList(requestId: string, state: RateLimitState): string[] {
-  const list = ['x-request-id', requestId];
-  for (const [name, value] of BASE_HEADERS) list.push(name, value);
-  list.push(...rateLimitHeaderList(state));
-  return list;
+  return ['x-request-id', requestId, ...BASE_HEADER_LIST, ...rateLimitHeaderList(state)];
 }
 
 /** A CORS preflight (or plain OPTIONS): 204 with the methods and the headers a page may send. */
