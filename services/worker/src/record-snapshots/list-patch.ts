@@ -1,0 +1,290 @@
+import type { Redis } from 'ioredis';
+import { CALL_LIST_SIZE, USER_CALL_FILTERS, type UserCallFilter } from '@pm/shared/api';
+import { ANNOUNCE_BATCH, redisKeys } from '@pm/shared/redis';
+import { sql, type Queryable } from '@pm/shared/db';
+
+/**
+ * A big change's people's call lists, patched where they are (issue 18: a 10,000-call settlement's
+ * callers' five lists are ~165 MB of JSON text; made again in Postgres they took ~6 s, where the
+ * change itself is ~4 MB: each settled call's new Call object).
+ *
+ * Postgres says, per changed call, its Call object (record_call_json, refreshed by the build just
+ * before), its status, and where it now stands in its owner's lists (`kAll`: how many of their calls
+ * are newer; `kStatus`: how many of that status are), and per person how long each list now is.
+ * One script call per batch of people then, in Redis, for each of their five lists:
+ *   - removes the changed calls from every list of another status (the `open` list of a settled call);
+ *   - replaces them in `all` and in their status's list, or inserts them there at their position;
+ *   - keeps the first CALL_LIST_SIZE;
+ * and checks the result against Postgres: every list as long as Postgres says it now is, every
+ * changed call at the position Postgres gives it. A person whose lists do not check out (a list
+ * missing from Redis, one that was behind, a full list that lost a call and would need the next one
+ * from Postgres) is left untouched and returned: the builder makes their lists from Postgres. The
+ * written lists are the same text the build would make (list bodies are the cached Call objects
+ * joined with commas, bodies.ts userBodies), with the same ETag (snapshotEtag: base64url of the
+ * SHA-1, in Lua from redis.sha1hex), written and announced the way the bulk writer does.
+ * The builder still remakes the patched people's lists from Postgres afterwards (`lists:<id>`, a
+ * build of its own): Postgres stays the record and a patch only brings the lists forward.
+ */
+
+export interface ListPatchCall {
+  id: string;
+  status: Exclude<UserCallFilter, 'all'>;
+  /** The call's Call object (record_call_json). */
+  body: string;
+  /** Calls of the owner newer than this one (its index in `all`). */
+  kAll: number;
+  /** Calls of the owner of the same status newer than this one (its index in that list). */
+  kStatus: number;
+}
+
+export interface ListPatchUser {
+  userId: string;
+  /** Lower-cased, as in the snapshot names. */
+  key: string;
+  /** How many calls each list would hold without its limit. */
+  counts: Record<UserCallFilter, number>;
+  calls: ListPatchCall[];
+}
+
+/**
+ * inputs: call ids (each call's record_call_json row current). outputs: their owners, each with
+ * those calls and what ListPatchUser says. Per owner and per call an index-only range of
+ * calls_user_newest_cover (a person's calls, newest first, with their status).
+ */
+export async function listPatches(db: Queryable, callIds: readonly string[]): Promise<ListPatchUser[]> {
+  if (callIds.length === 0) return [];
+  const rows: Array<{
+    user_id: string;
+    key: string;
+    id: string;
+    status: ListPatchCall['status'];
+    body: string | null;
+    k_all: number;
+    k_status: number;
+    n_all: number;
+    n_open: number;
+    n_won: number;
+    n_lost: number;
+    n_void: number;
+  }> = await db.query(sql`
+    with t as (
+      select c.id, c.user_id, c.status, c.made_at from calls c where c.id = any(${[...callIds]}::text[])
+    ), owners as (
+      select distinct user_id from t
+    ), counts as (
+      select o.user_id, n.*
+      from owners o cross join lateral (
+        select count(*)::integer as n_all,
+               count(*) filter (where c.status = 'open')::integer as n_open,
+               count(*) filter (where c.status = 'won')::integer as n_won,
+               count(*) filter (where c.status = 'lost')::integer as n_lost,
+               count(*) filter (where c.status = 'void')::integer as n_void
+        from calls c where c.user_id = o.user_id
+      ) n
+    )
+    select t.user_id::text as user_id, lower(u.handle) as key, t.id, t.status, cj.body,
+           (select count(*) from calls x where x.user_id = t.user_id and (x.made_at, x.id) > (t.made_at, t.id))::integer as k_all,
+           (select count(*) from calls x where x.user_id = t.user_id and x.status = t.status and (x.made_at, x.id) > (t.made_at, t.id))::integer as k_status,
+           n.n_all, n.n_open, n.n_won, n.n_lost, n.n_void
+    from t
+    join users u on u.id = t.user_id
+    join counts n on n.user_id = t.user_id
+    left join record_call_json cj on cj.call_id = t.id
+  `);
+  const users = new Map<string, ListPatchUser & { complete: boolean }>();
+  for (const r of rows) {
+    let user = users.get(r.user_id);
+    if (!user) {
+      user = { userId: r.user_id, key: r.key, counts: { all: r.n_all, open: r.n_open, won: r.n_won, lost: r.n_lost, void: r.n_void }, calls: [], complete: true };
+      users.set(r.user_id, user);
+    }
+    // A call without its cached object cannot be patched in: that person's lists are made whole.
+    if (r.body === null) user.complete = false;
+    else user.calls.push({ id: r.id, status: r.status, body: r.body, kAll: r.k_all, kStatus: r.k_status });
+  }
+  return [...users.values()].map(({ complete, ...user }) => (complete ? user : { ...user, calls: [] }));
+}
+
+/**
+ * KEYS: per person their five list snapshots (USER_CALL_FILTERS order), then the family built-at hash.
+ * ARGV: built_at, channel, people, list size, then per person: key, the five counts, the number of
+ * calls, and per call id, status, body, kAll, kStatus.
+ * Returns: the number of lists written, then the (1-based) positions of the people left untouched.
+ */
+const PATCH_LISTS = `
+local FILTERS = {${USER_CALL_FILTERS.map((f) => `'${f}'`).join(', ')}}
+local B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+local builtAt, channel = ARGV[1], ARGV[2]
+local people, size = tonumber(ARGV[3]), tonumber(ARGV[4])
+local HEAD, BOUNDARY = ',"calls":[', ',{"id":"'
+
+local function b64(v, n)
+  local out = {}
+  for i = n, 1, -1 do
+    local d = v % 64
+    out[i] = string.sub(B64, d + 1, d + 1)
+    v = math.floor(v / 64)
+  end
+  return table.concat(out)
+end
+-- snapshotEtag: the quoted first 27 characters of the SHA-1's base64url.
+local function etagOf(body)
+  local hex = redis.sha1hex(body)
+  local out = {}
+  for i = 1, 31, 6 do out[#out + 1] = b64(tonumber(string.sub(hex, i, i + 5), 16), 4) end
+  out[#out + 1] = b64(tonumber(string.sub(hex, 37, 40), 16) * 4, 3)
+  return '"' .. table.concat(out) .. '"'
+end
+-- A list body's head (up to and with '['), and its items (each a Call object's text), or nil.
+local function split(body)
+  local at = string.find(body, HEAD, 1, true)
+  if not at or string.sub(body, -2) ~= ']}' then return nil end
+  local head = string.sub(body, 1, at + #HEAD - 1)
+  local text = string.sub(body, at + #HEAD, -3)
+  local items = {}
+  if text == '' then return head, items end
+  local pos = 1
+  while true do
+    local nxt = string.find(text, BOUNDARY, pos + 1, true)
+    if nxt then
+      items[#items + 1] = string.sub(text, pos, nxt - 1)
+      pos = nxt + 1
+    else
+      items[#items + 1] = string.sub(text, pos)
+      break
+    end
+  end
+  return head, items
+end
+local function idOf(item) return string.match(item, '^{"id":"([^"]*)"') end
+local function indexOf(items, id)
+  for i = 1, #items do if idOf(items[i]) == id then return i end end
+  return nil
+end
+
+local written, untouched, announced = 0, {}, {}
+local p = 5
+for u = 1, people do
+  local key = ARGV[p]
+  local counts = {}
+  for f = 1, 5 do counts[f] = tonumber(ARGV[p + f]) end
+  local m = tonumber(ARGV[p + 6])
+  p = p + 7
+  local calls = {}
+  for c = 1, m do
+    calls[c] = { id = ARGV[p], status = ARGV[p + 1], body = ARGV[p + 2], kAll = tonumber(ARGV[p + 3]), kStatus = tonumber(ARGV[p + 4]) }
+    p = p + 5
+  end
+  local ok = m > 0
+  local writes = {}
+  for f = 1, 5 do
+    if not ok then break end
+    local filter = FILTERS[f]
+    local k = KEYS[(u - 1) * 5 + f]
+    local body = redis.call('HGET', k, 'body')
+    if not body then ok = false break end
+    -- The calls this list shows (at their position) and those it must not.
+    local mine = {}
+    for _, c in ipairs(calls) do
+      if filter == 'all' then mine[#mine + 1] = { c = c, at = c.kAll }
+      elseif c.status == filter then mine[#mine + 1] = { c = c, at = c.kStatus } end
+    end
+    local touches = #mine > 0
+    if not touches then
+      for _, c in ipairs(calls) do
+        if string.find(body, '{"id":"' .. c.id .. '"', 1, true) then touches = true break end
+      end
+    end
+    if touches then
+      local head, items = split(body)
+      if not head then ok = false break end
+      local full = #items >= size
+      local removed = false
+      for _, c in ipairs(calls) do
+        if not (filter == 'all' or c.status == filter) then
+          local i = indexOf(items, c.id)
+          if i then table.remove(items, i) removed = true end
+        end
+      end
+      -- A full list that lost a call would need the next one from Postgres.
+      if removed and full then ok = false break end
+      table.sort(mine, function(a, b) return a.at < b.at end)
+      for _, x in ipairs(mine) do
+        local i = indexOf(items, x.c.id)
+        if i then items[i] = x.c.body
+        elseif x.at < size then
+          if x.at > #items then ok = false break end
+          table.insert(items, x.at + 1, x.c.body)
+        end
+      end
+      if not ok then break end
+      while #items > size do table.remove(items) end
+      -- As Postgres has it: the list's length, and each call where it stands.
+      if #items ~= math.min(size, counts[f]) then ok = false break end
+      for _, x in ipairs(mine) do
+        if x.at < size and idOf(items[x.at + 1]) ~= x.c.id then ok = false break end
+      end
+      if not ok then break end
+      local made = head .. table.concat(items, ',') .. ']}'
+      if made ~= body then writes[#writes + 1] = { key = k, name = 'user-calls:' .. key .. ':' .. filter, body = made } end
+    end
+  end
+  if ok then
+    for _, w in ipairs(writes) do
+      local etag = etagOf(w.body)
+      redis.call('HSET', w.key, 'body', w.body, 'etag', etag, 'built_at', builtAt)
+      announced[#announced + 1] = { name = w.name, etag = etag }
+      written = written + 1
+    end
+  else
+    untouched[#untouched + 1] = u
+  end
+end
+if #announced > 0 then
+  redis.call('HSET', KEYS[#KEYS], 'user-calls', builtAt)
+  local batch = {}
+  for i = 1, #announced do
+    batch[#batch + 1] = announced[i]
+    if #batch == ${ANNOUNCE_BATCH} or i == #announced then
+      redis.call('PUBLISH', channel, cjson.encode(batch))
+      batch = {}
+    end
+  end
+end
+local out = { written }
+for _, u in ipairs(untouched) do out[#out + 1] = u end
+return out
+`;
+
+type WithScript = Redis & { pmPatchUserCallLists(...args: Array<string | number>): Promise<number[]> };
+
+export interface ListPatcher {
+  /** Patches these people's lists; resolves to how many lists were written and whom it left untouched (user ids). */
+  patch(users: readonly ListPatchUser[]): Promise<{ written: number; untouched: string[] }>;
+}
+
+export function createListPatcher(deps: { redis: Redis; prefix: string; now: () => number; batch?: number }): ListPatcher {
+  const keys = redisKeys(deps.prefix);
+  const batch = deps.batch ?? 200;
+  if (!('pmPatchUserCallLists' in deps.redis)) deps.redis.defineCommand('pmPatchUserCallLists', { lua: PATCH_LISTS });
+  const redis = deps.redis as unknown as WithScript;
+  async function one(users: readonly ListPatchUser[]): Promise<{ written: number; untouched: string[] }> {
+    const listKeys: string[] = [];
+    const args: Array<string | number> = [String(deps.now()), keys.snapshotAnnounce, users.length, CALL_LIST_SIZE];
+    for (const u of users) {
+      for (const f of USER_CALL_FILTERS) listKeys.push(keys.snapshot(`user-calls:${u.key}:${f}`));
+      args.push(u.key, ...USER_CALL_FILTERS.map((f) => u.counts[f]), u.calls.length);
+      for (const c of u.calls) args.push(c.id, c.status, c.body, c.kAll, c.kStatus);
+    }
+    const [written = 0, ...left] = await redis.pmPatchUserCallLists(listKeys.length + 1, ...listKeys, keys.snapshotBuiltAt, ...args);
+    return { written, untouched: left.map((i) => users[i - 1]!.userId) };
+  }
+  return {
+    async patch(users) {
+      const parts: Array<Promise<{ written: number; untouched: string[] }>> = [];
+      for (let i = 0; i < users.length; i += batch) parts.push(one(users.slice(i, i + batch)));
+      const done = await Promise.all(parts);
+      return { written: done.reduce((n, d) => n + d.written, 0), untouched: done.flatMap((d) => d.untouched) };
+    },
+  };
+}
