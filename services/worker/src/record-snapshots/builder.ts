@@ -164,48 +164,44 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
         stats.written += await bulkWriter.write(entries.slice(i, i + FLUSH_AT).map((e) => ({ name: e.name, body: 'body' in e ? e.body : JSON.stringify(e.payload) })));
       }
     };
-    // Paths at once, on separate connections, so Postgres and Node overlap (a 10,000-call
+    // Paths at once, on separate connections, so Postgres, Node and Redis overlap (a 10,000-call
     // settlement touches ~18k people):
     // - the people's records (a row each, one indexed statement), written as soon as made: no
-    //   list is in them, so they need not wait for the calls;
-    // - the calls, in batches: each batch's page bodies and its cached Call objects
-    //   (record_call_json) made side by side, then written;
-    // - once every call's own page and cached object are there (a list never shows a call whose
-    //   own page is not there yet), at once: the market lists and the global lists (boards,
-    //   combos), and the people's call lists. A big change's lists are patched in Redis with the
-    //   changed calls (list-patch.ts: ~4 MB for a 10,000-call settlement, where its callers' lists
-    //   are ~165 MB to make again) and made again from Postgres by the next build (`lists:<id>`);
-    //   a small change's, and anyone's a patch cannot serve, are made from Postgres now.
+    //   list is in them;
+    // - the calls, in batches: each batch's cached Call objects (record_call_json) and its page
+    //   bodies made side by side, the pages written;
+    // - once the cached Call objects are there, at once: the market lists and the global lists
+    //   (boards, combos), and the people's call lists. A big change's lists are patched in Redis with
+    //   the changed calls (list-patch.ts: ~4 MB for a 10,000-call settlement, where its callers'
+    //   lists are ~165 MB to make again) and made again from Postgres by the next build
+    //   (`lists:<id>`); a small change's, and anyone's a patch cannot serve, are made from Postgres
+    //   now. A list may show a new call a moment before the call's own page is written.
     const records = (async () => {
       await write(await userBodies(db, touched.users, webUrl, 'record'));
       mark('records');
     })();
-    records.catch(() => {}); // awaited below; a failure there fails the build
-    try {
-      const batches: Array<Promise<SnapshotEntry[]>> = [];
-      for (let i = 0; i < touched.calls.length; i += batchCalls) {
-        const ids = touched.calls.slice(i, i + batchCalls);
-        const made = Promise.all([refreshCallJson(db, ids, webUrl), callBodies(db, ids, webUrl)]).then(([, bodies]) => bodies);
-        made.catch(() => {}); // awaited in order below
-        batches.push(made);
-      }
-      try {
-        for (const made of batches) await write(await made);
-      } catch (err) {
-        await Promise.allSettled(batches); // no query outlives a failed build
-        throw err;
-      }
-      mark('calls');
-    } finally {
-      await records;
+    // The calls' cached Call objects first (the lists and the market list aggregate them), each
+    // batch beside its page bodies.
+    const refreshed: Array<Promise<void>> = [];
+    const pages: Array<Promise<SnapshotEntry[]>> = [];
+    for (let i = 0; i < touched.calls.length; i += batchCalls) {
+      const ids = touched.calls.slice(i, i + batchCalls);
+      refreshed.push(refreshCallJson(db, ids, webUrl));
+      pages.push(callBodies(db, ids, webUrl));
     }
+    const objects = Promise.all(refreshed).then(() => mark('call_json'));
+    const calls = (async () => {
+      for (const made of pages) await write(await made);
+      mark('calls');
+    })();
     const boards = (async () => {
+      await objects;
       for (let i = 0; i < touched.markets.length; i += batchMarkets) await write(await marketEntries(touched.markets.slice(i, i + batchMarkets)));
       await write(await globalEntries());
       mark('boards');
     })();
-    boards.catch(() => {}); // awaited below
-    try {
+    const lists = (async () => {
+      await objects;
       // Lists asked for by name (`lists:<id>`) are the follow-up of a patch: made from Postgres.
       const asked = new Set(dirty.lists);
       const exact = new Set(touched.lists.filter((id) => asked.has(id)));
@@ -228,9 +224,11 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
       const ids = [...exact];
       for (let i = 0; i < ids.length; i += batchUsers) await write(await userBodies(db, ids.slice(i, i + batchUsers), webUrl, 'lists'));
       mark('lists');
-    } finally {
-      await boards;
-    }
+    })();
+    // Every path settles before the build ends (no query outlives a failed build); the first failure fails it.
+    const done = await Promise.allSettled([records, ...refreshed, ...pages, calls, boards, lists]);
+    const failed = done.find((d): d is PromiseRejectedResult => d.status === 'rejected');
+    if (failed) throw failed.reason;
     stats.calls = touched.calls.length;
     stats.users = touched.users.length;
     stats.markets = touched.markets.length;

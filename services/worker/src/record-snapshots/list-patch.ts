@@ -48,8 +48,8 @@ export interface ListPatchUser {
 
 /**
  * inputs: call ids (each call's record_call_json row current). outputs: their owners, each with
- * those calls and what ListPatchUser says. Per owner and per call an index-only range of
- * calls_user_newest_cover (a person's calls, newest first, with their status).
+ * those calls and what ListPatchUser says; a call without its cached object leaves its owner with
+ * no calls to patch (made from Postgres instead).
  */
 export async function listPatches(db: Queryable, callIds: readonly string[]): Promise<ListPatchUser[]> {
   if (callIds.length === 0) return [];
@@ -69,11 +69,9 @@ export async function listPatches(db: Queryable, callIds: readonly string[]): Pr
   }> = await db.query(sql`
     with t as (
       select c.id, c.user_id, c.status, c.made_at from calls c where c.id = any(${[...callIds]}::text[])
-    ), owners as (
-      select distinct user_id from t
     ), counts as (
       select o.user_id, n.*
-      from owners o cross join lateral (
+      from (select distinct user_id from t) o cross join lateral (
         select count(*)::integer as n_all,
                count(*) filter (where c.status = 'open')::integer as n_open,
                count(*) filter (where c.status = 'won')::integer as n_won,
@@ -83,6 +81,7 @@ export async function listPatches(db: Queryable, callIds: readonly string[]): Pr
       ) n
     )
     select t.user_id::text as user_id, lower(u.handle) as key, t.id, t.status, cj.body,
+           -- Index-only ranges of calls_user_newest_cover / calls_user_status_newest (row comparison in the key).
            (select count(*) from calls x where x.user_id = t.user_id and (x.made_at, x.id) > (t.made_at, t.id))::integer as k_all,
            (select count(*) from calls x where x.user_id = t.user_id and x.status = t.status and (x.made_at, x.id) > (t.made_at, t.id))::integer as k_status,
            n.n_all, n.n_open, n.n_won, n.n_lost, n.n_void
@@ -117,12 +116,13 @@ local B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 local builtAt, channel = ARGV[1], ARGV[2]
 local people, size = tonumber(ARGV[3]), tonumber(ARGV[4])
 local HEAD, BOUNDARY = ',"calls":[', ',{"id":"'
+local find, sub = string.find, string.sub
 
 local function b64(v, n)
   local out = {}
   for i = n, 1, -1 do
     local d = v % 64
-    out[i] = string.sub(B64, d + 1, d + 1)
+    out[i] = sub(B64, d + 1, d + 1)
     v = math.floor(v / 64)
   end
   return table.concat(out)
@@ -131,35 +131,36 @@ end
 local function etagOf(body)
   local hex = redis.sha1hex(body)
   local out = {}
-  for i = 1, 31, 6 do out[#out + 1] = b64(tonumber(string.sub(hex, i, i + 5), 16), 4) end
-  out[#out + 1] = b64(tonumber(string.sub(hex, 37, 40), 16) * 4, 3)
+  for i = 1, 31, 6 do out[#out + 1] = b64(tonumber(sub(hex, i, i + 5), 16), 4) end
+  out[#out + 1] = b64(tonumber(sub(hex, 37, 40), 16) * 4, 3)
   return '"' .. table.concat(out) .. '"'
 end
--- A list body's head (up to and with '['), and its items (each a Call object's text), or nil.
-local function split(body)
-  local at = string.find(body, HEAD, 1, true)
-  if not at or string.sub(body, -2) ~= ']}' then return nil end
-  local head = string.sub(body, 1, at + #HEAD - 1)
-  local text = string.sub(body, at + #HEAD, -3)
-  local items = {}
-  if text == '' then return head, items end
-  local pos = 1
-  while true do
-    local nxt = string.find(text, BOUNDARY, pos + 1, true)
-    if nxt then
-      items[#items + 1] = string.sub(text, pos, nxt - 1)
-      pos = nxt + 1
-    else
-      items[#items + 1] = string.sub(text, pos)
-      break
-    end
-  end
-  return head, items
+
+-- A list body is HEAD-terminated head, then items joined by ',', then ']}'; an item (a Call object)
+-- starts '{"id":"<id>","user":' (nothing inside one does: a copied_from is '{"id":…,"handle":').
+-- Positions: 'first' is where the first item starts (or the ']' of an empty list); an item ends
+-- before the next BOUNDARY or at the closing ']' (#body - 1).
+local function itemStart(id) return '{"id":"' .. id .. '","user":' end
+local function itemEnd(body, at)
+  local nxt = find(body, BOUNDARY, at + 1, true)
+  if nxt then return nxt - 1, nxt + 1 end
+  return #body - 2, nil
 end
-local function idOf(item) return string.match(item, '^{"id":"([^"]*)"') end
-local function indexOf(items, id)
-  for i = 1, #items do if idOf(items[i]) == id then return i end end
-  return nil
+-- Start of the item at 0-based index k, or nil when the list has k items or fewer; also the count when walked to the end.
+local function startOf(body, first, k)
+  if k == 0 then return (first <= #body - 2) and first or nil end
+  local at, i = first, 0
+  if at > #body - 2 then return nil, 0 end
+  while i < k do
+    local _, nxt = itemEnd(body, at)
+    if not nxt then return nil, i + 1 end
+    at, i = nxt, i + 1
+  end
+  return at
+end
+local function count(body, first)
+  local _, n = startOf(body, first, size + 1)
+  return n or (size + 1)
 end
 
 local written, untouched, announced = 0, {}, {}
@@ -172,7 +173,7 @@ for u = 1, people do
   p = p + 7
   local calls = {}
   for c = 1, m do
-    calls[c] = { id = ARGV[p], status = ARGV[p + 1], body = ARGV[p + 2], kAll = tonumber(ARGV[p + 3]), kStatus = tonumber(ARGV[p + 4]) }
+    calls[c] = { id = ARGV[p], status = ARGV[p + 1], body = ARGV[p + 2], kAll = tonumber(ARGV[p + 3]), kStatus = tonumber(ARGV[p + 4]), start = itemStart(ARGV[p]) }
     p = p + 5
   end
   local ok = m > 0
@@ -180,53 +181,80 @@ for u = 1, people do
   for f = 1, 5 do
     if not ok then break end
     local filter = FILTERS[f]
-    local k = KEYS[(u - 1) * 5 + f]
-    local body = redis.call('HGET', k, 'body')
-    if not body then ok = false break end
-    -- The calls this list shows (at their position) and those it must not.
-    local mine = {}
+    -- A list of another status is read only when a call may be in it: its status before, as the
+    -- 'all' list (read first) showed it, or any when that list did not show the call.
+    local needed = filter == 'all'
     for _, c in ipairs(calls) do
-      if filter == 'all' then mine[#mine + 1] = { c = c, at = c.kAll }
-      elseif c.status == filter then mine[#mine + 1] = { c = c, at = c.kStatus } end
+      if c.status == filter or c.was == nil or c.was == filter then needed = true end
     end
-    local touches = #mine > 0
-    if not touches then
-      for _, c in ipairs(calls) do
-        if string.find(body, '{"id":"' .. c.id .. '"', 1, true) then touches = true break end
-      end
-    end
-    if touches then
-      local head, items = split(body)
-      if not head then ok = false break end
-      local full = #items >= size
-      local removed = false
-      for _, c in ipairs(calls) do
-        if not (filter == 'all' or c.status == filter) then
-          local i = indexOf(items, c.id)
-          if i then table.remove(items, i) removed = true end
+    if needed then
+      local k = KEYS[(u - 1) * 5 + f]
+      local body = redis.call('HGET', k, 'body')
+      if not body then ok = false break end
+      if filter == 'all' then
+        for _, c in ipairs(calls) do
+          local s = find(body, c.start, 1, true)
+          if s then
+            local a = find(body, '"status":"', s, true)
+            if a then c.was = sub(body, a + 10, find(body, '"', a + 10, true) - 1) end
+          end
         end
       end
-      -- A full list that lost a call would need the next one from Postgres.
-      if removed and full then ok = false break end
-      table.sort(mine, function(a, b) return a.at < b.at end)
-      for _, x in ipairs(mine) do
-        local i = indexOf(items, x.c.id)
-        if i then items[i] = x.c.body
-        elseif x.at < size then
-          if x.at > #items then ok = false break end
-          table.insert(items, x.at + 1, x.c.body)
+      local head = find(body, HEAD, 1, true)
+      if not head or sub(body, -2) ~= ']}' then ok = false break end
+      local first = head + #HEAD
+      local mine, gone = {}, {}
+      for _, c in ipairs(calls) do
+        if filter == 'all' then mine[#mine + 1] = { c = c, at = c.kAll }
+        elseif c.status == filter then mine[#mine + 1] = { c = c, at = c.kStatus }
+        elseif find(body, c.start, first, true) then gone[#gone + 1] = c end
+      end
+      if #mine > 0 or #gone > 0 then
+        local original = body
+        local full = count(body, first) >= size
+        -- The calls of another status leave this list (a full list would need the next one from Postgres).
+        if #gone > 0 and full then ok = false break end
+        for _, c in ipairs(gone) do
+          local s = find(body, c.start, first, true)
+          local e, nxt = itemEnd(body, s)
+          if nxt then body = sub(body, 1, s - 1) .. sub(body, nxt)
+          elseif s > first then body = sub(body, 1, s - 2) .. ']}'
+          else body = sub(body, 1, s - 1) .. ']}' end
         end
+        -- Those of this list's status take their place, in position order: replaced, or inserted.
+        table.sort(mine, function(a, b) return a.at < b.at end)
+        for _, x in ipairs(mine) do
+          local s = find(body, x.c.start, first, true)
+          if s then
+            local e = itemEnd(body, s)
+            body = sub(body, 1, s - 1) .. x.c.body .. sub(body, e + 1)
+          elseif x.at < size then
+            local s2 = startOf(body, first, x.at)
+            if s2 then body = sub(body, 1, s2 - 1) .. x.c.body .. ',' .. sub(body, s2)
+            elseif first > #body - 2 then
+              if x.at ~= 0 then ok = false break end
+              body = sub(body, 1, first - 1) .. x.c.body .. ']}'
+            else
+              if count(body, first) ~= x.at then ok = false break end
+              body = sub(body, 1, #body - 2) .. ',' .. x.c.body .. ']}'
+            end
+          end
+        end
+        if not ok then break end
+        -- Keep the first 'size'.
+        local over = startOf(body, first, size)
+        if over then body = sub(body, 1, over - 2) .. ']}' end
+        -- As Postgres has it: the list's length, and each call where it stands.
+        if count(body, first) ~= math.min(size, counts[f]) then ok = false break end
+        for _, x in ipairs(mine) do
+          if x.at < size then
+            local s = startOf(body, first, x.at)
+            if not s or sub(body, s, s + #x.c.start - 1) ~= x.c.start then ok = false break end
+          end
+        end
+        if not ok then break end
+        if body ~= original then writes[#writes + 1] = { key = k, name = 'user-calls:' .. key .. ':' .. filter, body = body } end
       end
-      if not ok then break end
-      while #items > size do table.remove(items) end
-      -- As Postgres has it: the list's length, and each call where it stands.
-      if #items ~= math.min(size, counts[f]) then ok = false break end
-      for _, x in ipairs(mine) do
-        if x.at < size and idOf(items[x.at + 1]) ~= x.c.id then ok = false break end
-      end
-      if not ok then break end
-      local made = head .. table.concat(items, ',') .. ']}'
-      if made ~= body then writes[#writes + 1] = { key = k, name = 'user-calls:' .. key .. ':' .. filter, body = made } end
     end
   end
   if ok then
