@@ -161,7 +161,9 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
     // that touches thousands of people never sits in memory whole.
     const write = async (entries: readonly SnapshotEntry[]) => {
       for (let i = 0; i < entries.length; i += FLUSH_AT) {
-        stats.written += await bulkWriter.write(entries.slice(i, i + FLUSH_AT).map((e) => ({ name: e.name, body: 'body' in e ? e.body : JSON.stringify(e.payload) })));
+        // Read `written` after the write, not before it: the paths below write at the same time.
+        const n = await bulkWriter.write(entries.slice(i, i + FLUSH_AT).map((e) => ({ name: e.name, body: 'body' in e ? e.body : JSON.stringify(e.payload) })));
+        stats.written += n;
       }
     };
     // Paths at once, on separate connections, so Postgres, Node and Redis overlap (a 10,000-call
