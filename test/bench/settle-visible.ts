@@ -23,10 +23,11 @@ import { z } from 'zod';
  *      until every one shows it (`sampleMs`);
  *   2. then every page is read once; any that does not show it yet is polled until it does (`lastMs`
  *      = when the last one was seen, or `sampleMs` when none was missing).
+ * An item's time is that of the first response that showed it (not the end of the polling pass).
  */
 
 const SORTS = ['profit', 'right', 'xp', 'week'] as const;
-const SAMPLE = 200;
+const SAMPLE = 100;
 
 const userResponse = z.object({ user: z.object({ settled: z.number(), xp: z.number() }) });
 const callResponse = z.object({ call: z.object({ status: z.string() }) });
@@ -140,16 +141,19 @@ export async function waitForSettlement(
         return JSON.stringify((await getJson(boardUrl(apiUrl, item.sort), boardResponse)).rows) !== before.boards.get(item.sort);
     }
   };
-  /** Polls until every item shows it; returns when (ms after t0) the last was seen, or undefined when none was missing. */
+  /**
+   * Polls until every item shows it; returns when (ms after t0) the last was seen — each item's time
+   * is that of the response that first showed it, not the end of the pass it was in — or undefined
+   * when none was missing.
+   */
   const until = async (items: Item[]): Promise<number | undefined> => {
     let pending = items;
     let seenAt: number | undefined;
     while (pending.length > 0) {
       if (performance.now() - t0 > timeoutMs) throw new Error(`${pending.length} pages still without the settlement after ${timeoutMs} ms, e.g. ${JSON.stringify(pending[0])}`);
-      const ok = await pool(pending, 32, shows);
-      const left = pending.filter((_, i) => !ok[i]);
-      if (left.length < pending.length) seenAt = performance.now() - t0;
-      pending = left;
+      const ok = await pool(pending, 32, async (item) => ((await shows(item)) ? performance.now() - t0 : undefined));
+      for (const at of ok) if (at !== undefined) seenAt = Math.max(seenAt ?? 0, at);
+      pending = pending.filter((_, i) => ok[i] === undefined);
     }
     return seenAt;
   };

@@ -11,8 +11,10 @@
  *      (default 1,000,000) of `--users` people (default 50,000)  →  `bench:rebuild calls=… users=… s=…`;
  *   3. end to end: the worker and the API started as processes against that database and Redis; a
  *      `settle-market` job for the market `hot` (`--hot` open calls) is enqueued as the ingestor does,
- *      and the API is read over HTTP until every affected call, person and leaderboard shows the
- *      settlement  →  `bench:settle calls=… settled_visible_s=…`.
+ *      and the API is read over HTTP until every page that shows a settled call or a moved record
+ *      shows what Postgres committed (settle-visible.ts: each call, each moved person's record,
+ *      each caller's call lists, the market's, latest and combo lists, the four boards)
+ *      →  `bench:settle calls=… settled_visible_s=…`.
  * A benchmark measures; it asserts nothing beyond the work having been done.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
