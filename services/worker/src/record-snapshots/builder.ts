@@ -7,7 +7,7 @@ import type { SnapshotEntry } from '../snapshots/writer.js';
 import { callBodies, globalBodies, marketBodies, refreshCallJson, userBodies } from './bodies.js';
 import { createBulkSnapshotWriter } from './bulk-writer.js';
 import { buildAllRecords } from './full-build.js';
-import { createListPatcher, listPatches } from './list-patch.js';
+import { cachedCallIds, createListPatcher, listPatches } from './list-patch.js';
 import { expandDirty } from './queries.js';
 
 /**
@@ -172,12 +172,19 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
     //   list is in them;
     // - the calls, in batches: each batch's cached Call objects (record_call_json) and its page
     //   bodies made side by side, the pages written;
-    // - once the cached Call objects are there, at once: the market lists and the global lists
-    //   (boards, combos), and the people's call lists. A big change's lists are patched in Redis with
-    //   the changed calls (list-patch.ts: ~4 MB for a 10,000-call settlement, where its callers'
-    //   lists are ~165 MB to make again) and made again from Postgres by the next build
-    //   (`lists:<id>`); a small change's, and anyone's a patch cannot serve, are made from Postgres
-    //   now. A list may show a new call a moment before the call's own page is written.
+    // - once the cached Call objects are there: the market lists and the global lists (boards,
+    //   combos);
+    // - the people's call lists: a big change's are patched in Redis with the changed calls
+    //   (list-patch.ts: ~4 MB for a 10,000-call settlement, where its callers' lists are ~165 MB to
+    //   make again), from the start (the calls they patch are calls with a page already), and made
+    //   again from Postgres by the next build (`lists:<id>`); a small change's, and anyone's a patch
+    //   cannot serve, are made from Postgres once the calls' pages are written.
+    // Lists asked for by name (`lists:<id>`) are the follow-up of a patch: made from Postgres.
+    const asked = new Set(dirty.lists);
+    const exact = new Set(touched.lists.filter((id) => asked.has(id)));
+    const patching = touched.lists.length - exact.size >= patchListsFrom;
+    // Which calls had a page and a cached object before this build (read before the refresh below).
+    const cached = patching ? await cachedCallIds(db, touched.calls) : [];
     const records = (async () => {
       await write(await userBodies(db, touched.users, webUrl, 'record'));
       mark('records');
@@ -203,13 +210,9 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
       mark('boards');
     })();
     const lists = (async () => {
-      await objects;
-      // Lists asked for by name (`lists:<id>`) are the follow-up of a patch: made from Postgres.
-      const asked = new Set(dirty.lists);
-      const exact = new Set(touched.lists.filter((id) => asked.has(id)));
-      if (touched.lists.length - exact.size >= patchListsFrom) {
+      if (patching) {
         // The patch covers the owners of the changed calls; anyone else (a new person) is made from Postgres.
-        const patches = await listPatches(db, touched.calls);
+        const patches = await listPatches(db, touched.calls, cached, webUrl);
         mark('lists_read');
         const owners = new Set(patches.map((p) => p.userId));
         for (const id of touched.lists) if (!owners.has(id)) exact.add(id);
@@ -223,6 +226,8 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
       } else {
         for (const id of touched.lists) exact.add(id);
       }
+      // Lists made from Postgres aggregate the cached Call objects, and show a call only once its page is written.
+      await calls;
       const ids = [...exact];
       for (let i = 0; i < ids.length; i += batchUsers) await write(await userBodies(db, ids.slice(i, i + batchUsers), webUrl, 'lists'));
       mark('lists');

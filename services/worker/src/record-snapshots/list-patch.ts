@@ -1,15 +1,14 @@
 import type { Redis } from 'ioredis';
 import { CALL_LIST_SIZE, USER_CALL_FILTERS, type UserCallFilter } from '@pm/shared/api';
 import { ANNOUNCE_BATCH, redisKeys } from '@pm/shared/redis';
-import { sql, type Queryable } from '@pm/shared/db';
+import { recordJson, sql, type Queryable } from '@pm/shared/db';
 
 /**
  * A big change's people's call lists, patched where they are (issue 18: a 10,000-call settlement's
  * callers' five lists are ~165 MB of JSON text; made again in Postgres they took ~6 s, where the
  * change itself is ~4 MB: each settled call's new Call object).
  *
- * Postgres says, per changed call, its Call object (record_call_json, refreshed by the build just
- * before), its status, and where it now stands in its owner's lists (`kAll`: how many of their calls
+ * Postgres says, per changed call, its Call object (as record_call_json has it), its status, and where it now stands in its owner's lists (`kAll`: how many of their calls
  * are newer; `kStatus`: how many of that status are), and per person how long each list now is.
  * One script call per batch of people then, in Redis, for each of their five lists:
  *   - removes the changed calls from every list of another status (the `open` list of a settled call);
@@ -47,11 +46,12 @@ export interface ListPatchUser {
 }
 
 /**
- * inputs: call ids (each call's record_call_json row current). outputs: their owners, each with
- * those calls and what ListPatchUser says; a call without its cached object leaves its owner with
- * no calls to patch (made from Postgres instead).
+ * inputs: call ids, those of them whose Call object was cached before this build (`cachedCallIds`),
+ * the public web url. outputs: their owners, each with those calls (their Call object made as
+ * record_call_json's) and what ListPatchUser says; a call not cached before (a new call) leaves its
+ * owner with no calls to patch: their lists are made from Postgres after the calls' own pages.
  */
-export async function listPatches(db: Queryable, callIds: readonly string[]): Promise<ListPatchUser[]> {
+export async function listPatches(db: Queryable, callIds: readonly string[], cached: readonly string[], webUrl: string): Promise<ListPatchUser[]> {
   if (callIds.length === 0) return [];
   const rows: Array<{
     user_id: string;
@@ -80,15 +80,18 @@ export async function listPatches(db: Queryable, callIds: readonly string[]): Pr
         from calls c where c.user_id = o.user_id
       ) n
     )
-    select t.user_id::text as user_id, lower(u.handle) as key, t.id, t.status, cj.body,
+    select t.user_id::text as user_id, lower(u.handle) as key, t.id, t.status,
+           -- The call's object made here (as refreshCallJson makes it, at the same time), for a call
+           -- whose object was cached before: a call without one is new, and its lists wait for its own page.
+           case when t.id = any(${[...cached]}::text[]) then ${recordJson.callObject(webUrl)} end as body,
            -- Index-only ranges of calls_user_newest_cover / calls_user_status_newest (row comparison in the key).
            (select count(*) from calls x where x.user_id = t.user_id and (x.made_at, x.id) > (t.made_at, t.id))::integer as k_all,
            (select count(*) from calls x where x.user_id = t.user_id and x.status = t.status and (x.made_at, x.id) > (t.made_at, t.id))::integer as k_status,
            n.n_all, n.n_open, n.n_won, n.n_lost, n.n_void
     from t
-    join users u on u.id = t.user_id
+    join calls c on c.id = t.id
+    ${recordJson.CALL_JOINS}
     join counts n on n.user_id = t.user_id
-    left join record_call_json cj on cj.call_id = t.id
   `);
   const users = new Map<string, ListPatchUser & { complete: boolean }>();
   for (const r of rows) {
@@ -102,6 +105,13 @@ export async function listPatches(db: Queryable, callIds: readonly string[]): Pr
     else user.calls.push({ id: r.id, status: r.status, body: r.body, kAll: r.k_all, kStatus: r.k_status });
   }
   return [...users.values()].map(({ complete, ...user }) => (complete ? user : { ...user, calls: [] }));
+}
+
+/** inputs: call ids. outputs: those whose Call object is cached (record_call_json; each has its own page). */
+export async function cachedCallIds(db: Queryable, callIds: readonly string[]): Promise<string[]> {
+  if (callIds.length === 0) return [];
+  const rows: Array<{ call_id: string }> = await db.query(sql`select call_id from record_call_json where call_id = any(${[...callIds]}::text[])`);
+  return rows.map((r) => r.call_id);
 }
 
 /**
