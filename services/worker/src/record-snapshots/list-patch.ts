@@ -303,7 +303,7 @@ export interface ListPatcher {
 
 export function createListPatcher(deps: { redis: Redis; prefix: string; now: () => number; batch?: number }): ListPatcher {
   const keys = redisKeys(deps.prefix);
-  const batch = deps.batch ?? 200;
+  const batch = deps.batch ?? 100;
   if (!('pmPatchUserCallLists' in deps.redis)) deps.redis.defineCommand('pmPatchUserCallLists', { lua: PATCH_LISTS });
   const redis = deps.redis as unknown as WithScript;
   async function one(users: readonly ListPatchUser[]): Promise<{ written: number; untouched: string[] }> {
@@ -319,10 +319,15 @@ export function createListPatcher(deps: { redis: Redis; prefix: string; now: () 
   }
   return {
     async patch(users) {
-      const parts: Array<Promise<{ written: number; untouched: string[] }>> = [];
-      for (let i = 0; i < users.length; i += batch) parts.push(one(users.slice(i, i + batch)));
-      const done = await Promise.all(parts);
-      return { written: done.reduce((n, d) => n + d.written, 0), untouched: done.flatMap((d) => d.untouched) };
+      // One script call at a time: a script holds Redis while it runs (tens of milliseconds per
+      // batch), and sent all at once they held the API's reads back past its 1 s timeout (503s).
+      const out = { written: 0, untouched: [] as string[] };
+      for (let i = 0; i < users.length; i += batch) {
+        const done = await one(users.slice(i, i + batch));
+        out.written += done.written;
+        out.untouched.push(...done.untouched);
+      }
+      return out;
     },
   };
 }
