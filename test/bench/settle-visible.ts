@@ -3,28 +3,47 @@ import { z } from 'zod';
 /**
  * bench:settle's outside view: when does a settlement show through the API over HTTP?
  *
- * "Shows it": a call reads as no longer open; a person's record has more settled calls than before;
- * each of the four leaderboards (top 100) differs from before. Reading all 10,000 calls and people
- * takes seconds per pass, far longer than the time being measured, so the wait is in two steps:
- *   1. sentinels — the four boards and a sample of calls and people spread over the market — are
- *      polled until every one shows it (`sampleMs`);
- *   2. then every call and person is read once; any that does not show it yet is polled until it
- *      does (`lastMs` = when the last one was seen, or `sampleMs` when none was missing).
- * The builder writes a settlement's snapshots calls first, then people, then the boards, each batch
- * in one MULTI, so once the sentinels show it the rest already do; step 2 checks that instead of
- * assuming it.
+ * Every API page that shows a settled call or a moved record (SPEC.md's endpoints), each held to
+ * what Postgres committed (`Expected`, read by the bench right after the settlement's commit):
+ * - /calls/{id} of every settled call: its committed status;
+ * - /users/{handle} of every person it moved (the callers, and the owners of the combos it
+ *   decided): their committed `settled` and `xp`;
+ * - /users/{handle}/calls of every caller (SPEC.md: the same Call shape as the list, with status):
+ *   the default list (`limit=100`) shows the call with its committed status, `status=open` no
+ *   longer lists it, and the list of its new status does;
+ * - /calls?market=<id> (the market's call list) and /calls (the newest calls): no settled call
+ *   listed as open;
+ * - /combos: no decided combo in the open list, and the won list shows one when any was won;
+ * - /leaderboard, each of the four sorts (top 100): differs from before (the boards rank the
+ *   records the settlement moved).
+ * Reading every one of these pages (tens of thousands) takes longer than the time being measured,
+ * so the wait is in two steps:
+ *   1. sentinels — the boards, the market, latest and combo lists, and a sample of calls spread over
+ *      the market with their people's records and lists (and a sample of combo owners) — are polled
+ *      until every one shows it (`sampleMs`);
+ *   2. then every page is read once; any that does not show it yet is polled until it does (`lastMs`
+ *      = when the last one was seen, or `sampleMs` when none was missing).
+ * An item's time is that of the first response that showed it (not the end of the polling pass).
  */
 
 const SORTS = ['profit', 'right', 'xp', 'week'] as const;
-const SAMPLE = 200;
+const SAMPLE = 100;
 
-const userResponse = z.object({ user: z.object({ settled: z.number() }) });
+const userResponse = z.object({ user: z.object({ settled: z.number(), xp: z.number() }) });
 const callResponse = z.object({ call: z.object({ status: z.string() }) });
+const listResponse = z.object({ calls: z.array(z.object({ id: z.string(), status: z.string() })) });
+const comboListResponse = z.object({ combos: z.array(z.object({ id: z.string() })) });
 const boardResponse = z.object({ rows: z.array(z.unknown()) });
 
 export interface Before {
-  settled: Map<string, number>;
   boards: Map<string, string>;
+}
+
+/** What Postgres committed: each settled call's status, each moved person's figures, the decided combos. */
+export interface Expected {
+  calls: Map<string, string>;
+  users: Map<string, { settled: number; xp: number }>;
+  combos: { decided: Set<string>; won: boolean };
 }
 
 export interface Visible {
@@ -34,7 +53,14 @@ export interface Visible {
   checked: number;
 }
 
-type Item = { kind: 'call'; id: string } | { kind: 'user'; handle: string } | { kind: 'board'; sort: string };
+type Item =
+  | { kind: 'call'; id: string }
+  | { kind: 'user'; handle: string }
+  | { kind: 'list'; handle: string; id: string; filter: 'all' | 'open' | 'status' }
+  | { kind: 'market'; marketId: string }
+  | { kind: 'latest' }
+  | { kind: 'combos'; status: 'open' | 'won' }
+  | { kind: 'board'; sort: string };
 
 async function getJson<S extends z.ZodType>(url: string, schema: S): Promise<z.output<S>> {
   const res = await fetch(url);
@@ -59,53 +85,99 @@ async function pool<T, R>(items: readonly T[], concurrency: number, fn: (item: T
 }
 
 const boardUrl = (apiUrl: string, sort: string) => `${apiUrl}/api/v1/leaderboard?sort=${sort}&limit=100`;
-const handlesOf = (calls: ReadonlyArray<{ handle: string }>) => [...new Set(calls.map((c) => c.handle))];
 
-/** The people's settled counts and the boards before the settlement. */
-export async function readAll(apiUrl: string, calls: ReadonlyArray<{ id: string; handle: string }>): Promise<Before> {
-  const handles = handlesOf(calls);
-  const settled = await pool(handles, 32, async (h) => (await getJson(`${apiUrl}/api/v1/users/${h}`, userResponse)).user.settled);
+/** The boards before the settlement (reading them also has the API hold them, as a busy one would). */
+export async function readBefore(apiUrl: string): Promise<Before> {
   const boards = await pool(SORTS, 4, async (s) => JSON.stringify((await getJson(boardUrl(apiUrl, s), boardResponse)).rows));
-  return { settled: new Map(handles.map((h, i) => [h, settled[i]!])), boards: new Map(SORTS.map((s, i) => [s, boards[i]!])) };
+  return { boards: new Map(SORTS.map((s, i) => [s, boards[i]!])) };
+}
+
+export interface Affected {
+  marketId: string;
+  /** The market's open calls with their callers. */
+  calls: ReadonlyArray<{ id: string; handle: string }>;
+  /** Owners of open combos with a leg on the market (their record moves when a combo is decided). */
+  comboOwners: readonly string[];
 }
 
 export async function waitForSettlement(
   apiUrl: string,
-  calls: ReadonlyArray<{ id: string; handle: string }>,
+  affected: Affected,
   before: Before,
+  expected: Promise<Expected>,
   t0: number,
   timeoutMs: number,
 ): Promise<Visible> {
+  const v1 = `${apiUrl}/api/v1`;
   const shows = async (item: Item): Promise<boolean> => {
-    if (item.kind === 'call') return (await getJson(`${apiUrl}/api/v1/calls/${item.id}`, callResponse)).call.status !== 'open';
-    if (item.kind === 'user') return (await getJson(`${apiUrl}/api/v1/users/${item.handle}`, userResponse)).user.settled > (before.settled.get(item.handle) ?? 0);
-    return JSON.stringify((await getJson(boardUrl(apiUrl, item.sort), boardResponse)).rows) !== before.boards.get(item.sort);
+    const want = await expected;
+    switch (item.kind) {
+      case 'call':
+        return (await getJson(`${v1}/calls/${item.id}`, callResponse)).call.status === want.calls.get(item.id);
+      case 'user': {
+        const { user } = await getJson(`${v1}/users/${item.handle}`, userResponse);
+        const w = want.users.get(item.handle);
+        return w !== undefined && user.settled === w.settled && user.xp === w.xp;
+      }
+      case 'list': {
+        const status = want.calls.get(item.id)!;
+        const query = item.filter === 'all' ? 'limit=100' : `status=${item.filter === 'open' ? 'open' : status}&limit=100`;
+        const { calls } = await getJson(`${v1}/users/${item.handle}/calls?${query}`, listResponse);
+        const listed = calls.find((c) => c.id === item.id);
+        return item.filter === 'open' ? listed === undefined : listed?.status === status;
+      }
+      case 'market':
+      case 'latest': {
+        const url = item.kind === 'market' ? `${v1}/calls?market=${item.marketId}&limit=100` : `${v1}/calls?limit=100`;
+        const { calls } = await getJson(url, listResponse);
+        return calls.every((c) => !want.calls.has(c.id) || c.status === want.calls.get(c.id));
+      }
+      case 'combos': {
+        const { combos } = await getJson(`${v1}/combos?status=${item.status}&limit=50`, comboListResponse);
+        if (item.status === 'open') return combos.every((c) => !want.combos.decided.has(c.id));
+        return !want.combos.won || combos.some((c) => want.combos.decided.has(c.id));
+      }
+      case 'board':
+        return JSON.stringify((await getJson(boardUrl(apiUrl, item.sort), boardResponse)).rows) !== before.boards.get(item.sort);
+    }
   };
-  /** Polls until every item shows it; returns when (ms after t0) the last was seen, or undefined when none was missing. */
+  /**
+   * Polls until every item shows it; returns when (ms after t0) the last was seen — each item's time
+   * is that of the response that first showed it, not the end of the pass it was in — or undefined
+   * when none was missing.
+   */
   const until = async (items: Item[]): Promise<number | undefined> => {
     let pending = items;
     let seenAt: number | undefined;
     while (pending.length > 0) {
       if (performance.now() - t0 > timeoutMs) throw new Error(`${pending.length} pages still without the settlement after ${timeoutMs} ms, e.g. ${JSON.stringify(pending[0])}`);
-      const ok = await pool(pending, 32, shows);
-      const left = pending.filter((_, i) => !ok[i]);
-      if (left.length < pending.length) seenAt = performance.now() - t0;
-      pending = left;
+      const ok = await pool(pending, 32, async (item) => ((await shows(item)) ? performance.now() - t0 : undefined));
+      for (const at of ok) if (at !== undefined) seenAt = Math.max(seenAt ?? 0, at);
+      pending = pending.filter((_, i) => ok[i] === undefined);
     }
     return seenAt;
   };
-  const step = Math.max(1, Math.floor(calls.length / SAMPLE));
-  const sample = calls.filter((_, i) => i % step === 0);
-  const sentinels: Item[] = [
-    ...SORTS.map((sort): Item => ({ kind: 'board', sort })),
-    ...sample.map((c): Item => ({ kind: 'call', id: c.id })),
-    ...handlesOf(sample).map((handle): Item => ({ kind: 'user', handle })),
+  const callerItems = (calls: ReadonlyArray<{ id: string; handle: string }>): Item[] => [
+    ...calls.map((c): Item => ({ kind: 'call', id: c.id })),
+    ...[...new Set(calls.map((c) => c.handle))].map((handle): Item => ({ kind: 'user', handle })),
+    ...calls.flatMap((c) => (['all', 'open', 'status'] as const).map((filter): Item => ({ kind: 'list', handle: c.handle, id: c.id, filter }))),
   ];
+  const callers = new Set(affected.calls.map((c) => c.handle));
+  const ownersOnly = affected.comboOwners.filter((h) => !callers.has(h));
+  const spread = <T>(xs: readonly T[]) => xs.filter((_, i) => i % Math.max(1, Math.floor(xs.length / SAMPLE)) === 0);
+  const globals: Item[] = [
+    ...SORTS.map((sort): Item => ({ kind: 'board', sort })),
+    { kind: 'market', marketId: affected.marketId },
+    { kind: 'latest' },
+    { kind: 'combos', status: 'open' },
+    { kind: 'combos', status: 'won' },
+  ];
+  const sentinels: Item[] = [...globals, ...callerItems(spread(affected.calls)), ...spread(ownersOnly).map((handle): Item => ({ kind: 'user', handle }))];
   const sampleMs = (await until(sentinels)) ?? 0;
-  const everything: Item[] = [...calls.map((c): Item => ({ kind: 'call', id: c.id })), ...handlesOf(calls).map((handle): Item => ({ kind: 'user', handle }))];
+  const everything: Item[] = [...globals, ...callerItems(affected.calls), ...ownersOnly.map((handle): Item => ({ kind: 'user', handle }))];
   // A first pass that finds everything already showing it proves nothing was later than the sentinels.
   const firstPass = await pool(everything, 32, shows);
   const missing = everything.filter((_, i) => !firstPass[i]);
   const lastMs = missing.length === 0 ? sampleMs : Math.max(sampleMs, (await until(missing)) ?? 0);
-  return { sampleMs, lastMs, sampled: sentinels.length, checked: everything.length + SORTS.length };
+  return { sampleMs, lastMs, sampled: sentinels.length, checked: everything.length };
 }

@@ -11,8 +11,10 @@
  *      (default 1,000,000) of `--users` people (default 50,000)  →  `bench:rebuild calls=… users=… s=…`;
  *   3. end to end: the worker and the API started as processes against that database and Redis; a
  *      `settle-market` job for the market `hot` (`--hot` open calls) is enqueued as the ingestor does,
- *      and the API is read over HTTP until every affected call, person and leaderboard shows the
- *      settlement  →  `bench:settle calls=… settled_visible_s=…`.
+ *      and the API is read over HTTP until every page that shows a settled call or a moved record
+ *      shows what Postgres committed (settle-visible.ts: each call, each moved person's record,
+ *      each caller's call lists, the market's, latest and combo lists, the four boards)
+ *      →  `bench:settle calls=… settled_visible_s=…`.
  * A benchmark measures; it asserts nothing beyond the work having been done.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -21,14 +23,14 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { queuePrefix } from '@pm/shared/queues';
-import { sql } from '@pm/shared/db';
+import { sql, type Db } from '@pm/shared/db';
 import { createTestDatabase, freePort, startOwnRedis } from '@pm/shared/testing';
 import { projectChanges, rebuildProjections } from '../../services/worker/src/projections/index.js';
 import { settleMarket } from '../../services/worker/src/settlement/index.js';
 import { reconcilerEpochKey } from '../../services/worker/src/outbox/reconciler.js';
 import { datasetSteps, resolveMarket } from '../support/records-dataset.js';
 import { until } from '../support/poll.js';
-import { readAll, waitForSettlement } from './settle-visible.js';
+import { readBefore, waitForSettlement, type Affected, type Expected } from './settle-visible.js';
 import { benchCli } from './cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -150,6 +152,31 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
   clearTimeout(timer);
 }
 
+/**
+ * What the settlement committed, read as soon as it has (the market's `settled_at` is set in its
+ * transaction): each call's status, each moved person's settled and xp, the decided combos.
+ */
+async function committed(db: Db, affected: Affected): Promise<Expected & { atMs: number }> {
+  await until('the settlement to commit', async () => (await db.query(sql`select 1 from markets where id = ${affected.marketId} and settled_at is not null`)).length > 0, {
+    timeoutMs: 120_000,
+    everyMs: 10,
+  });
+  const atMs = performance.now();
+  const ids = affected.calls.map((c) => c.id);
+  const handles = [...new Set([...affected.calls.map((c) => c.handle), ...affected.comboOwners])];
+  const calls: Array<{ id: string; status: string }> = await db.query(sql`select id, status from calls where id = any(${ids}::text[])`);
+  const users: Array<{ handle: string; settled: number; xp: number }> = await db.query(sql`
+    select u.handle, r.settled, r.xp from users u join user_records r on r.user_id = u.id where u.handle = any(${handles}::text[])`);
+  const combos: Array<{ id: string; status: string }> = await db.query(sql`
+    select k.id, k.status from combos k where k.status <> 'open' and exists (select 1 from combo_legs l where l.combo_id = k.id and l.market_id = ${affected.marketId})`);
+  return {
+    atMs,
+    calls: new Map(calls.map((c) => [c.id, c.status])),
+    users: new Map(users.map((u) => [u.handle, { settled: u.settled, xp: u.xp }])),
+    combos: { decided: new Set(combos.map((c) => c.id)), won: combos.some((c) => c.status === 'won') },
+  };
+}
+
 async function main() {
   say(`bench:settle — ${CALLS.toLocaleString('en')} calls, ${USERS.toLocaleString('en')} users, markets hot and hot2 with ${HOT.toLocaleString('en')} open calls each`);
   const redisServer = await startOwnRedis();
@@ -221,19 +248,27 @@ async function main() {
       context: () => api?.output() ?? '',
     });
     const hot: Array<{ id: string; handle: string }> = await db.query(sql`
-      select c.id, u.handle from calls c join users u on u.id = c.user_id where c.market_id = 'hot' order by c.id`);
-    const before = await timed(`read the ${hot.length.toLocaleString('en')} calls, their people and the 4 boards before`, () => readAll(apiUrl, hot));
+      select c.id, u.handle from calls c join users u on u.id = c.user_id where c.market_id = 'hot' and c.status = 'open' order by c.id`);
+    const owners: Array<{ handle: string }> = await db.query(sql`
+      select distinct u.handle from combos k join users u on u.id = k.user_id
+      where k.status = 'open' and exists (select 1 from combo_legs l where l.combo_id = k.id and l.market_id = 'hot' and l.status = 'open')
+      order by u.handle`);
+    const affected = { marketId: 'hot', calls: hot, comboOwners: owners.map((o) => o.handle) };
+    const before = await timed('read the 4 boards before', () => readBefore(apiUrl));
     await resolveMarket(db, 'hot', 0);
     const queue = new Queue('settlement', { connection: redis, prefix: queuePrefix(PREFIX) });
     try {
       const t0 = performance.now();
       await queue.add('settle-market', { marketId: 'hot' }, { jobId: 'bench-settle-hot' });
-      const visible = await waitForSettlement(apiUrl, hot, before.value, t0, 120_000).catch((err: unknown) => {
+      const expected = committed(db, affected);
+      expected.catch(() => {}); // awaited by the wait below
+      const visible = await waitForSettlement(apiUrl, affected, before.value, expected, t0, 120_000).catch((err: unknown) => {
         for (const line of workerSteps(worker?.output() ?? '')) say(`    worker: ${line}`);
         throw err;
       });
+      say(`    settlement committed ${Math.round((await expected).atMs - t0)} ms after the enqueue`);
       say(`  ${'enqueued → every affected page shows it'.padEnd(58)} ${String(Math.round(visible.lastMs)).padStart(7)} ms`);
-      say(`    sentinels (4 boards, ${visible.sampled} sampled calls and people) all visible at ${Math.round(visible.sampleMs)} ms; every one of ${visible.checked} pages verified by ${Math.round(visible.lastMs)} ms`);
+      say(`    sentinels (boards, lists and ${visible.sampled} sampled calls, people and their lists) all visible at ${Math.round(visible.sampleMs)} ms; every one of ${visible.checked} pages verified by ${Math.round(visible.lastMs)} ms`);
       say(`bench:settle calls=${hot.length} settled_visible_s=${(visible.lastMs / 1000).toFixed(2)}`);
       // Where the time went, as the worker logged it (jobs and incremental builds since the full one).
       for (const line of workerSteps(worker?.output() ?? '')) say(`    worker: ${line}`);

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { redisKeyBase, redisKeys, type SnapshotName } from '@pm/shared/redis';
+import { redisKeyBase, redisKeys, snapshotEtag, type SnapshotName } from '@pm/shared/redis';
 import {
   callListSnapshotSchema,
   callSnapshotSchema,
@@ -210,6 +210,41 @@ describe('incremental builds from the dirty set', () => {
     expect((await read('user-calls:bob:won', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['b1', 'b5', 'b4']);
     expect((await read('user-calls:alice:open', userCallsSnapshotSchema)).calls).toEqual([]);
     expect((await read('combos:open', comboListSnapshotSchema)).combos[0]?.legs.map((l) => l.status)).toEqual(['won', 'open']);
+  });
+
+  it("a big change's call lists are patched in Redis to the very bodies Postgres makes, then made from Postgres by the next build", async () => {
+    const patching = createRecordSnapshotBuilder({ ...builderSource(tdb, tr), fullEveryMs: 3_600_000, patchListsFrom: 1 });
+    await patching.build({ full: true }); // a builder's first build is a full one
+    await tdb.db.query(sql`update markets set closed = true, resolved_outcome_index = 0, resolved_at = now() where id = 'm1'`);
+    await tdb.db.query(sql`
+      update calls set status = case when outcome_index = 0 then 'won' else 'lost' end,
+        profit_on_10 = case when outcome_index = 0 then round(10 / chance_at_call - 10, 2) else -10 end,
+        settled_at = ${at(90)}
+      where market_id = 'm1'
+    `);
+    // And a new call of carol's, which goes first in her lists: a call without a page yet, so her
+    // lists are made from Postgres once its page is written, not patched.
+    await tdb.db.query(sql`
+      insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, made_at)
+      values ('c3', ${ids.carol}, 'm3', 0, 0.61, 'Goals galore', ${at(95)})
+    `);
+    // Bob's open list is gone from Redis: his lists cannot be patched and are made from Postgres at once.
+    await tr.redis.del(redisKeys(tr.prefix).snapshot('user-calls:bob:open'));
+    await markDirty('market:m1', 'call:c3', ...[ids.alice, ids.bob, ids.carol].map((id) => `user:${id}`));
+    const stats = await patching.build();
+    expect(stats.patched).toBe(1); // alice
+    const people = [ids.alice, ids.bob, ids.carol].map(String);
+    for (const made of await userBodies(tdb.db, people, WEB_URL, 'lists')) {
+      const stored = await tr.redis.hmget(redisKeys(tr.prefix).snapshot(made.name), 'body', 'etag');
+      expect(stored, made.name).toEqual([made.body, snapshotEtag(made.body)]);
+    }
+    expect((await read('user-calls:alice:open', userCallsSnapshotSchema)).calls).toEqual([]);
+    expect((await read('user-calls:alice:won', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['a7', 'a4', 'a3', 'a2', 'a1']);
+    expect((await read('user-calls:carol:all', userCallsSnapshotSchema)).calls.map((c) => [c.id, c.status])).toEqual([['c3', 'open'], ['c1', 'lost']]);
+    expect(await tr.redis.smembers(redisKeys(tr.prefix).dirtyRecords)).toEqual([`lists:${ids.alice}`]);
+    // The follow-up makes the patched lists from Postgres: the same bodies, nothing to write.
+    await expect(patching.build()).resolves.toMatchObject({ written: 0 });
+    expect(await tr.redis.scard(redisKeys(tr.prefix).dirtyRecords)).toBe(0);
   });
 
   it('asks for a full build when Redis lost the snapshots, and that build restores them', async () => {
