@@ -46,6 +46,17 @@ async function read<S extends z.ZodType>(name: SnapshotName, schema: S): Promise
 const exists = async (name: SnapshotName) => (await tr.redis.exists(redisKeys(tr.prefix).snapshot(name))) === 1;
 const markDirty = (...members: string[]) => tr.redis.sadd(redisKeys(tr.prefix).dirtyRecords, ...members);
 
+/** m1 resolved to its first outcome and its calls settled as settlement leaves them (not the combo legs). */
+async function settleM1Calls(): Promise<void> {
+    await tdb.db.query(sql`update markets set closed = true, resolved_outcome_index = 0, resolved_at = now() where id = 'm1'`);
+    await tdb.db.query(sql`
+      update calls set status = case when outcome_index = 0 then 'won' else 'lost' end,
+        profit_on_10 = case when outcome_index = 0 then round(10 / chance_at_call - 10, 2) else -10 end,
+        settled_at = ${at(90)}
+      where market_id = 'm1'
+    `);
+}
+
 describe('a full build of the seeded records', () => {
   it('lists the latest calls newest first, each with every Call field of SPEC.md', async () => {
     const { calls } = await read('calls:latest', callListSnapshotSchema);
@@ -191,13 +202,7 @@ describe('incremental builds from the dirty set', () => {
   });
 
   it("settling a market rebuilds every call on it, its callers' lists and the combo lists", async () => {
-    await tdb.db.query(sql`update markets set closed = true, resolved_outcome_index = 0, resolved_at = now() where id = 'm1'`);
-    await tdb.db.query(sql`
-      update calls set status = case when outcome_index = 0 then 'won' else 'lost' end,
-        profit_on_10 = case when outcome_index = 0 then round(10 / chance_at_call - 10, 2) else -10 end,
-        settled_at = ${at(90)}
-      where market_id = 'm1'
-    `);
+    await settleM1Calls();
     await tdb.db.query(sql`update combo_legs set status = 'won', settled_at = ${at(90)} where market_id = 'm1'`);
     // The market as settlement marks it (the builder finds its calls itself), and its callers as the
     // projection job marks them once their records are projected.
@@ -215,13 +220,7 @@ describe('incremental builds from the dirty set', () => {
   it("a big change's call lists are patched in Redis to the very bodies Postgres makes, then made from Postgres by the next build", async () => {
     const patching = createRecordSnapshotBuilder({ ...builderSource(tdb, tr), fullEveryMs: 3_600_000, patchListsFrom: 1 });
     await patching.build({ full: true }); // a builder's first build is a full one
-    await tdb.db.query(sql`update markets set closed = true, resolved_outcome_index = 0, resolved_at = now() where id = 'm1'`);
-    await tdb.db.query(sql`
-      update calls set status = case when outcome_index = 0 then 'won' else 'lost' end,
-        profit_on_10 = case when outcome_index = 0 then round(10 / chance_at_call - 10, 2) else -10 end,
-        settled_at = ${at(90)}
-      where market_id = 'm1'
-    `);
+    await settleM1Calls();
     // And a new call of carol's, which goes first in her lists: a call without a page yet, so her
     // lists are made from Postgres once its page is written, not patched.
     await tdb.db.query(sql`
