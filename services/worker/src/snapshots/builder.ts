@@ -7,6 +7,7 @@ import { createCatalogCache } from './catalog.js';
 import { createDayAgoLookup } from './day-ago.js';
 import { buildLiveSnapshot } from './live.js';
 import type { CatalogEvent, Chances, DayAgo, GameState, Splits } from './model.js';
+import { createEtagMemo } from './etag-memo.js';
 import { createListAssembler } from './list-bodies.js';
 import { buildEventSnapshot, emptyList, parseChance } from './payloads.js';
 import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
@@ -77,6 +78,8 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
   /** The lists as JSON, each card rebuilt only when its event or a chance it shows changed. */
   const listBodies = createListAssembler(deps.webUrl);
+  /** The lists' ETags: most list bodies come back unchanged build after build. */
+  const listEtags = createEtagMemo();
   let lastFullAt: number | undefined;
   let lastVersion: string | undefined;
   /** League lists written by this process, to empty the ones whose league has no open event left. */
@@ -200,7 +203,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       // The live list changes with any game or any in-play chance: cheap to rebuild every time,
       // and the writer stores it only when its body changed.
       const live: SnapshotEntry = { name: 'live', payload: buildLiveSnapshot(view.open, view.games, chances, deps.webUrl) };
-      const listEntries: SnapshotEntry[] = [...lists.lists, live];
+      const listEntries: SnapshotEntry[] = [...lists.lists.map((l) => ({ ...l, etag: listEtags.etagOf(l.name, l.body) })), live];
       const current = new Set(lists.leagueKeys);
       for (const key of leagueLists) {
         if (!current.has(key)) listEntries.push({ name: `markets:league:${key}` satisfies SnapshotName, payload: emptyList(view.open) });
