@@ -7,7 +7,9 @@ import { createCatalogCache } from './catalog.js';
 import { createDayAgoLookup } from './day-ago.js';
 import { buildLiveSnapshot } from './live.js';
 import type { CatalogEvent, Chances, DayAgo, GameState, Splits } from './model.js';
-import { buildEventSnapshot, buildListSnapshots, emptyList, parseChance } from './payloads.js';
+import { createEtagMemo } from './etag-memo.js';
+import { createListAssembler } from './list-bodies.js';
+import { buildEventSnapshot, emptyList, parseChance } from './payloads.js';
 import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
 
 /**
@@ -17,7 +19,8 @@ import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
  * marks that arrived meanwhile, a few rounds at most; then bring the
  * catalog cache up to date, read every needed chance with one HMGET round trip, rebuild the dirty
  * events' pages again (now with the catalog, games and splits as Postgres has them; unchanged pages
- * are not rewritten) and every list, write what changed.
+ * are not rewritten) and every list (from the cards of the previous build, but those whose event or
+ * shown chances changed: list-bodies.ts), write what changed.
  *
  * Builds never overlap within a process (a promise chain), whether they come from a job, the start-up
  * build or a test calling `build` directly. BullMQ's concurrency 1 keeps jobs apart as well.
@@ -73,6 +76,10 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   const catalog = createCatalogCache(deps.db);
   const dayAgo = createDayAgoLookup(deps.db);
   const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
+  /** The lists as JSON, each card rebuilt only when its event or a chance it shows changed. */
+  const listBodies = createListAssembler(deps.webUrl);
+  /** The lists' ETags: most list bodies come back unchanged build after build. */
+  const listEtags = createEtagMemo();
   let lastFullAt: number | undefined;
   let lastVersion: string | undefined;
   /** League lists written by this process, to empty the ones whose league has no open event left. */
@@ -192,11 +199,11 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
 
       const entries = eventEntries(built, { chances, splits: view.splits, games: view.games, dayAgo: dayAgoChances });
 
-      const lists = buildListSnapshots(view.open, chances, deps.webUrl);
+      const lists = listBodies.build(view.open, chances);
       // The live list changes with any game or any in-play chance: cheap to rebuild every time,
       // and the writer stores it only when its body changed.
       const live: SnapshotEntry = { name: 'live', payload: buildLiveSnapshot(view.open, view.games, chances, deps.webUrl) };
-      const listEntries: SnapshotEntry[] = [...lists.lists, lists.search, live];
+      const listEntries: SnapshotEntry[] = [...lists.lists.map((l) => ({ ...l, etag: listEtags.etagOf(l.name, l.body) })), live];
       const current = new Set(lists.leagueKeys);
       for (const key of leagueLists) {
         if (!current.has(key)) listEntries.push({ name: `markets:league:${key}` satisfies SnapshotName, payload: emptyList(view.open) });

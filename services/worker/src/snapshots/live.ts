@@ -98,7 +98,9 @@ export function buildLiveSnapshot(
   webUrl: string,
 ): LiveSnapshot {
   const matches: LiveMatch[] = [];
-  for (const event of busiestFirst(openEvents.filter((e) => !e.closed))) {
+  // In play first, then sorted: the same order as sorting every open event and then picking (the
+  // sort is stable), and a build sorts the few matches in play rather than thousands of events.
+  for (const event of busiestFirst(openEvents.filter((e) => !e.closed && inPlay(games.get(e.id))))) {
     const game = games.get(event.id);
     if (inPlay(game)) matches.push(buildLiveMatch(event, game, chances, webUrl));
   }

@@ -145,16 +145,18 @@ export function buildEventSnapshot(event: CatalogEvent, inputs: EventInputs): Ev
   return { event: buildEvent(event, inputs), overlay: overlayBasis(event, inputs.dayAgo) };
 }
 
+/** The markets an event card shows: the first three OPEN ones in position order. */
+export function cardMarkets(event: CatalogEvent): CatalogMarket[] {
+  return event.markets.filter((m) => !m.closed).slice(0, CARD_MARKETS);
+}
+
 /** The list resource: the first three OPEN markets in position order; market_count counts all. */
 export function buildEventCard(event: CatalogEvent, chances: Chances, webUrl: string): EventCard {
   return {
     slug: event.slug,
     title: event.title,
     category: event.category,
-    markets: event.markets
-      .filter((m) => !m.closed)
-      .slice(0, CARD_MARKETS)
-      .map((m) => ({ id: m.id, question: m.question, outcomes: buildOutcomes(m, chances) })),
+    markets: cardMarkets(event).map((m) => ({ id: m.id, question: m.question, outcomes: buildOutcomes(m, chances) })),
     market_count: event.markets.length,
     url: eventUrl(webUrl, event.slug),
   };
@@ -177,6 +179,11 @@ export function buildLeagueEntries(openEvents: readonly CatalogEvent[]): LeagueE
   return [...seen.values()].sort(
     (a, b) => groupRank(a.group) - groupRank(b.group) || compareText(a.label, b.label) || compareText(a.league, b.league),
   );
+}
+
+/** The keys that get a `markets:league:<key>` list: every league entry's, once, in code-point order. */
+export function listedLeagueKeys(leagues: readonly LeagueEntry[]): string[] {
+  return [...new Set(leagues.map((l) => l.league))].sort(compareText);
 }
 
 /** The lower-cased text `q` matches: the title and ALL market questions, one per line. */
@@ -212,7 +219,7 @@ export function buildListSnapshots(openEvents: readonly CatalogEvent[], chances:
   for (const category of CATEGORIES) {
     lists.push({ name: `markets:category:${category}`, payload: list(ordered.filter((e) => e.category === category)) });
   }
-  const leagueKeys = [...new Set(leagues.map((l) => l.league))].sort(compareText);
+  const leagueKeys = listedLeagueKeys(leagues);
   for (const key of leagueKeys) {
     lists.push({ name: `markets:league:${key}`, payload: list(ordered.filter((e) => e.league === key)) });
   }

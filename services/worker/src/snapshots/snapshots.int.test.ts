@@ -230,6 +230,25 @@ describe('incremental builds', () => {
     expect(await tr.redis.scard(redisKeys(tr.prefix).dirtyEvents)).toBe(0);
   });
 
+  it('a chance that moves and moves back: the lists, built from kept cards, come back to their first bodies', async () => {
+    const names = ['markets:trending', 'markets:search', 'markets:league:epl'] as const;
+    const before = await Promise.all(names.map((n) => readStored(tr.redis, tr.prefix, n)));
+    for (const chance of ['0.4', '0.25']) {
+      await tr.redis.hset(redisKeys(tr.prefix).chances, token('m1', 0), chance);
+      await dirty('e-soccer');
+      now += 1000;
+      const stats = await builder.build();
+      expect(stats.full).toBe(false);
+      const after = await Promise.all(names.map((n) => readStored(tr.redis, tr.prefix, n)));
+      after.forEach((stored, i) => {
+        expect(stored?.builtAt).toBe(now); // rewritten both times
+        if (chance === '0.25') expect(stored?.body).toBe(before[i]?.body);
+        else expect(stored?.etag).not.toBe(before[i]?.etag);
+      });
+    }
+    expect((await list('markets:trending')).events[1]?.markets[0]?.outcomes[0]?.chance).toBe(0.25);
+  });
+
   it('a moved chance shows on its event page while the build still waits for Postgres', async () => {
     // Hold the games table: the build's Postgres refresh (the games probe) waits until released.
     let release!: () => void;

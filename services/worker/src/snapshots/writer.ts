@@ -14,8 +14,12 @@ import { queueSnapshotWrites, redisKeys, snapshotEtag, type SnapshotName } from 
  *   (shared/src/redis/snapshot-announce.ts): API processes hold snapshots in memory and swap them on it.
  */
 
-/** A payload to serialise, or a body already serialised (the record snapshots come as JSON text from SQL). */
-export type SnapshotEntry = { name: SnapshotName; payload: unknown } | { name: SnapshotName; body: string };
+/**
+ * A payload to serialise, or a body already serialised (the record snapshots come as JSON text from
+ * SQL, the lists from list-bodies.ts), with its `snapshotEtag` when the caller has it already
+ * (etag-memo.ts) so a large unchanged body is not hashed again.
+ */
+export type SnapshotEntry = { name: SnapshotName; payload: unknown } | { name: SnapshotName; body: string; etag?: string };
 
 export interface WriteResult {
   /** Snapshots whose body changed and were written. */
@@ -38,7 +42,8 @@ export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: 
     },
     async write(entries) {
       const serialised = entries.map((e) => {
-        const body = 'body' in e ? e.body : JSON.stringify(e.payload);
+        if ('body' in e) return { name: e.name, body: e.body, etag: e.etag ?? snapshotEtag(e.body) };
+        const body = JSON.stringify(e.payload);
         return { name: e.name, body, etag: snapshotEtag(body) };
       });
       const unknown = serialised.filter((s) => !known.has(s.name));
