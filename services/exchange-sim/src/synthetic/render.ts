@@ -8,10 +8,25 @@ import type { SimEvent, SimMarket } from './model.js';
  * fields and all), CLOB book snapshots, and new_market announcements.
  */
 
+/**
+ * Formatted dates, kept: a catalog page renders every market's dates, which hardly ever change, and
+ * formatting them was a sixth of the simulator's time at 5,000 open events. Emptied when full.
+ */
+const isoDates = new Map<number, string>();
+const nonIsoDates = new Map<number, string>();
+const DATES_MAX = 100_000;
+
 /** Gamma writes ISO without milliseconds, and sometimes "2026-04-05 15:10:00+00". */
 export function formatDate(ms: number, nonIso = false): string {
-  const iso = new Date(ms).toISOString();
-  return nonIso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}+00` : `${iso.slice(0, 19)}Z`;
+  const memo = nonIso ? nonIsoDates : isoDates;
+  let text = memo.get(ms);
+  if (text === undefined) {
+    const iso = new Date(ms).toISOString();
+    text = nonIso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}+00` : `${iso.slice(0, 19)}Z`;
+    if (memo.size >= DATES_MAX) memo.clear();
+    memo.set(ms, text);
+  }
+  return text;
 }
 
 /**
