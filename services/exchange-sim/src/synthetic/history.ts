@@ -20,33 +20,42 @@ const logistic = (x: number) => 1 / (1 + Math.exp(-x));
 const clampP = (p: number) => Math.min(0.995, Math.max(0.005, p));
 
 /**
- * The noise's lattice values, kept: every catalog page renders every market's price a day ago and at
- * its end (priceAt, three noise calls of eight hashes each), and hashing was a third of the
- * simulator's time at 5,000 open events, enough to slow the stack it serves in bench:api. The values
- * are a pure function of their key, so keeping them changes nothing; the map is emptied when full.
+ * The noise's lattice values, kept per series key: every catalog page renders every market's price a
+ * day ago and at its end (three noise calls of eight hashes each), and hashing was a third of the
+ * simulator's time at 5,000 open events, enough to slow the stack it serves in bench:api. Per key and
+ * time scale, a few lattice cells (by k mod SLOTS) hold their two values: the times a render and a
+ * history series ask for fall in the same cells over and over. The values are a pure function of
+ * (key, scale, k), so keeping them changes nothing. One entry per series key: emptied when full.
  */
-const lattice = new Map<string, number>();
-const LATTICE_MAX = 200_000;
-
-function latticeValue(point: string): number {
-  let value = lattice.get(point);
-  if (value === undefined) {
-    if (lattice.size >= LATTICE_MAX) lattice.clear();
-    value = hashUnit(point);
-    lattice.set(point, value);
-  }
-  return value;
+interface Cell {
+  k: number;
+  a: number;
+  b: number;
 }
+const SLOTS = 4;
+const cells = new Map<string, Cell[]>();
+const KEYS_MAX = 100_000;
 
 function noise(key: string, t: number): number {
+  let mine = cells.get(key);
+  if (mine === undefined) {
+    if (cells.size >= KEYS_MAX) cells.clear();
+    mine = Array.from({ length: OCTAVES.length * SLOTS }, () => ({ k: Number.NaN, a: 0, b: 0 }));
+    cells.set(key, mine);
+  }
   let sum = 0;
-  for (const [scale, amplitude] of OCTAVES) {
+  for (let o = 0; o < OCTAVES.length; o++) {
+    const [scale, amplitude] = OCTAVES[o]!;
     const k = Math.floor(t / scale);
     const f = t / scale - k;
     const s = f * f * (3 - 2 * f);
-    const a = latticeValue(`${key}:${scale}:${k}`);
-    const b = latticeValue(`${key}:${scale}:${k + 1}`);
-    sum += amplitude * (a + (b - a) * s);
+    const cell = mine[o * SLOTS + (k & (SLOTS - 1))]!;
+    if (cell.k !== k) {
+      cell.k = k;
+      cell.a = hashUnit(`${key}:${scale}:${k}`);
+      cell.b = hashUnit(`${key}:${scale}:${k + 1}`);
+    }
+    sum += amplitude * (cell.a + (cell.b - cell.a) * s);
   }
   return sum;
 }
