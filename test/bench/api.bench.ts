@@ -4,8 +4,12 @@
  * in its own process where wrk is missing), BENCH_CONNECTIONS (64) connections, each hot path. The
  * API runs with everything on: rate limit (a limit high enough for one client, set by config), CORS,
  * metrics, ETag. Once with one API process, then with one per core. Prints per path
- *   bench:api <path> api=<req/s> raw=<req/s> ratio=<r> p99=<ms> fastify=<r> express=<r>
+ *   bench:api <path> api=<req/s> raw=<req/s> ratio=<r> p99=<ms> fastify=<r> express=<r> raw_p99=<ms> feed=live
  * (fastify and express as ratios to raw) and the API's peak RSS (the sum over its processes).
+ * Each path is measured twice: with the exchange feed live (the simulator moving 5,000 events' books,
+ * the ingestor, worker and Postgres working beside the API on the same cores), and again, API and raw
+ * baseline only, with the simulator paused (`feed=paused`: the API's own cost per request, as on a
+ * machine of its own; the stack is still up and the API still holds 5,000 events).
  * The simulator keeps BENCH_EVENTS (default 5,000) open events (SIM_EVENTS), the size the API's
  * memory is judged at; the leaderboard is measured only once it has rows (the demo crowd's calls
  * settle within a minute or two), never as an empty board.
@@ -23,8 +27,8 @@ import { benchCli } from './cli.js';
 benchCli('bench:api', `usage: npm run bench:api
 The real stack (one API process, then one per core) against a bare node:http server, Fastify and bare
 Express serving the same bytes, driven by wrk (else autocannon), on each hot path; prints
-  bench:api <path> api=<req/s> raw=<req/s> ratio=<r> p99=<ms> fastify=<r> express=<r>
-and the API's peak RSS. Settings (environment):
+  bench:api <path> api=<req/s> raw=<req/s> ratio=<r> p99=<ms> fastify=<r> express=<r> raw_p99=<ms> feed=live
+then API and raw again with the simulator paused (feed=paused), and the API's peak RSS. Settings (environment):
   BENCH_SECONDS      seconds per target (default 8)
   BENCH_CONNECTIONS  connections (default 64)
   BENCH_PROCESSES    API process counts to run, comma list (default "1,<cores>")
@@ -89,6 +93,12 @@ function apiRssKb(rootPid: number): number {
   return rows.filter((r) => mine.has(r.pid) && r.args.includes('services/api/src/main.ts')).reduce((sum, r) => sum + r.rss, 0);
 }
 
+/** Pauses (or resumes) the simulator's walk: books, trades and match clocks stand still meanwhile. */
+async function pauseFeed(stack: Awaited<ReturnType<typeof startStack>>, paused: boolean): Promise<void> {
+  const res = await stack.simControl(paused ? '/_sim/pause' : '/_sim/resume', {});
+  if (res.status !== 200) throw new Error(`simulator ${paused ? 'pause' : 'resume'} answered ${res.status}`);
+}
+
 async function benchStack(apiProcesses: number): Promise<void> {
   const metricsPort = await freePort();
   process.stdout.write(`\nstarting the stack with API_PROCESSES=${apiProcesses}…\n`);
@@ -128,20 +138,28 @@ async function benchStack(apiProcesses: number): Promise<void> {
     }
     const [raw, fastify, express] = await Promise.all([startBaseline('raw', bodies), startBaseline('fastify', bodies), startBaseline('express', bodies)]);
     baselines.push(raw, fastify, express);
-    for (const p of paths) {
-      const measure = (base: string) => {
-        load(`${base}${p}`, 2); // warm
-        return load(`${base}${p}`, seconds);
-      };
-      const api = measure(stack.apiUrl);
-      const r = measure(raw.url);
-      const f = measure(fastify.url);
-      const e = measure(express.url);
-      const ratio = (x: Load) => (x.rps / r.rps).toFixed(2);
+    const measure = (url: string) => {
+      load(url, 2); // warm
+      return load(url, seconds);
+    };
+    const line = (p: string, api: Load, r: Load, others: string, feed: string) =>
       process.stdout.write(
-        `bench:api ${p.replace(slug, '{slug}')} api=${Math.round(api.rps)} raw=${Math.round(r.rps)} ratio=${ratio(api)} p99=${api.p99ms.toFixed(1)} fastify=${ratio(f)} express=${ratio(e)}` +
-          ` processes=${apiProcesses} bytes=${bodies[p]!.length}${api.non2xx ? ` non2xx=${api.non2xx}` : ''}\n`,
+        `bench:api ${p.replace(slug, '{slug}')} api=${Math.round(api.rps)} raw=${Math.round(r.rps)} ratio=${(api.rps / r.rps).toFixed(2)} p99=${api.p99ms.toFixed(1)}${others}` +
+          ` raw_p99=${r.p99ms.toFixed(1)} feed=${feed} processes=${apiProcesses} bytes=${bodies[p]!.length}${api.non2xx ? ` non2xx=${api.non2xx}` : ''}\n`,
       );
+    for (const p of paths) {
+      const api = measure(`${stack.apiUrl}${p}`);
+      const r = measure(`${raw.url}${p}`);
+      const f = measure(`${fastify.url}${p}`);
+      const e = measure(`${express.url}${p}`);
+      line(p, api, r, ` fastify=${(f.rps / r.rps).toFixed(2)} express=${(e.rps / r.rps).toFixed(2)}`, 'live');
+    }
+    // The same paths with the exchange feed paused: no book moves, so no ingest and no snapshot builds.
+    await pauseFeed(stack, true);
+    try {
+      for (const p of paths) line(p, measure(`${stack.apiUrl}${p}`), measure(`${raw.url}${p}`), '', 'paused');
+    } finally {
+      await pauseFeed(stack, false);
     }
     peakKb = Math.max(peakKb, apiRssKb(stack.pid));
     const state = (await (await stack.simControl('/_sim/state')).json()) as { openEvents?: number };
