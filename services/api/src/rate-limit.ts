@@ -137,7 +137,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
 
   const flush = () => {
     flushScheduled = false;
-    sendNow([...waiting.keys()]);
+    sendNow(waiting.keys());
   };
 
   /** One script call for `waiters`, the requests of `client` in arrival order: each gets its own place in the count. */
