@@ -17,7 +17,6 @@ const logger = pino({ level: 'silent' });
 
 beforeAll(async () => {
   own = await startOwnRedis();
-  await own.start();
   // As the API connects (main.ts): auto-pipelining on.
   redis = new Redis(own.url, { enableAutoPipelining: true });
 });

@@ -12,7 +12,7 @@ import { until } from '../poll.js';
 export interface OwnRedis extends AsyncDisposable {
   url: string;
   port: number;
-  /** Start it again on the same port after `stop()` (it comes back empty). Resolves once it answers PING. */
+  /** Start it again on the same port after `stop()` (it comes back empty); throws while it runs. Resolves once it answers PING. */
   start(): Promise<void>;
   /** SIGKILL, then wait until its port is closed. Safe to call when already stopped. */
   stop(): Promise<void>;
@@ -47,6 +47,9 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     port,
     [Symbol.asyncDispose]: () => own.stop(),
     async start() {
+      // A second server on the same port cannot bind and exits, and the first one, no longer held
+      // here, would outlive the test (one leaked redis-server per run of a file that did this).
+      if (child && child.exitCode === null && child.signalCode === null) throw new Error(`redis-server on port ${port} is already running: stop() it first`);
       const c = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
       child = c;
       await until(`redis-server to start on port ${port}`, () => answersPing(port), { timeoutMs: START_TIMEOUT_MS, everyMs: 50 });
