@@ -37,6 +37,11 @@ async function answersPing(port: number): Promise<boolean> {
   }
 }
 
+/** The server process is alive: spawned here and neither exited nor killed yet. */
+function running(c: ChildProcess | undefined): c is ChildProcess {
+  return c !== undefined && c.exitCode === null && c.signalCode === null;
+}
+
 export async function startOwnRedis(): Promise<OwnRedis> {
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}/0`;
@@ -49,7 +54,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     async start() {
       // A second server on the same port cannot bind and exits, and the first one, no longer held
       // here, would outlive the test (one leaked redis-server per run of a file that did this).
-      if (child && child.exitCode === null && child.signalCode === null) throw new Error(`redis-server on port ${port} is already running: stop() it first`);
+      if (running(child)) throw new Error(`redis-server on port ${port} is already running: stop() it first`);
       const c = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
       child = c;
       await until(`redis-server to start on port ${port}`, () => answersPing(port), { timeoutMs: START_TIMEOUT_MS, everyMs: 50 });
@@ -57,7 +62,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     async stop() {
       const c = child;
       child = undefined;
-      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      if (!running(c)) return;
       const exited = new Promise((r) => c.once('exit', r));
       c.kill('SIGKILL');
       await exited;
