@@ -21,7 +21,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { until } from '../support/poll.js';
-import { freePort, startStack } from '../support/stack.js';
+import { freePort, startStack, type Stack } from '../support/stack.js';
 import { benchCli } from './cli.js';
 
 benchCli('bench:api', `usage: npm run bench:api
@@ -94,7 +94,7 @@ function apiRssKb(rootPid: number): number {
 }
 
 /** Pauses (or resumes) the simulator's walk: books, trades and match clocks stand still meanwhile. */
-async function pauseFeed(stack: Awaited<ReturnType<typeof startStack>>, paused: boolean): Promise<void> {
+async function pauseFeed(stack: Stack, paused: boolean): Promise<void> {
   const res = await stack.simControl(paused ? '/_sim/pause' : '/_sim/resume', {});
   if (res.status !== 200) throw new Error(`simulator ${paused ? 'pause' : 'resume'} answered ${res.status}`);
 }
