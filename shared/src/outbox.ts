@@ -37,7 +37,7 @@ export const outboxPayloadSchemas = {
     combos: z.boolean().default(false),
     /**
      * The people's records and the boards were projected in the settlement's own transaction
-     * (settle-market.ts): the relay asks only for their snapshots (`user:<id>`, `leaderboard`), and
+     * (settle-market.ts): the relay asks only for the boards' snapshots (`leaderboard`), and
      * the reconciler has nothing to re-project for this row.
      */
     projectedInTx: z.boolean().default(false),

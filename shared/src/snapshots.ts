@@ -70,15 +70,14 @@ export interface LiveSnapshot {
 }
 
 /**
- * Record snapshots (calls, users, leaderboard, combos), written by the worker's record snapshot
- * builder. Their zod schemas live beside the resources in shared/src/api/records-resources.ts.
+ * Record snapshots (latest calls, a market's calls, leaderboards, combos), written by the worker's
+ * record snapshot builder; CallSnapshot and UserSnapshot are the bodies the API reads from Postgres. Their zod schemas live beside the resources in shared/src/api/records-resources.ts.
  */
 export type {
   CallListSnapshot,
   MarketCallsSnapshot,
   CallSnapshot,
   UserSnapshot,
-  UserCallsSnapshot,
   LeaderboardSnapshot,
   ComboListSnapshot,
 } from './api/records-resources.js';

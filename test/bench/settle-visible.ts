@@ -47,6 +47,9 @@ export interface Expected {
 }
 
 export interface Visible {
+  /** Per kind of sentinel page, when the last of that kind was seen (ms after t0), and how many polling passes the sentinels took. */
+  byKind: Record<string, number>;
+  passes: number;
   sampleMs: number;
   lastMs: number;
   sampled: number;
@@ -146,13 +149,21 @@ export async function waitForSettlement(
    * is that of the response that first showed it, not the end of the pass it was in — or undefined
    * when none was missing.
    */
+  const byKind: Record<string, number> = {};
+  let passes = 0;
   const until = async (items: Item[]): Promise<number | undefined> => {
     let pending = items;
     let seenAt: number | undefined;
     while (pending.length > 0) {
       if (performance.now() - t0 > timeoutMs) throw new Error(`${pending.length} pages still without the settlement after ${timeoutMs} ms, e.g. ${JSON.stringify(pending[0])}`);
+      passes += 1;
       const ok = await pool(pending, 32, async (item) => ((await shows(item)) ? performance.now() - t0 : undefined));
-      for (const at of ok) if (at !== undefined) seenAt = Math.max(seenAt ?? 0, at);
+      ok.forEach((at, i) => {
+        if (at === undefined) return;
+        seenAt = Math.max(seenAt ?? 0, at);
+        const kind = pending[i]!.kind;
+        byKind[kind] = Math.round(Math.max(byKind[kind] ?? 0, at));
+      });
       pending = pending.filter((_, i) => ok[i] === undefined);
     }
     return seenAt;
@@ -174,10 +185,11 @@ export async function waitForSettlement(
   ];
   const sentinels: Item[] = [...globals, ...callerItems(spread(affected.calls)), ...spread(ownersOnly).map((handle): Item => ({ kind: 'user', handle }))];
   const sampleMs = (await until(sentinels)) ?? 0;
+  const sentinelPasses = passes;
   const everything: Item[] = [...globals, ...callerItems(affected.calls), ...ownersOnly.map((handle): Item => ({ kind: 'user', handle }))];
   // A first pass that finds everything already showing it proves nothing was later than the sentinels.
   const firstPass = await pool(everything, 32, shows);
   const missing = everything.filter((_, i) => !firstPass[i]);
   const lastMs = missing.length === 0 ? sampleMs : Math.max(sampleMs, (await until(missing)) ?? 0);
-  return { sampleMs, lastMs, sampled: sentinels.length, checked: everything.length };
+  return { byKind, passes: sentinelPasses, sampleMs, lastMs, sampled: sentinels.length, checked: everything.length };
 }

@@ -90,10 +90,10 @@ function workerSteps(output: string): string[] {
     });
 }
 
-function fullBuildStats(output: string): { ms: number; calls: number; users: number; markets: number; written: number; stages?: Record<string, number> } {
+function fullBuildStats(output: string): { ms: number; calls: number; markets: number; written: number; stages?: Record<string, number> } {
   for (const line of output.split('\n')) {
     if (!line.includes('"msg":"record snapshots built"')) continue;
-    const stats = JSON.parse(line) as { full?: boolean; ms: number; calls: number; users: number; markets: number; written: number; stages?: Record<string, number> };
+    const stats = JSON.parse(line) as { full?: boolean; ms: number; calls: number; markets: number; written: number; stages?: Record<string, number> };
     if (stats.full === true) return stats;
   }
   throw new Error('the worker logged no full record build');
@@ -233,8 +233,8 @@ async function main() {
     await worker.waitFor(FULL_BUILD_LOGGED, 3_600_000);
     const full = fullBuildStats(worker.output());
     say(`  ${'every record snapshot (the worker\'s full build)'.padEnd(58)} ${String(full.ms).padStart(7)} ms`);
-    say(`    calls ${full.calls}, users ${full.users}, markets ${full.markets}, snapshots written ${full.written}`);
-    say(`    stages (ms; calls, users and markets run at once): ${JSON.stringify(full.stages ?? {})}`);
+    say(`    Call objects ${full.calls}, markets ${full.markets}, snapshots written ${full.written}`);
+    say(`    stages (ms): ${JSON.stringify(full.stages ?? {})}`);
     say(`bench:rebuild calls=${CALLS} users=${USERS} s=${((projections.ms + full.ms) / 1000).toFixed(1)}`);
 
     say('end to end (worker and API processes, read over HTTP, market hot):');
@@ -269,6 +269,7 @@ async function main() {
       say(`    settlement committed ${Math.round((await expected).atMs - t0)} ms after the enqueue`);
       say(`  ${'enqueued → every affected page shows it'.padEnd(58)} ${String(Math.round(visible.lastMs)).padStart(7)} ms`);
       say(`    sentinels (boards, lists and ${visible.sampled} sampled calls, people and their lists) all visible at ${Math.round(visible.sampleMs)} ms; every one of ${visible.checked} pages verified by ${Math.round(visible.lastMs)} ms`);
+      say(`    sentinels polled in ${visible.passes} passes; last seen per kind (ms after the enqueue): ${JSON.stringify(visible.byKind)}`);
       say(`bench:settle calls=${hot.length} settled_visible_s=${(visible.lastMs / 1000).toFixed(2)}`);
       // Where the time went, as the worker logged it (jobs and incremental builds since the full one).
       for (const line of workerSteps(worker?.output() ?? '')) say(`    worker: ${line}`);

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { redisKeys } from '@pm/shared/redis';
+import { marketCallsSnapshotSchema } from '@pm/shared/api';
 import { sql, type Db } from '@pm/shared/db';
 import type { Records } from '@pm/shared/records';
 import { until } from '@pm/shared/testing';
@@ -7,7 +8,7 @@ import { setChance } from '../../services/worker/src/settlement/test-fixture.js'
 
 /**
  * What the fault tests count: calls on resolved markets settled (each market once), projections
- * that agree with the calls, and call snapshots in Redis that show the settled status.
+ * that agree with the calls, and market list snapshots in Redis that show each call's status.
  */
 
 export const PEOPLE = ['ann', 'ben', 'cat', 'dan'] as const;
@@ -64,17 +65,25 @@ export async function projectionsRight(db: Db): Promise<{ right: number; people:
   return rows[0]!;
 }
 
-/** Call snapshots in Redis whose status is the call's status in Postgres. */
-export async function callSnapshotsRight(db: Db, redis: Redis, prefix: string, callIds: readonly string[]): Promise<number> {
+/**
+ * Calls whose Call object in their market's list snapshot (`calls:market:<id>` in Redis, which the
+ * worker builds from Postgres) shows the call's status in Postgres. A call's own page is no snapshot
+ * (the API reads it from Postgres): a market's list is the snapshot that shows each call, and the one
+ * that has to come back after Redis lost it. A call missing from its list, or a list missing, counts
+ * as wrong.
+ */
+export async function listedCallsRight(db: Db, redis: Redis, prefix: string, callIds: readonly string[]): Promise<number> {
   const keys = redisKeys(prefix);
-  const rows: Array<{ id: string; status: string }> = await db.query(sql`select id, status from calls where id = any(${[...callIds]}::text[])`);
-  const bodies = await Promise.all(rows.map((r) => redis.hget(keys.snapshot(`call:${r.id}`), 'body')));
-  let right = 0;
-  rows.forEach((r, i) => {
-    const body = bodies[i];
-    if (body && (JSON.parse(body) as { call?: { status?: string } }).call?.status === r.status) right++;
-  });
-  return right;
+  // Input: call ids. Output: each call's market and status.
+  const rows: Array<{ id: string; market_id: string; status: string }> = await db.query(sql`select id, market_id, status from calls where id = any(${[...callIds]}::text[])`);
+  const markets = [...new Set(rows.map((r) => r.market_id))];
+  const bodies = await Promise.all(markets.map((m) => redis.hget(keys.snapshot(`calls:market:${m}`), 'body')));
+  const shown = new Map<string, string>();
+  for (const body of bodies) {
+    const list = body === null ? undefined : marketCallsSnapshotSchema.safeParse(JSON.parse(body)).data;
+    for (const c of list?.calls ?? []) shown.set(c.id, c.status);
+  }
+  return rows.filter((r) => shown.get(r.id) === r.status).length;
 }
 
 /** Poll `check` until it is true or `timeoutMs` passed; returns the seconds it took (throws on timeout with `describe()`). */

@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from '@pm/shared/testing';
 import { createWorker, type WorkerService } from '../../services/worker/src/worker.js';
 import { insertMarkets, logResolution } from '../../services/worker/src/settlement/test-fixture.js';
 import { startOwnRedis, type OwnRedis } from '../support/own-servers.js';
-import { callOn, callSnapshotsRight, PEOPLE, projectionsRight, secondsUntil, settledCalls } from './fault-fixture.js';
+import { callOn, listedCallsRight, PEOPLE, projectionsRight, secondsUntil, settledCalls } from './fault-fixture.js';
 
 /**
  * Fault suite (issue 9): Redis loses everything — FLUSHALL, then a restart without persistence —
@@ -80,9 +80,9 @@ async function pauseQueues(): Promise<void> {
 async function survives(label: string, markets: [string, string, string], open: string, fault: () => Promise<void>): Promise<void> {
   const calls = await callOn(records, redis, PREFIX, markets, 12);
   const before = { ...repairs };
-  // The data before the fault: projections and call snapshots built by the normal path.
+  // The data before the fault: projections and market list snapshots built by the normal path.
   await secondsUntil(
-    async () => (await projectionsRight(tdb.db)).right === PEOPLE.length && (await callSnapshotsRight(tdb.db, redis, PREFIX, calls)) === calls.length,
+    async () => (await projectionsRight(tdb.db)).right === PEOPLE.length && (await listedCallsRight(tdb.db, redis, PREFIX, calls)) === calls.length,
     60_000,
     async () => JSON.stringify(await projectionsRight(tdb.db)),
   );
@@ -106,19 +106,19 @@ async function survives(label: string, markets: [string, string, string], open: 
     async () => {
       const s = await settledCalls(tdb.db, markets);
       const p = await projectionsRight(tdb.db);
-      return s.settled === s.expected && p.right === p.people && (await callSnapshotsRight(tdb.db, redis, PREFIX, all)) === all.length;
+      return s.settled === s.expected && p.right === p.people && (await listedCallsRight(tdb.db, redis, PREFIX, all)) === all.length;
     },
     120_000,
-    async () => JSON.stringify({ settled: await settledCalls(tdb.db, markets), projections: await projectionsRight(tdb.db), snapshots: await callSnapshotsRight(tdb.db, redis, PREFIX, all) }),
+    async () => JSON.stringify({ settled: await settledCalls(tdb.db, markets), projections: await projectionsRight(tdb.db), snapshots: await listedCallsRight(tdb.db, redis, PREFIX, all) }),
   );
   const settled = await settledCalls(tdb.db, markets);
-  const snapshots = await callSnapshotsRight(tdb.db, redis, PREFIX, all);
+  const snapshots = await listedCallsRight(tdb.db, redis, PREFIX, all);
   const projections = await projectionsRight(tdb.db);
   const made = Object.fromEntries(Object.entries(repairs).map(([k, v]) => [k, v - before[k as keyof typeof repairs]]));
   console.log(
     `[fault] ${label} with jobs queued (${Object.entries(queued).map(([q, n]) => `${q} ${n}`).join(', ')}): ` +
       `calls settled ${settled.settled} of ${settled.expected} (markets settled twice: ${settled.settledTwice}); ` +
-      `call snapshots back ${snapshots} of ${all.length}; projections right for ${projections.right} of ${projections.people} people; ` +
+      `calls right in their market list snapshots ${snapshots} of ${all.length}; projections right for ${projections.right} of ${projections.people} people; ` +
       `recovered in ${seconds.toFixed(1)} s; reconciler repairs ${JSON.stringify(made)}`,
   );
   expect(settled).toEqual({ expected: 36, settled: 36, settledTwice: 0 });

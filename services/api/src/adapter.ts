@@ -123,6 +123,8 @@ export function endpointRoute<P extends EndpointPath>(
       pages: {
         calls: (q) => ((fromPostgres = true), pages.calls(q)),
         userCalls: (q) => ((fromPostgres = true), pages.userCalls(q)),
+        user: (handle) => ((fromPostgres = true), pages.user(handle)),
+        call: (id) => ((fromPostgres = true), pages.call(id)),
         combos: (q) => ((fromPostgres = true), pages.combos(q)),
         leaderboard: (q) => ((fromPostgres = true), pages.leaderboard(q)),
         close: () => pages.close(),

@@ -2,18 +2,22 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { SnapshotName } from '@pm/shared/redis';
-import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import { sql } from '@pm/shared/db';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { apiRedis, combo, event, leaderboardRow, listSnapshot, searchSnapshot, startApp, writeFeed, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 
 /**
  * Issue 9 item 3: every variant of every endpoint answers its own body, requested back to back and
  * with If-None-Match from another variant. Snapshots carry the worker's content-hash ETags, so
- * variants whose snapshots hold the same content (empty combo lists, equal leaderboards, equal
- * user-call filters) share a snapshot ETag — the case that used to serve one variant's body for
- * another.
+ * variants whose snapshots hold the same content (empty combo lists, equal leaderboards) share a
+ * snapshot ETag — the case that used to serve one variant's body for another. A person's record and
+ * call lists and a call's page are read from Postgres (seeded here): filters of a person's calls
+ * whose bodies are equal (all and open; won, lost and void, all empty) are the same case there, and
+ * an ETag given before a change in Postgres must not be answered with a 304 after it.
  */
 
 let testRedis: TestRedis;
+let tdb: TestDatabase;
 let redis: Redis;
 let api: RunningApp;
 
@@ -45,6 +49,19 @@ async function seed(name: SnapshotName, payload: unknown): Promise<void> {
   await writeSnapshot(testRedis.redis, testRedis.prefix, name, payload, `"${createHash('sha1').update(body).digest('base64url')}"`);
 }
 
+/** alice and her one call c1 (open), as call('c1') shows it. */
+async function seedDatabase(): Promise<void> {
+  const { db } = tdb;
+  await db.query(sql`insert into events (id, slug, title, category) values ('e1', 'epl-ars-che', 'Arsenal vs Chelsea', 'Football')`);
+  await db.query(sql`insert into markets (id, event_id, condition_id, position, question) values ('m1', 'e1', '0xm1', 0, 'Will Arsenal win?')`);
+  await db.query(sql`insert into outcomes (market_id, outcome_index, name, token_id) values ('m1', 0, 'Yes', 't10'), ('m1', 1, 'No', 't11')`);
+  await db.query(sql`insert into users (handle, display_name) values ('alice', 'Alice')`);
+  await db.query(sql`
+    insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, made_at)
+    select 'c1', id, 'm1', 0, 0.4, 't', '2026-11-20T12:00:00Z' from users where handle = 'alice'
+  `);
+}
+
 /** Each variant with what its body must say about the request. */
 const variants: Array<[string, (body: Record<string, unknown>) => void]> = [];
 const variant = (path: string, check: (body: Record<string, unknown>) => void = () => {}) => variants.push([path, check]);
@@ -52,7 +69,9 @@ const count = (n: number) => (b: Record<string, unknown>) => expect(b['count']).
 
 beforeAll(async () => {
   testRedis = await createTestRedis('api_identity');
+  tdb = await createTestDatabase('api_identity');
   redis = await apiRedis(testRedis.url);
+  await seedDatabase();
   const rows = Array.from({ length: 5 }, (_, i) => leaderboardRow(i + 1, `p${i + 1}`));
   await seed('markets:trending', listSnapshot(events));
   await seed('markets:category:Crypto', listSnapshot([btc]));
@@ -66,13 +85,11 @@ beforeAll(async () => {
   await seed('calls:latest', { calls: [call('c1'), call('c2')] });
   await seed('calls:market:m1', { platform_split: [1, 0], calls: [call('c1')] });
   await seed('calls:market:m2', { platform_split: [1, 0], calls: [call('c1')] });
-  await seed('user:alice', { user: { handle: 'alice' } });
-  for (const status of ['all', 'open', 'won']) await seed(`user-calls:alice:${status}`, { handle: 'alice', calls: [call('c1')] });
   for (const sort of ['profit', 'right', 'xp', 'week']) await seed(`leaderboard:${sort}`, { rows });
   await seed('combos:open', { combos: [combo('k1', 'open'), combo('k2', 'open')] });
   for (const status of ['won', 'lost', 'void']) await seed(`combos:${status}`, { combos: [] });
   await writeFeed(testRedis.redis, testRedis.prefix, true, Date.now());
-  api = await startApp({ redis, env: { REDIS_PREFIX: testRedis.prefix, RATE_LIMIT_PER_MINUTE: '100000' } });
+  api = await startApp({ redis, env: { REDIS_PREFIX: testRedis.prefix, DATABASE_URL: tdb.url, RATE_LIMIT_PER_MINUTE: '100000' } });
 
   variant('/api/v1/markets', count(3));
   variant('/api/v1/markets?limit=2', count(2));
@@ -95,8 +112,12 @@ beforeAll(async () => {
   variant('/api/v1/calls', count(2));
   variant('/api/v1/calls?limit=1', count(1));
   for (const m of ['m1', 'm2', 'm3']) variant(`/api/v1/calls?market=${m}`, (b) => expect(b['platform_split']).toBeDefined());
-  for (const status of ['open', 'won']) variant(`/api/v1/users/alice/calls?status=${status}`, count(1));
-  variant('/api/v1/users/alice/calls', count(1));
+  // From Postgres: all and open hold the same body, won, lost and void the same empty one.
+  variant('/api/v1/users/alice/calls', (b) => expect(b['calls']).toEqual([call('c1')]));
+  variant('/api/v1/users/alice/calls?status=open', (b) => expect(b['calls']).toEqual([call('c1')]));
+  for (const status of ['won', 'lost', 'void']) variant(`/api/v1/users/alice/calls?status=${status}`, count(0));
+  variant('/api/v1/users/alice', (b) => expect((b['user'] as { handle: string }).handle).toBe('alice'));
+  variant('/api/v1/calls/c1', (b) => expect((b['call'] as { id: string; status: string })).toMatchObject({ id: 'c1', status: 'open' }));
   for (const sort of ['profit', 'right', 'xp', 'week']) {
     variant(`/api/v1/leaderboard?sort=${sort}`, (b) => expect(b['sort']).toBe(sort));
     variant(`/api/v1/leaderboard?sort=${sort}&limit=2`, (b) => expect([b['sort'], b['count']]).toEqual([sort, 2]));
@@ -108,9 +129,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // The app first: it closes its page reader's pool before the database is dropped.
   await api?.close();
   redis?.disconnect();
   await testRedis?.cleanup();
+  await tdb?.drop();
 });
 
 async function fetchVariant(path: string, headers: Record<string, string> = {}) {
@@ -148,6 +171,9 @@ describe('cache identity', () => {
     }
     console.log(`cache identity: ${variants.length} variants, ${served} answered in full with another variant's If-None-Match`);
     expect(served).toBe(variants.length);
+
+    // With its own ETag, each variant is a 304.
+    for (const [path] of variants) expect((await fetchVariant(path, { 'if-none-match': own.get(path)!.etag })).status, path).toBe(304);
   });
 
   it('tells variants apart after a new version of a shared snapshot', async () => {
@@ -156,5 +182,30 @@ describe('cache identity', () => {
     const voided = JSON.parse((await fetchVariant('/api/v1/combos?status=void')).text) as { status: string; count: number };
     expect(lost).toMatchObject({ status: 'lost', count: 1 });
     expect(voided).toMatchObject({ status: 'void', count: 0 });
+  });
+
+  it('answers a change in Postgres at once: an ETag given before it is not a 304 after it', async () => {
+    const paths = ['/api/v1/users/alice', '/api/v1/users/alice/calls', '/api/v1/users/alice/calls?status=open', '/api/v1/users/alice/calls?status=won', '/api/v1/calls/c1'];
+    const before = new Map<string, { etag: string; text: string }>();
+    for (const path of paths) before.set(path, await fetchVariant(path));
+    // c1 settles, and the projection counts it on alice's record.
+    await tdb.db.query(sql`update calls set status = 'won', profit_on_10 = 15, settled_at = '2026-11-20T13:00:00Z' where id = 'c1'`);
+    await tdb.db.query(sql`insert into user_records (user_id, calls, settled, won, right_pct, profit_on_10) select id, 1, 1, 1, 100, 15 from users where handle = 'alice'`);
+    const after = new Map<string, { status: number; etag: string; text: string }>();
+    for (const path of paths) {
+      const res = await fetchVariant(path, { 'if-none-match': before.get(path)!.etag });
+      expect(res.status, path).toBe(200);
+      expect(res.etag, path).not.toBe(before.get(path)!.etag);
+      expect(res.text, path).not.toBe(before.get(path)!.text);
+      after.set(path, res);
+    }
+    const body = (path: string) => JSON.parse(after.get(path)!.text) as Record<string, unknown>;
+    expect(body('/api/v1/users/alice')['user']).toMatchObject({ handle: 'alice', calls: 1, settled: 1, won: 1, profit_on_10: 15 });
+    expect(body('/api/v1/users/alice/calls')).toMatchObject({ count: 1, calls: [{ id: 'c1', status: 'won' }] });
+    expect(body('/api/v1/users/alice/calls?status=open')).toMatchObject({ count: 0, calls: [] });
+    expect(body('/api/v1/users/alice/calls?status=won')).toMatchObject({ count: 1, calls: [{ id: 'c1', status: 'won', profit_on_10: 15 }] });
+    expect(body('/api/v1/calls/c1')['call']).toMatchObject({ id: 'c1', status: 'won', profit_on_10: 15 });
+    // The new ETags are 304s again while nothing changes.
+    for (const path of paths) expect((await fetchVariant(path, { 'if-none-match': after.get(path)!.etag })).status, path).toBe(304);
   });
 });

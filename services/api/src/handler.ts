@@ -16,7 +16,7 @@ export interface HandlerContext {
   snapshots: { read<T>(name: SnapshotName, schema: z.ZodType<T>): Promise<HeldSnapshot<T> | null> };
   /** Whether prices count as live now (DESIGN.md: feed connected, last message under 30 s old). */
   live(): boolean;
-  /** Pages past the first of the lists (Postgres, read-only). A body read through it is never held as a ready response. */
+  /** Postgres, read-only: pages past the first of the lists, a person's record and calls, a call's page. A body read through it is never held as a ready response. */
   pages: PageReader;
   /** Makes and checks `next_cursor` / `?cursor=`. */
   cursors: Cursors;

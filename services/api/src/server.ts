@@ -67,7 +67,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const readyCache = createReadyCache(snapshots);
   const limiter = createRateLimiter({ redis, prefix: config.REDIS_PREFIX, limit: config.RATE_LIMIT_PER_MINUTE, logger });
   const observer = requestObserver(metrics, logger);
-  // Pages past the first (pages/pages.ts): a small pool, connected on the first such page only.
+  // Postgres reads (pages/pages.ts: pages past the first, a person's pages, a call's page): a small pool, connected on first use.
   const pages = createPageReader({ databaseUrl: config.DATABASE_URL, webUrl: config.PUBLIC_WEB_URL, logger });
   const marketEvents = redisKeys(config.REDIS_PREFIX).marketEvents;
   const marketEvent = async (marketId: string): Promise<string | null> => {

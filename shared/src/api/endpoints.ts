@@ -416,7 +416,7 @@ const endpointTable = [
     description: [
       "A person's calls, newest first, in the same shape as the call list; `status` filters them (omitted means all).",
       'The handle matches case-insensitively, with or without a leading `@`; `handle` in the response is spelled as the person does. An unknown handle is a 404; a person with no calls (of that status) gives an empty list.',
-      'Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` for the next page. A walk never skips or repeats an item while new ones arrive: new items appear at the head of the list, before the walk\'s first page. The first page is the live list (cached 15 s); pages after it are read from the records themselves.',
+      'Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` for the next page. A walk never skips or repeats an item while new ones arrive: new items appear at the head of the list, before the walk\'s first page. Every page is read from the records themselves, so a call shows its new status the moment it settles.',
       'With `status`, a call that leaves the filter during a walk (an open call settles) is not on later pages, and one that joins it shows up where its `made_at` places it if the walk has not passed that point yet; no call is ever shown twice.',
     ].join('\n\n'),
     tags: ['People'],

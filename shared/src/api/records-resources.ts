@@ -200,17 +200,14 @@ export type CallListSnapshot = z.infer<typeof callListSnapshotSchema>;
 export const marketCallsSnapshotSchema = z.object({ platform_split: z.array(count), calls: z.array(callSchema) });
 export type MarketCallsSnapshot = z.infer<typeof marketCallsSnapshotSchema>;
 
-/** `call:<id>`: one call, the subset the single-call endpoint shows. */
+/** The body of GET /calls/{id} as the API reads it from Postgres (record-json.ts callPageBody): one call, the subset the single-call endpoint shows. */
 export const callSnapshotSchema = z.object({ call: callSubsetSchema });
 export type CallSnapshot = z.infer<typeof callSnapshotSchema>;
 
-/** `user:<handle lower-cased>`: one person's record. */
+/** The body of GET /users/{handle} as the API reads it from Postgres (record-json.ts userRecordObject): one person's record. */
 export const userSnapshotSchema = z.object({ user: userRecordSchema });
 export type UserSnapshot = z.infer<typeof userSnapshotSchema>;
 
-/** `user-calls:<handle lower-cased>:<all|open|won|lost|void>`: a person's newest calls of that filter. */
-export const userCallsSnapshotSchema = z.object({ handle: z.string(), calls: z.array(callSchema) });
-export type UserCallsSnapshot = z.infer<typeof userCallsSnapshotSchema>;
 
 /**
  * `leaderboard:<profit|right|xp|week>`: the top rows (at most LEADERBOARD_SIZE), by rank, and the

@@ -144,3 +144,48 @@ export const leaderboardRowObject = (): Fragment =>
     ['xp', plain(sql`coalesce(r.xp, 0)`)],
     ['streak', plain(sql`coalesce(r.streak, 0)`)],
   ]);
+
+/**
+ * The body of `GET /calls/{id}` over `c` (calls) with CALL_PAGE_JOINS: `{"call":…}`, SPEC.md's call
+ * subset with its thesis updates, oldest first, from `tu.list` (thesisUpdateLists; null: none).
+ */
+export const callPageBody = (webUrl: string): Fragment => sql`'{"call":' || ${jsonObject([
+  ['id', text(sql`c.id`)],
+  ['user', OWNER_HANDLE],
+  ['question', text(sql`m.question`)],
+  ['outcome', text(sql`o.name`)],
+  ['chance_at_call', num(sql`c.chance_at_call`)],
+  ['status', text(sql`c.status`)],
+  ['profit_on_10', num(CALL_PROFIT)],
+  ['thesis', text(sql`c.thesis`)],
+  ['thesis_updates', sql`coalesce(tu.list, '[]')`],
+  ['url', link(webUrl, '/c/', sql`c.id`)],
+])} || '}'`;
+
+/** The joins of callPageBody; `c` is the call. */
+export const CALL_PAGE_JOINS = sql`
+  join users u on u.id = c.user_id
+  join markets m on m.id = c.market_id
+  join outcomes o on o.market_id = c.market_id and o.outcome_index = c.outcome_index
+`;
+
+/** `tu.list` of callPageBody: the thesis updates of the calls `which` (a condition on `t`), one grouped pass. */
+export const thesisUpdateLists = (which: Fragment): Fragment => sql`
+  select t.call_id, ${jsonList(jsonObject([['body', text(sql`t.body`)], ['at', iso(sql`t.at`)]]), sql`t.at, t.id`)} as list
+  from thesis_updates t where ${which} group by t.call_id`;
+
+/** SPEC.md's User record of `u` (users) and `r` (user_records, null for someone not projected yet: zeros). */
+export const userRecordObject = (webUrl: string): Fragment =>
+  jsonObject([
+    ['handle', text(sql`u.handle`)],
+    ['display_name', text(sql`u.display_name`)],
+    ['avatar', text(sql`u.avatar`)],
+    ...(['calls', 'settled', 'won', 'right_pct'] as const).map((k) => [k, plain(sql`coalesce(${sql.ident('r', k)}, 0)`)] as const),
+    ['profit_on_10', num(sql`coalesce(r.profit_on_10, 0)`)],
+    ['profit_7d', num(sql`coalesce(r.profit_7d, 0)`)],
+    ...(['xp', 'streak', 'followers', 'following', 'copies'] as const).map((k) => [k, plain(sql`coalesce(${sql.ident('r', k)}, 0)`)] as const),
+    ['bio', text(sql`u.bio`)],
+    ['interests', sql`array_to_json(u.interests)::text`],
+    ['joined_at', iso(sql`u.joined_at`)],
+    ['url', link(webUrl, '/u/', sql`u.handle`)],
+  ]);

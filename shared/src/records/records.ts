@@ -186,7 +186,7 @@ export function createRecords(deps: RecordsDeps): Records {
             returning id, handle
           `);
           const created = rows[0]!;
-          await announce(tx, { userIds: [created.id], dirty: [`user:${created.id}`] });
+          await announce(tx, { userIds: [created.id], dirty: [] });
           return created;
         });
       } catch (err) {
@@ -249,7 +249,7 @@ export function createRecords(deps: RecordsDeps): Records {
           return row?.id;
         });
         const userIds = copiedOwner !== null && copiedOwner !== user.id ? [user.id, copiedOwner] : [user.id];
-        await announce(tx, { userIds, marketIds: [parsed.marketId], dirty: [`call:${id}`, `user:${user.id}`, `market:${parsed.marketId}`] });
+        await announce(tx, { userIds, marketIds: [parsed.marketId], dirty: [`call:${id}`, `market:${parsed.marketId}`] });
         return { id, chanceAtCall: chance.value, madeAt, handle: user.handle, outcome };
       });
       await appendStreamMessage(redis, prefix, callMessage({ ...parsed, ...made, outcome: made.outcome.name, eventSlug: made.outcome.eventSlug, chance: made.chanceAtCall }), deps.logger);
@@ -265,7 +265,7 @@ export function createRecords(deps: RecordsDeps): Records {
         // Input: call id, body, time. Output: none. Hand-written: thesis_updates.id is an identity column,
         // which the generated insert type wrongly requires.
         await tx.query(sql`insert into thesis_updates (call_id, body, at) values (${parsed.callId}, ${parsed.body}, ${at})`);
-        await announce(tx, { dirty: [`call:${parsed.callId}`, `user:${call.user_id}`] });
+        await announce(tx, { dirty: [`call:${parsed.callId}`] });
       });
       return { at };
     },
@@ -304,7 +304,7 @@ export function createRecords(deps: RecordsDeps): Records {
           columnsToInsert: ['combo_id', 'leg_index', 'market_id', 'outcome_index', 'chance_at_call'],
           records: parsed.legs.map((leg, i) => ({ combo_id: id, leg_index: i, market_id: leg.marketId, outcome_index: leg.outcomeIndex, chance_at_call: chances[i]!.text })),
         });
-        await announce(tx, { dirty: ['combos', `user:${user.id}`] });
+        await announce(tx, { dirty: ['combos'] });
         return { id, chance, wins };
       });
       return { id: made.id, chance: made.chance, winsOn10: made.wins };

@@ -17,7 +17,8 @@ import { redisKeyBase, redisKeys } from '../redis/keys.js';
  *
  * Members of the record snapshot dirty set (`recordsDirtyKey`), for the snapshot builder:
  *   `call:<callId>`     a call was made, updated (thesis) or settled
- *   `user:<userId>`     a person's record, calls list or profile changed
+ *   `user:<userId>`     written by earlier versions for a person's record and lists, which the API
+ *                       now reads from Postgres: accepted (old outbox rows) and needs nothing
  *   `market:<marketId>` the calls on a market, or its platform_split, changed
  *   `combos`            a combo was made or settled
  *   `leaderboard`       the leaderboard rows were re-ranked

@@ -35,7 +35,7 @@ export interface RedisKeys {
   dirtyHistory: string;
   /** set: market ids whose past was just backfilled: their history snapshots are rebuilt at once, whatever the throttle. */
   backfilledHistory: string;
-  /** set: records whose snapshots are stale — `user:<id>`, `call:<id>`, `market:<id>`, `combos` (SADD by shared/src/records and the worker, popped by the record snapshot builder). */
+  /** set: records whose snapshots are stale — `call:<id>`, `market:<id>`, `combos`, `leaderboard` (SADD by shared/src/records and the worker, popped by the record snapshot builder). */
   dirtyRecords: string;
   /** string counter: bumped by the ingestor after a catalog sync that changed any row. */
   catalogVersion: string;
@@ -92,9 +92,9 @@ export interface RedisKeys {
  * - `event:<slug>`: an EventSnapshot.
  * - `history:<marketId>:<range>`: a HistorySnapshot (range 1d, 1w, 1m or max).
  * - `live`: a LiveSnapshot (every match in play).
- * - Records (shared/src/api/records-resources.ts): `calls:latest`, `calls:market:<marketId>`, `call:<id>`,
- *   `user:<handle lower-cased>`, `user-calls:<handle lower-cased>:<all|open|won|lost|void>`,
- *   `leaderboard:<profit|right|xp|week>`, `combos:<open|won|lost|void>`.
+ * - Records (shared/src/api/records-resources.ts): `calls:latest`, `calls:market:<marketId>`,
+ *   `leaderboard:<profit|right|xp|week>`, `combos:<open|won|lost|void>`. A person's record and call
+ *   lists and a call's page are no snapshots: the API reads them from Postgres (services/api/src/pages).
  */
 export type SnapshotName =
   | 'markets:trending'
@@ -106,9 +106,6 @@ export type SnapshotName =
   | 'live'
   | 'calls:latest'
   | `calls:market:${string}`
-  | `call:${string}`
-  | `user:${string}`
-  | `user-calls:${string}:${string}`
   | `leaderboard:${string}`
   | `combos:${string}`;
 

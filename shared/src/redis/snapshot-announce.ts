@@ -35,9 +35,6 @@ export const SNAPSHOT_FAMILIES = [
   'live',
   'calls:latest',
   'calls:market',
-  'call',
-  'user',
-  'user-calls',
   'leaderboard',
   'combos',
 ] as const;

@@ -5,18 +5,24 @@ import type { Logger } from '@pm/shared/logger';
 import { ApiError } from '../errors.js';
 
 /**
- * The API's one read-only way into Postgres (contracts: "the API may read Postgres for pages past the
- * first, through ONE read-only module"). The first page of every list is the worker's snapshot; a
- * page after it is a keyset query here (DESIGN.md "The read path": never OFFSET), on the indexes of
- * migrations 0003 and 0005, each in a read-only transaction with a statement timeout. Items come as
- * the JSON text of shared/src/db/record-json.ts, the definition the snapshots are built from, so a
- * page past the first shows an item exactly as the first page would.
+ * The API's one read-only way into Postgres (contracts: "the API may read Postgres through ONE
+ * read-only module"). The first page of the shared lists (calls, combos, leaderboard) is the
+ * worker's snapshot; a page after it is a keyset query here (DESIGN.md "The read path": never
+ * OFFSET), on the indexes of migrations 0003, 0005 and 0006, each in a read-only transaction with a
+ * statement timeout. Items come as the JSON text of shared/src/db/record-json.ts, the definition the
+ * snapshots are built from, so a page past the first shows an item exactly as the first page would.
+ *
+ * A person's record, every page of their calls (the first too) and a call's own page are read here
+ * and nowhere else: one indexed statement each, answered as committed, so a settlement shows on the
+ * people and calls it moved the moment its transaction commits, and settling 10,000 calls costs the
+ * worker no rewrite of ~60,000 person and call pages (issue 18). Their Call objects are made on the
+ * spot from the calls' rows (a page is at most 101 of them, one key probe per join).
  *
  * Calls, combos: newest first by (made_at, id); a page starts after the item the cursor names, so
  * an item made after the walk began (it sorts before everything the walk has shown) never appears
- * in it and nothing is repeated or skipped. A call's object is the record_call_json row the worker
- * keeps (a projection of the call), or made on the spot when that row is missing.
- * Leaderboard: the ranking of the version the cursor pins (migration 0005), by rank.
+ * in it and nothing is repeated or skipped. A call's object on the shared lists is the
+ * record_call_json row the worker keeps (a projection of the call), or made on the spot when that
+ * row is missing. Leaderboard: the ranking of the version the cursor pins (migration 0005), by rank.
  */
 
 export interface Page {
@@ -26,9 +32,22 @@ export interface Page {
   nextAfter: string | number | null;
 }
 
+/** A person's page of calls: how they spell their handle, and the page. */
+export interface UserCallsPage extends Page {
+  handle: string;
+}
+
 export interface PageReader {
   calls(q: { market: string | null; after: string; limit: number }): Promise<Page>;
-  userCalls(q: { handle: string; status: UserCallFilter; after: string; limit: number }): Promise<Page>;
+  /**
+   * A person's calls of one filter, newest first: the first page (no `after`) or the one after the
+   * call `after` names. null when no one has that handle (`handle` lower-cased).
+   */
+  userCalls(q: { handle: string; status: UserCallFilter; after?: string; limit: number }): Promise<UserCallsPage | null>;
+  /** `{"user":…}`, a person's record (user_records; zeros before the projection reaches them); null: no such handle (lower-cased). */
+  user(handle: string): Promise<string | null>;
+  /** `{"call":…}`, one call with its thesis updates; null: no such call. */
+  call(id: string): Promise<string | null>;
   combos(q: { status: CallStatus; after: string; limit: number }): Promise<Page>;
   /** null when the ranking version is no longer kept. */
   leaderboard(q: { sort: LeaderboardSort; version: number; after: number; limit: number }): Promise<Page | null>;
@@ -97,9 +116,51 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: Db }) & 
       return page(await read('calls page', (tx) => tx.query(callPage(which, after, limit))), limit);
     },
     async userCalls({ handle, status, after, limit }) {
-      const who = sql`c.user_id = (select id from users where lower(handle) = ${handle})`;
-      const which = status === 'all' ? who : sql`${who} and c.status = ${status}`;
-      return page(await read('user calls page', (tx) => tx.query(callPage(which, after, limit))), limit);
+      return read('user calls page', async (tx) => {
+        const [owner]: Array<{ id: number; handle: string }> = await tx.query(sql`select id, handle from users where lower(handle) = ${handle}`);
+        if (!owner) return null;
+        // inputs: the person, the filter, the last call shown (none: the first page), the page size.
+        // outputs: up to limit + 1 of their calls after it, newest first, each Call object made here
+        // from the record (a settlement shows the moment it commits; the index range is
+        // calls_user_newest_cover or calls_user_status_newest, the joins one key each per call).
+        const rows = await tx.query(sql`
+          select c.id as key, ${recordJson.callObject(webUrl)} as body
+          from (
+            select x.id, x.made_at from calls x
+            where x.user_id = ${owner.id}
+              ${status === 'all' ? sql`` : sql`and x.status = ${status}`}
+              ${after === undefined ? sql`` : sql`and (x.made_at, x.id) < (select made_at, id from calls where id = ${after})`}
+            order by x.made_at desc, x.id desc
+            limit ${limit + 1}
+          ) r
+          join calls c on c.id = r.id ${recordJson.CALL_JOINS}
+          order by r.made_at desc, r.id desc
+        `);
+        return { handle: owner.handle, ...page(rows, limit) };
+      });
+    },
+    async user(handle) {
+      // inputs: a handle, lower-cased. outputs: the person's record body (users_handle_ci, then user_records by key).
+      const rows: Array<{ body: string }> = await read('user', (tx) =>
+        tx.query(sql`
+          select '{"user":' || ${recordJson.userRecordObject(webUrl)} || '}' as body
+          from users u left join user_records r on r.user_id = u.id
+          where lower(u.handle) = ${handle}
+        `),
+      );
+      return rows[0]?.body ?? null;
+    },
+    async call(id) {
+      // inputs: a call id. outputs: its page body (calls by key, its thesis updates by thesis_updates_call).
+      const rows: Array<{ body: string }> = await read('call', (tx) =>
+        tx.query(sql`
+          select ${recordJson.callPageBody(webUrl)} as body
+          from calls c ${recordJson.CALL_PAGE_JOINS}
+          left join (${recordJson.thesisUpdateLists(sql`t.call_id = ${id}`)}) tu on tu.call_id = c.id
+          where c.id = ${id}
+        `),
+      );
+      return rows[0]?.body ?? null;
     },
     async combos({ status, after, limit }) {
       // inputs: status, the id of the last combo shown, the page size. outputs: up to limit + 1 combos after it.

@@ -12,10 +12,9 @@ export function handleKey(raw: string): string {
   return handle.toLowerCase();
 }
 
-/** GET /api/v1/users/{handle}: a person's record from `user:<handle lower-cased>`. */
+/** GET /api/v1/users/{handle}: a person's record, read from Postgres as it is committed (users and user_records, pages.ts). */
 export const getUser: Handler<'/api/v1/users/{handle}'> = async (params, ctx) => {
-  const key = handleKey(params.handle);
-  const snapshot = await ctx.snapshots.read(`user:${key}`, userSnapshotSchema);
-  if (!snapshot) throw new ApiError('not_found', `no user with handle ${params.handle}`);
-  return { data: { user: snapshot.data.user } };
+  const body = await ctx.pages.user(handleKey(params.handle));
+  if (body === null) throw new ApiError('not_found', `no user with handle ${params.handle}`);
+  return { data: { user: userSnapshotSchema.parse(JSON.parse(body)).user } };
 };

@@ -115,8 +115,8 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
         catalog = true;
       } else if ('callIds' in p) {
         if (p.projectedInTx) {
-          // Records and boards committed with the settlement: only their snapshots are owed.
-          for (const id of p.userIds) dirty.add(`user:${id}`);
+          // Records and boards committed with the settlement: only the boards' snapshots are owed
+          // (a person's record is read from Postgres by the API).
           dirty.add('leaderboard');
         } else if (!p.projected) for (const id of p.userIds) userIds.add(String(id));
         dirty.add(`market:${p.marketId}`);

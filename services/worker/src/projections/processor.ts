@@ -86,8 +86,8 @@ export function createProjectUsersProcessor(deps: ProjectionProcessorDeps) {
     }
     if (checkEdge) await deps.redis.set(weekEdgeKey(deps.prefix), String(at.getTime()));
     deps.logger.debug({ users: userIds.length, markets: marketIds.length }, 'projections updated');
+    // People's records are read from Postgres by the API: the market lists (their split) and the boards are owed.
     await deps.trigger.snapshotsDirty([
-      ...userIds.map((id) => `user:${id}` as const),
       ...marketIds.map((id) => `market:${id}` as const),
       'leaderboard',
     ]);

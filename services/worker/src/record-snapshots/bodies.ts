@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CALL_LIST_SIZE, CALL_STATUSES, COMBO_LIST_SIZE, LEADERBOARD_SIZE, LEADERBOARD_SORTS, USER_CALL_FILTERS } from '@pm/shared/api';
+import { CALL_LIST_SIZE, CALL_STATUSES, COMBO_LIST_SIZE, LEADERBOARD_SIZE, LEADERBOARD_SORTS } from '@pm/shared/api';
 import type { SnapshotName } from '@pm/shared/redis';
 import { recordJson, sql, type Db } from '@pm/shared/db';
 import { RIGHT_MIN_SETTLED } from '../projections/leaderboard.js';
@@ -30,7 +30,7 @@ export interface SnapshotBody {
 const bodyRow = z.object({ name: z.string(), body: z.string() });
 
 /** The record families of SnapshotName (shared/src/redis/keys.ts), the only names these statements make. */
-const RECORD_NAME = /^(calls:latest|calls:market:.+|call:.+|user:.+|user-calls:.+:.+|leaderboard:.+|combos:.+)$/;
+const RECORD_NAME = /^(calls:latest|calls:market:.+|leaderboard:.+|combos:.+)$/;
 const isRecordName = (name: string): name is SnapshotName => RECORD_NAME.test(name);
 
 export function parseBodies(rows: unknown[]): SnapshotBody[] {
@@ -42,7 +42,7 @@ export function parseBodies(rows: unknown[]): SnapshotBody[] {
 }
 
 type Fragment = recordJson.Fragment;
-const { jsonList, jsonObject, text, num, plain, iso, link, callObject, comboObject, leaderboardRowObject, CALL_JOINS, CALL_PROFIT: PROFIT } = recordJson;
+const { jsonList, callObject, comboObject, leaderboardRowObject, CALL_JOINS } = recordJson;
 
 /** A list's calls `r` with their cached Call object as `cj.body` (ensureCallJson made any missing one). */
 const CACHED_CALL = sql`join record_call_json cj on cj.call_id = r.id`;
@@ -75,140 +75,11 @@ async function ensureCallJson(db: Queryable, which: Fragment, webUrl: string): P
 }
 
 /**
- * `call:<id>` of `c` (calls, over CALL_PAGE_JOINS) as `(name, body)`: SPEC.md's call subset with its
- * thesis updates, oldest first, from `tu.list` (a grouped pass over thesis_updates; null: none).
- */
-export const callPage = (webUrl: string): Fragment => sql`'call:' || c.id as name, '{"call":' || ${jsonObject([
-  ['id', text(sql`c.id`)],
-  ['user', jsonObject([['handle', text(sql`u.handle`)]])],
-  ['question', text(sql`m.question`)],
-  ['outcome', text(sql`o.name`)],
-  ['chance_at_call', num(sql`c.chance_at_call`)],
-  ['status', text(sql`c.status`)],
-  ['profit_on_10', num(PROFIT)],
-  ['thesis', text(sql`c.thesis`)],
-  ['thesis_updates', sql`coalesce(tu.list, '[]')`],
-  ['url', link(webUrl, '/c/', sql`c.id`)],
-])} || '}' as body`;
-
-/** The joins of callPage; `c` is the call. */
-export const CALL_PAGE_JOINS = sql`
-  join users u on u.id = c.user_id
-  join markets m on m.id = c.market_id
-  join outcomes o on o.market_id = c.market_id and o.outcome_index = c.outcome_index
-`;
-
-/** `tu.list` of callPage: the thesis updates of the calls `which` (a condition on `t`), one grouped pass. */
-export const thesisUpdateLists = (which: Fragment): Fragment => sql`
-  select t.call_id, ${jsonList(jsonObject([['body', text(sql`t.body`)], ['at', iso(sql`t.at`)]]), sql`t.at, t.id`)} as list
-  from thesis_updates t where ${which} group by t.call_id`;
-
-/**
  * Whether a list first makes any missing cached Call object of its calls (`check`, an anti-join per
  * list batch), or trusts record_call_json as it is (`fresh`: the full build refreshed every call's
  * a moment before; at a million calls the checks were two million key probes).
  */
 export type CallJsonCache = 'check' | 'fresh';
-
-/**
- * inputs: call ids, the public web url. outputs: `call:<id>` of each existing call: SPEC.md's call
- * subset with its thesis updates, oldest first.
- */
-export async function callBodies(db: Queryable, ids: readonly string[], webUrl: string): Promise<SnapshotBody[]> {
-  if (ids.length === 0) return [];
-  return parseBodies(
-    await db.query(sql`
-      select ${callPage(webUrl)}
-      from unnest(${[...ids]}::text[]) as k(id)
-      join calls c on c.id = k.id
-      ${CALL_PAGE_JOINS}
-      -- The updates of these calls in one grouped pass (most calls have none), not a sub-plan per call.
-      left join (${thesisUpdateLists(sql`t.call_id = any(${[...ids]}::text[])`)}) tu on tu.call_id = c.id
-    `),
-  );
-}
-
-/** SPEC.md's User record of `u` (users) and `r` (user_records, null for someone not projected yet: zeros). */
-const userRecordObject = (webUrl: string) =>
-  jsonObject([
-    ['handle', text(sql`u.handle`)],
-    ['display_name', text(sql`u.display_name`)],
-    ['avatar', text(sql`u.avatar`)],
-    ...(['calls', 'settled', 'won', 'right_pct'] as const).map((k) => [k, plain(sql`coalesce(${sql.ident('r', k)}, 0)`)] as const),
-    ['profit_on_10', num(sql`coalesce(r.profit_on_10, 0)`)],
-    ['profit_7d', num(sql`coalesce(r.profit_7d, 0)`)],
-    ...(['xp', 'streak', 'followers', 'following', 'copies'] as const).map((k) => [k, plain(sql`coalesce(${sql.ident('r', k)}, 0)`)] as const),
-    ['bio', text(sql`u.bio`)],
-    ['interests', sql`array_to_json(u.interests)::text`],
-    ['joined_at', iso(sql`u.joined_at`)],
-    ['url', link(webUrl, '/u/', sql`u.handle`)],
-  ]);
-
-/** Which of a person's snapshots to make: their record (`user:`), their call lists (`user-calls:`), or both. */
-export type UserPart = 'record' | 'lists' | 'both';
-
-/**
- * inputs: user ids, the public web url, which part (default both). outputs: for each existing user
- * `user:<handle lower-cased>` (the user_records projection; zeros for someone it has not reached yet)
- * and/or the five `user-calls:<handle>:<filter>` lists: the CALL_LIST_SIZE newest calls (`all`) and
- * the CALL_LIST_SIZE newest of each status, newest first — empty lists included (an `open` list can
- * empty). The record alone is one indexed row per person; the lists carry every listed call's text,
- * which is why a big settlement builds the records first (builder.ts) and the lists after.
- */
-export async function userBodies(db: Queryable, ids: readonly string[], webUrl: string, part: UserPart = 'both', cache: CallJsonCache = 'check'): Promise<SnapshotBody[]> {
-  if (ids.length === 0) return [];
-  const userIds = ids.map(Number);
-  const record = sql`('user:' || lower(u.handle), '{"user":' || ${userRecordObject(webUrl)} || '}')`;
-  if (part === 'record') {
-    return parseBodies(
-      await db.query(sql`
-        select x.name, x.body
-        from users u
-        left join user_records r on r.user_id = u.id
-        cross join lateral (values ${record}) as x(name, body)
-        where u.id = any(${userIds}::bigint[])
-      `),
-    );
-  }
-  if (cache === 'check') await ensureCallJson(db, sql`c.user_id = any(${userIds}::bigint[])`, webUrl);
-  const order = sql`l.made_at desc, l.id desc`;
-  const list = (where: Fragment) => sql`coalesce('[' || string_agg(l.j, ',' order by ${order}) filter (where ${where}) || ']', '[]')`;
-  const lists = USER_CALL_FILTERS.map(
-    (f) => sql`('user-calls:' || lower(u.handle) || ${`:${f}`}::text, '{"handle":' || to_json(u.handle)::text || ',"calls":' || coalesce(${sql.ident('l', `l_${f}`)}, '[]') || '}')`,
-  );
-  return parseBodies(
-    await db.query(sql`
-      with ranked as (
-        select c.id, c.user_id, c.status, c.made_at,
-               row_number() over (partition by c.user_id order by c.made_at desc, c.id desc) as n_all,
-               row_number() over (partition by c.user_id, c.status order by c.made_at desc, c.id desc) as n_status
-        from calls c
-        where c.user_id = any(${userIds}::bigint[])
-      ), listed as (
-        select r.user_id, r.status, r.made_at, r.id, r.n_all <= ${CALL_LIST_SIZE} as in_all,
-               r.n_status <= ${CALL_LIST_SIZE} as in_status, cj.body as j
-        from ranked r ${CACHED_CALL}
-        where r.n_all <= ${CALL_LIST_SIZE} or r.n_status <= ${CALL_LIST_SIZE}
-      ), lists as (
-        -- One pass per person: each list is the listed calls it keeps, in list order.
-        select l.user_id, ${list(sql`l.in_all`)} as l_all,
-               ${sql.join(
-                 CALL_STATUSES.map((st) => sql`${list(sql`l.status = ${st} and l.in_status`)} as ${sql.ident(`l_${st}`)}`),
-                 sql`, `,
-               )}
-        from listed l group by l.user_id
-      )
-      select x.name, x.body
-      from users u
-      ${part === 'both' ? sql`left join user_records r on r.user_id = u.id` : sql``}
-      left join lists l on l.user_id = u.id
-      cross join lateral (
-        values ${sql.join(part === 'both' ? [record, ...lists] : lists, sql`, `)}
-      ) as x(name, body)
-      where u.id = any(${userIds}::bigint[])
-    `),
-  );
-}
 
 /**
  * inputs: market ids, the public web url. outputs: `calls:market:<id>` for each id: its

@@ -25,11 +25,11 @@ describe('the full build\'s bulk writer', () => {
     let now = 1_000;
     const writer = createBulkSnapshotWriter({ redis: tr.redis, prefix: tr.prefix, now: () => now });
     const keys = redisKeys(tr.prefix);
-    const names = Array.from({ length: 1203 }, (_, i) => `call:c${i}` as SnapshotName);
+    const names = Array.from({ length: 1203 }, (_, i) => `calls:market:m${i}` as SnapshotName);
     const first = names.map((name) => ({ name, body: `{"call":{"id":"${name}","x":"é\\"/"}}` }));
     expect(await writer.write(first)).toBe(names.length);
-    expect(await tr.redis.hgetall(keys.snapshot('call:c7'))).toEqual({ body: first[7]!.body, etag: snapshotEtag(first[7]!.body), built_at: '1000' });
-    expect(await tr.redis.hget(keys.snapshotBuiltAt, 'call')).toBe('1000');
+    expect(await tr.redis.hgetall(keys.snapshot('calls:market:m7'))).toEqual({ body: first[7]!.body, etag: snapshotEtag(first[7]!.body), built_at: '1000' });
+    expect(await tr.redis.hget(keys.snapshotBuiltAt, 'calls:market')).toBe('1000');
     // Every written snapshot announced (in messages of at most ANNOUNCE_BATCH), with its ETag.
     await until('every write announced', async () => heard.length >= names.length, { timeoutMs: 10_000 });
     expect(new Map(heard.map((h) => [h.name, h.etag]))).toEqual(new Map(first.map((e) => [e.name, snapshotEtag(e.body)])));
@@ -39,10 +39,10 @@ describe('the full build\'s bulk writer', () => {
     heard.length = 0;
     const second = first.map((e, i) => (i === 11 ? { ...e, body: '{"call":{"changed":true}}' } : e));
     expect(await writer.write(second)).toBe(1);
-    expect(await tr.redis.hget(keys.snapshot('call:c7'), 'built_at')).toBe('1000');
-    expect(await tr.redis.hgetall(keys.snapshot('call:c11'))).toEqual({ body: '{"call":{"changed":true}}', etag: snapshotEtag('{"call":{"changed":true}}'), built_at: '2000' });
+    expect(await tr.redis.hget(keys.snapshot('calls:market:m7'), 'built_at')).toBe('1000');
+    expect(await tr.redis.hgetall(keys.snapshot('calls:market:m11'))).toEqual({ body: '{"call":{"changed":true}}', etag: snapshotEtag('{"call":{"changed":true}}'), built_at: '2000' });
     await until('the change announced', async () => heard.length >= 1, { timeoutMs: 10_000 });
-    expect(heard).toEqual([{ name: 'call:c11', etag: snapshotEtag('{"call":{"changed":true}}') }]);
+    expect(heard).toEqual([{ name: 'calls:market:m11', etag: snapshotEtag('{"call":{"changed":true}}') }]);
     expect(await writer.write([])).toBe(0);
   });
 });

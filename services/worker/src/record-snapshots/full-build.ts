@@ -1,30 +1,25 @@
 import { recordJson, sql, type Db } from '@pm/shared/db';
-import { CALL_PAGE_JOINS, callPage, globalBodies, marketBodies, parseBodies, thesisUpdateLists, userBodies, type SnapshotBody } from './bodies.js';
+import { globalBodies, marketBodies, type SnapshotBody } from './bodies.js';
 import type { BulkSnapshotWriter } from './bulk-writer.js';
-import { calledMarketIdsAfter, userIdsAfter } from './queries.js';
+import { calledMarketIdsAfter } from './queries.js';
 
 /**
- * The full record build (every call, person and called market, then the global lists), set-based:
+ * The full record build (every call's object and every called market's list, then the global
+ * lists), set-based:
  * 1. every call's Call object into record_call_json in ONE statement (hash joins over the whole
  *    tables; a row rewritten only when its text changed) — paging it by id lists cost an index probe
  *    per call and per joined row;
- * 2. then, at the same time (each reads only record_call_json and the source tables):
- *    - every call's page from ONE streamed statement;
- *    - people, a page of ids at a time (userBodies: their record and five lists, one window pass);
- *    - called markets, a page at a time (marketBodies);
- *    the lists trust record_call_json as step 1 left it (no per-batch check for missing objects; a
- *    call made since is left out of a list until its own incremental build, as before);
- *    each family's bodies written in batches by the bulk writer (one script call per batch that
- *    sends only the changed bodies), at most two writes in flight per family while Postgres makes
- *    the next batch;
+ * 2. then called markets, a page at a time (marketBodies), trusting record_call_json as step 1 left
+ *    it (no per-batch check for missing objects; a call made since is left out of a list until its
+ *    own incremental build), written in batches by the bulk writer (one script call per batch that
+ *    sends only the changed bodies), at most two writes in flight while Postgres makes the next batch;
  * 3. the global lists (latest calls, boards, combos).
- * No page of a million ids sits in memory: a family holds at most three batches.
+ * People's records and call lists and each call's page are no snapshots (the API reads them from
+ * Postgres: builder.ts). No page of a million ids sits in memory.
  */
 
 /** Snapshots per write (default). */
 const WRITE_BATCH = 2000;
-/** Rows per fetch from the streamed statements. */
-const FETCH = 1000;
 /** Writes in flight per family. */
 const IN_FLIGHT = 2;
 
@@ -32,17 +27,16 @@ export interface FullBuildOptions {
   db: Db;
   webUrl: string;
   writer: BulkSnapshotWriter;
-  /** Ids per page of people and of markets; snapshots per write (default WRITE_BATCH). */
-  batch: { users: number; markets: number; writes?: number };
+  /** Ids per page of markets; snapshots per write (default WRITE_BATCH). */
+  batch: { markets: number; writes?: number };
 }
 
 export interface FullBuildCounts {
   calls: number;
-  users: number;
   markets: number;
   written: number;
-  /** Milliseconds of each stage: the Call objects, then (at once) each family until its last write, then the global lists. */
-  stages: { call_json: number; calls: number; users: number; markets: number; global: number };
+  /** Milliseconds of each stage: the Call objects, the market lists until their last write, the global lists. */
+  stages: { call_json: number; markets: number; global: number };
 }
 
 /**
@@ -59,27 +53,6 @@ export async function refreshAllCallJson(db: Db, webUrl: string): Promise<void> 
       on conflict (call_id) do update set body = excluded.body where record_call_json.body is distinct from excluded.body
     `);
   });
-}
-
-/** Every call's `call:<id>` page, streamed from one statement in batches of WRITE_BATCH. */
-async function* allCallPages(db: Db, webUrl: string, size: number): AsyncGenerator<SnapshotBody[]> {
-  let rows: unknown[] = [];
-  const stream = db.queryStream(
-    sql`
-      select ${callPage(webUrl)}
-      from calls c ${CALL_PAGE_JOINS}
-      left join (${thesisUpdateLists(sql`true`)}) tu on tu.call_id = c.id
-    `,
-    { batchSize: FETCH },
-  );
-  for await (const row of stream) {
-    rows.push(row);
-    if (rows.length >= size) {
-      yield parseBodies(rows);
-      rows = [];
-    }
-  }
-  if (rows.length > 0) yield parseBodies(rows);
 }
 
 /** Pages of ids in order (`next` gives the ids after one), each page's bodies made while the previous page is written. */
@@ -125,10 +98,6 @@ async function pump(source: AsyncIterable<{ items: number; bodies: SnapshotBody[
   return { items, written };
 }
 
-async function* counted<T extends { length: number }>(source: AsyncIterable<T>): AsyncGenerator<{ items: number; bodies: T }> {
-  for await (const b of source) yield { items: b.length, bodies: b };
-}
-
 /** The full build; see the module comment. */
 export async function buildAllRecords(opts: FullBuildOptions): Promise<FullBuildCounts> {
   const { db, webUrl, writer } = opts;
@@ -138,35 +107,20 @@ export async function buildAllRecords(opts: FullBuildOptions): Promise<FullBuild
   await refreshAllCallJson(db, webUrl);
   const callJson = since(t0);
   const t1 = performance.now();
-  const timed = async <T>(work: Promise<T>): Promise<T & { ms: number }> => ({ ...(await work), ms: since(t1) });
-  const users = async function* () {
-    for await (const page of paged((after) => userIdsAfter(db, after === '' ? 0 : Number(after), opts.batch.users), (ids) => userBodies(db, ids, webUrl, 'both', 'fresh'))) {
-      yield { items: page.ids, bodies: page.bodies };
-    }
-  };
   const markets = async function* () {
     for await (const page of paged((after) => calledMarketIdsAfter(db, after, opts.batch.markets), (ids) => marketBodies(db, ids, webUrl, 'fresh'))) {
       yield { items: page.ids, bodies: page.bodies };
     }
   };
-  // Settled, not all: a failed family still lets the others finish before the build fails, so no
-  // query or write outlives it.
-  const results = await Promise.allSettled([
-    timed(pump(counted(allCallPages(db, webUrl, size)), writer, size)),
-    timed(pump(users(), writer, size)),
-    timed(pump(markets(), writer, size)),
-  ]);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  type Done = { items: number; written: number; ms: number };
-  const [calls, people, called] = results.map((r) => (r as PromiseFulfilledResult<Done>).value) as [Done, Done, Done];
+  const called = await pump(markets(), writer, size);
+  const marketsMs = since(t1);
   const t2 = performance.now();
   const global = await writer.write(await globalBodies(db, webUrl));
+  const [counted]: Array<{ count: number }> = await db.query(sql`select count(*)::integer as count from record_call_json`);
   return {
-    calls: calls.items,
-    users: people.items,
+    calls: counted?.count ?? 0,
     markets: called.items,
-    written: calls.written + people.written + called.written + global,
-    stages: { call_json: callJson, calls: calls.ms, users: people.ms, markets: called.ms, global: since(t2) },
+    written: called.written + global,
+    stages: { call_json: callJson, markets: marketsMs, global: since(t2) },
   };
 }

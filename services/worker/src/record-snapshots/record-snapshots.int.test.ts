@@ -1,27 +1,33 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { redisKeyBase, redisKeys, snapshotEtag, type SnapshotName } from '@pm/shared/redis';
+import { redisKeyBase, redisKeys, type SnapshotName } from '@pm/shared/redis';
 import {
   callListSnapshotSchema,
-  callSnapshotSchema,
   comboListSnapshotSchema,
   leaderboardSnapshotSchema,
   marketCallsSnapshotSchema,
-  userCallsSnapshotSchema,
-  userSnapshotSchema,
+  type Call,
 } from '@pm/shared/api';
 import { sql } from '@pm/shared/db';
 import { type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
 import { useFreshStores } from '../testing/stores.js';
-import { globalBodies, marketBodies, userBodies } from './bodies.js';
-import { createRecordSnapshotBuilder, type RecordSnapshotBuilder } from './builder.js';
+import { globalBodies, marketBodies } from './bodies.js';
+import { createRecordSnapshotBuilder, type RecordBuildStats, type RecordSnapshotBuilder } from './builder.js';
 import { builderSource } from '../testing/builder-source.js';
 import { at, insertRecordsFixture, WEB_URL, type SeededIds } from './test-fixture.js';
+
+/**
+ * The record snapshots the worker builds: the latest calls, each called market's calls, the
+ * leaderboards and the combo lists, plus the record_call_json cache of Call objects they aggregate.
+ * A person's record, their call lists and a call's own page are read from Postgres by the API
+ * (test/infra/person-pages.int.test.ts): no build writes them.
+ */
 
 let tdb: TestDatabase;
 let tr: TestRedisPrefix;
 let builder: RecordSnapshotBuilder;
 let ids: SeededIds;
+let fullStats: RecordBuildStats;
 
 const stores = useFreshStores('record_snapshots');
 
@@ -33,9 +39,9 @@ beforeEach(async () => {
     ...builderSource(tdb, tr),
     fullEveryMs: 3_600_000,
     // Tiny batches, so the full build's paging is exercised on a small fixture.
-    batch: { users: 2, calls: 3, markets: 1, writes: 3 },
+    batch: { calls: 3, markets: 1, writes: 3 },
   });
-  await builder.build({ full: true });
+  fullStats = await builder.build({ full: true });
 });
 
 async function read<S extends z.ZodType>(name: SnapshotName, schema: S): Promise<z.output<S>> {
@@ -45,19 +51,51 @@ async function read<S extends z.ZodType>(name: SnapshotName, schema: S): Promise
 }
 const exists = async (name: SnapshotName) => (await tr.redis.exists(redisKeys(tr.prefix).snapshot(name))) === 1;
 const markDirty = (...members: string[]) => tr.redis.sadd(redisKeys(tr.prefix).dirtyRecords, ...members);
+const snapshotKeys = () => tr.redis.keys(`${redisKeyBase(tr.prefix)}:snap:*`);
+/** The snapshot names in Redis, sorted. */
+const snapshotNames = async () => (await snapshotKeys()).map((k) => k.slice(`${redisKeyBase(tr.prefix)}:snap:`.length)).sort();
+/** Every list family the builder writes, for the seeded records (m3 has no call yet). */
+const SEEDED_NAMES = [
+  'calls:latest',
+  'calls:market:m1',
+  'calls:market:m2',
+  'combos:lost',
+  'combos:open',
+  'combos:void',
+  'combos:won',
+  'leaderboard:profit',
+  'leaderboard:right',
+  'leaderboard:week',
+  'leaderboard:xp',
+];
+/** A list's calls by id: [status, profit_on_10]. */
+const outcomes = (calls: readonly Call[]) => Object.fromEntries(calls.map((c) => [c.id, [c.status, c.profit_on_10]]));
+/** The cached Call object of a call (record_call_json), parsed. */
+async function cachedCall(id: string): Promise<Call | undefined> {
+  const rows: Array<{ body: string }> = await tdb.db.query(sql`select body from record_call_json where call_id = ${id}`);
+  return rows[0] ? (JSON.parse(rows[0].body) as Call) : undefined;
+}
 
 /** m1 resolved to its first outcome and its calls settled as settlement leaves them (not the combo legs). */
 async function settleM1Calls(): Promise<void> {
-    await tdb.db.query(sql`update markets set closed = true, resolved_outcome_index = 0, resolved_at = now() where id = 'm1'`);
-    await tdb.db.query(sql`
-      update calls set status = case when outcome_index = 0 then 'won' else 'lost' end,
-        profit_on_10 = case when outcome_index = 0 then round(10 / chance_at_call - 10, 2) else -10 end,
-        settled_at = ${at(90)}
-      where market_id = 'm1'
-    `);
+  await tdb.db.query(sql`update markets set closed = true, resolved_outcome_index = 0, resolved_at = now() where id = 'm1'`);
+  await tdb.db.query(sql`
+    update calls set status = case when outcome_index = 0 then 'won' else 'lost' end,
+      profit_on_10 = case when outcome_index = 0 then round(10 / chance_at_call - 10, 2) else -10 end,
+      settled_at = ${at(90)}
+    where market_id = 'm1'
+  `);
 }
 
 describe('a full build of the seeded records', () => {
+  it("caches every call's Call object and writes the list families only: no person's or call's page", async () => {
+    expect(fullStats).toMatchObject({ full: true, calls: 13, markets: 2 });
+    expect(fullStats).not.toHaveProperty('users');
+    expect(await snapshotNames()).toEqual(SEEDED_NAMES);
+    const cached: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from record_call_json`);
+    expect(cached[0]!.n).toBe(13);
+  });
+
   it('lists the latest calls newest first, each with every Call field of SPEC.md', async () => {
     const { calls } = await read('calls:latest', callListSnapshotSchema);
     expect(calls.map((c) => c.id)).toEqual(['c1', 'b2', 'b1', 'a7', 'b5', 'b4', 'b3', 'a6', 'a5', 'a4', 'a3', 'a2', 'a1']);
@@ -81,63 +119,6 @@ describe('a full build of the seeded records', () => {
     });
     const won = calls.find((c) => c.id === 'a1');
     expect(won).toMatchObject({ status: 'won', profit_on_10: 15, settled_at: at(60).toISOString(), copied_from: null, user: { handle: 'alice', avatar: 'https://img.example/alice.png' } });
-  });
-
-  it('writes a single call as the SPEC subset with its thesis updates, oldest first', async () => {
-    const { call } = await read('call:a7', callSnapshotSchema);
-    expect(call).toStrictEqual({
-      id: 'a7',
-      user: { handle: 'alice' },
-      question: 'Will Arsenal win?',
-      outcome: 'Yes',
-      chance_at_call: 0.535,
-      status: 'open',
-      profit_on_10: null,
-      thesis: 'Arsenal at home',
-      thesis_updates: [
-        { body: 'Team news: Saka starts.', at: at(35).toISOString() },
-        { body: 'Still confident at half-time.', at: at(50).toISOString() },
-      ],
-      url: `${WEB_URL}/c/a7`,
-    });
-    expect((await read('call:a5', callSnapshotSchema)).call).toMatchObject({ status: 'lost', profit_on_10: -10, thesis_updates: [] });
-  });
-
-  it("writes each person's record under the lower-cased handle, zeros for someone the projections have not reached", async () => {
-    const { user } = await read('user:bob', userSnapshotSchema);
-    expect(user).toStrictEqual({
-      handle: 'Bob',
-      display_name: 'Bob B.',
-      avatar: null,
-      calls: 5,
-      settled: 3,
-      won: 2,
-      right_pct: 67,
-      profit_on_10: 20,
-      profit_7d: 20,
-      xp: 128,
-      streak: 2,
-      followers: 0,
-      following: 1,
-      copies: 0,
-      bio: '',
-      interests: ['Crypto'],
-      joined_at: '2026-02-01T00:00:00.000Z',
-      url: `${WEB_URL}/u/Bob`,
-    });
-    expect((await read('user:alice', userSnapshotSchema)).user.interests).toEqual(['Football', 'Football: EPL']);
-    expect((await read('user:carol', userSnapshotSchema)).user).toMatchObject({ calls: 0, settled: 0, right_pct: 0, profit_on_10: 0, bio: 'New here.' });
-  });
-
-  it("lists a person's calls newest first under every status filter, empty lists included", async () => {
-    const all = await read('user-calls:alice:all', userCallsSnapshotSchema);
-    expect(all.handle).toBe('alice');
-    expect(all.calls.map((c) => c.id)).toEqual(['a7', 'a6', 'a5', 'a4', 'a3', 'a2', 'a1']);
-    expect((await read('user-calls:alice:won', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['a4', 'a3', 'a2', 'a1']);
-    expect((await read('user-calls:alice:open', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['a7']);
-    expect((await read('user-calls:alice:void', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['a6']);
-    expect((await read('user-calls:bob:void', userCallsSnapshotSchema)).calls).toEqual([]);
-    expect((await read('user-calls:bob:all', userCallsSnapshotSchema)).handle).toBe('Bob');
   });
 
   it('ranks the leaderboards, and `right` only with 5 or more settled calls', async () => {
@@ -186,79 +167,74 @@ describe('a full build of the seeded records', () => {
 });
 
 describe('incremental builds from the dirty set', () => {
-  it('a new call shows up in the latest list, its market, its author and its own snapshot — and nothing else is rebuilt', async () => {
+  it('a new call shows up in the latest list and its market — and nothing else is rebuilt', async () => {
     await tdb.db.query(sql`
       insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, made_at)
       values ('c2', ${ids.carol}, 'm3', 0, 0.61, 'Goals galore', ${at(55)})
     `);
-    await markDirty('call:c2', 'user:' + String(ids.carol), 'market:m3');
+    await markDirty('call:c2', 'market:m3');
     const stats = await builder.build();
-    expect(stats).toMatchObject({ full: false, calls: 1, users: 1, markets: 1 });
-    expect((await read('calls:latest', callListSnapshotSchema)).calls[0]?.id).toBe('c2');
-    expect((await read('calls:market:m3', marketCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['c2']);
-    expect((await read('user-calls:carol:open', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['c2', 'c1']);
-    expect((await read('call:c2', callSnapshotSchema)).call.outcome).toBe('Over');
+    expect(stats).toMatchObject({ full: false, calls: 1, markets: 1, written: 2 });
+    expect(stats).not.toHaveProperty('users');
+    const latest = (await read('calls:latest', callListSnapshotSchema)).calls;
+    expect(latest[0]).toMatchObject({ id: 'c2', user: { handle: 'carol', avatar: null }, outcome: 'Over', outcome_index: 0, chance_at_call: 0.61, status: 'open', url: `${WEB_URL}/c/c2` });
+    const m3 = await read('calls:market:m3', marketCallsSnapshotSchema);
+    expect(m3.calls).toEqual([latest[0]]);
+    // The market has no split yet (the projection job writes it): [].
+    expect(m3.platform_split).toEqual([]);
+    expect(await cachedCall('c2')).toEqual(latest[0]);
+    expect(await snapshotNames()).toEqual([...SEEDED_NAMES, 'calls:market:m3'].sort());
     expect(await tr.redis.scard(redisKeys(tr.prefix).dirtyRecords)).toBe(0);
   });
 
-  it("settling a market rebuilds every call on it, its callers' lists and the combo lists", async () => {
+  it('members `user:<id>` and `lists:<id>` that earlier producers wrote are accepted and need nothing', async () => {
+    await markDirty(`user:${ids.alice}`, `lists:${ids.bob}`);
+    await expect(builder.build()).resolves.toMatchObject({ full: false, calls: 0, markets: 0, written: 0 });
+    expect(await snapshotNames()).toEqual(SEEDED_NAMES);
+    expect(await tr.redis.scard(redisKeys(tr.prefix).dirtyRecords)).toBe(0);
+  });
+
+  it("settling a market refreshes every call's object on it, the market's and the latest list, and the combo lists", async () => {
+    const before = (await read('calls:latest', callListSnapshotSchema)).calls;
     await settleM1Calls();
     await tdb.db.query(sql`update combo_legs set status = 'won', settled_at = ${at(90)} where market_id = 'm1'`);
-    // The market as settlement marks it (the builder finds its calls itself), and its callers as the
-    // projection job marks them once their records are projected.
-    await markDirty('market:m1', 'combos', ...[ids.alice, ids.bob, ids.carol].map((id) => `user:${id}`));
+    // The market as settlement marks it (the builder finds its calls itself), and the combos.
+    await markDirty('market:m1', 'combos', 'leaderboard');
     const stats = await builder.build();
-    expect(stats.calls).toBe(4);
-    expect(stats.users).toBe(3);
-    expect((await read('call:a7', callSnapshotSchema)).call).toMatchObject({ status: 'won', profit_on_10: 8.69 });
-    expect((await read('call:b2', callSnapshotSchema)).call).toMatchObject({ status: 'lost', profit_on_10: -10 });
-    expect((await read('user-calls:bob:won', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['b1', 'b5', 'b4']);
-    expect((await read('user-calls:alice:open', userCallsSnapshotSchema)).calls).toEqual([]);
+    expect(stats).toMatchObject({ full: false, calls: 4, markets: 1 });
+    expect(stats).not.toHaveProperty('users');
+    const settled = { c1: ['lost', -10], b2: ['lost', -10], b1: ['won', 8.52], a7: ['won', 8.69] };
+    const m1 = (await read('calls:market:m1', marketCallsSnapshotSchema)).calls;
+    expect(outcomes(m1)).toEqual(settled);
+    expect(m1.map((c) => c.settled_at)).toEqual(Array(4).fill(at(90).toISOString()));
+    // The latest list shows the same objects; the calls of other markets are as they were.
+    const latest = (await read('calls:latest', callListSnapshotSchema)).calls;
+    expect(latest.filter((c) => c.market_id === 'm1')).toEqual(m1);
+    expect(latest.filter((c) => c.market_id !== 'm1')).toEqual(before.filter((c) => c.market_id !== 'm1'));
+    expect(await cachedCall('a7')).toEqual(m1.find((c) => c.id === 'a7'));
     expect((await read('combos:open', comboListSnapshotSchema)).combos[0]?.legs.map((l) => l.status)).toEqual(['won', 'open']);
-  });
-
-  it("a big change's call lists are patched in Redis to the very bodies Postgres makes, then made from Postgres by the next build", async () => {
-    const patching = createRecordSnapshotBuilder({ ...builderSource(tdb, tr), fullEveryMs: 3_600_000, patchListsFrom: 1 });
-    await patching.build({ full: true }); // a builder's first build is a full one
-    await settleM1Calls();
-    // And a new call of carol's, which goes first in her lists: a call without a page yet, so her
-    // lists are made from Postgres once its page is written, not patched.
-    await tdb.db.query(sql`
-      insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, made_at)
-      values ('c3', ${ids.carol}, 'm3', 0, 0.61, 'Goals galore', ${at(95)})
-    `);
-    // Bob's open list is gone from Redis: his lists cannot be patched and are made from Postgres at once.
-    await tr.redis.del(redisKeys(tr.prefix).snapshot('user-calls:bob:open'));
-    await markDirty('market:m1', 'call:c3', ...[ids.alice, ids.bob, ids.carol].map((id) => `user:${id}`));
-    const stats = await patching.build();
-    expect(stats.patched).toBe(1); // alice
-    const people = [ids.alice, ids.bob, ids.carol].map(String);
-    for (const made of await userBodies(tdb.db, people, WEB_URL, 'lists')) {
-      const stored = await tr.redis.hmget(redisKeys(tr.prefix).snapshot(made.name), 'body', 'etag');
-      expect(stored, made.name).toEqual([made.body, snapshotEtag(made.body)]);
-    }
-    expect((await read('user-calls:alice:open', userCallsSnapshotSchema)).calls).toEqual([]);
-    expect((await read('user-calls:alice:won', userCallsSnapshotSchema)).calls.map((c) => c.id)).toEqual(['a7', 'a4', 'a3', 'a2', 'a1']);
-    expect((await read('user-calls:carol:all', userCallsSnapshotSchema)).calls.map((c) => [c.id, c.status])).toEqual([['c3', 'open'], ['c1', 'lost']]);
-    expect(await tr.redis.smembers(redisKeys(tr.prefix).dirtyRecords)).toEqual([`lists:${ids.alice}`]);
-    // The follow-up makes the patched lists from Postgres: the same bodies, nothing to write.
-    await expect(patching.build()).resolves.toMatchObject({ written: 0 });
-    expect(await tr.redis.scard(redisKeys(tr.prefix).dirtyRecords)).toBe(0);
+    expect((await read('combos:lost', comboListSnapshotSchema)).combos[0]?.legs.map((l) => l.status)).toEqual(['lost', 'won']);
+    expect(await snapshotNames()).toEqual(SEEDED_NAMES);
   });
 
   it('asks for a full build when Redis lost the snapshots, and that build restores them', async () => {
     expect(await builder.fullBuildDue()).toBe(false);
-    const names = await tr.redis.keys(`${redisKeyBase(tr.prefix)}:snap:*`);
-    await tr.redis.del(...names);
+    const keys = await snapshotKeys();
+    const bodies = await Promise.all(keys.map((k) => tr.redis.hget(k, 'body')));
+    await tr.redis.del(...keys);
     expect(await builder.fullBuildDue()).toBe(true);
-    await builder.build({ full: true });
-    expect((await tr.redis.keys(`${redisKeyBase(tr.prefix)}:snap:*`)).sort()).toEqual(names.sort());
-    expect((await read('call:a7', callSnapshotSchema)).call).toMatchObject({ status: 'open', thesis_updates: [{ body: 'Team news: Saka starts.' }, { body: 'Still confident at half-time.' }] });
+    // The writer remembers what it wrote: the full build must write these again all the same.
+    await expect(builder.build({ full: true })).resolves.toMatchObject({ full: true, written: SEEDED_NAMES.length });
+    expect(await snapshotNames()).toEqual(SEEDED_NAMES);
+    expect(await Promise.all(keys.map((k) => tr.redis.hget(k, 'body')))).toEqual(bodies);
+    expect(outcomes((await read('calls:market:m1', marketCallsSnapshotSchema)).calls)).toMatchObject({ a7: ['open', null] });
+    expect(await builder.fullBuildDue()).toBe(false);
   });
 
   it('ignores malformed members instead of failing the build', async () => {
-    await markDirty('user:not-a-number', 'nonsense');
-    await expect(builder.build()).resolves.toMatchObject({ users: 0, calls: 0 });
+    await markDirty('user:not-a-number', 'lists:', 'nonsense', 'call:', 'market:');
+    await expect(builder.build()).resolves.toMatchObject({ full: false, calls: 0, markets: 0 });
+    expect(await tr.redis.scard(redisKeys(tr.prefix).dirtyRecords)).toBe(0);
   });
 });
 
@@ -266,9 +242,6 @@ describe('bodies made in SQL', () => {
   const schemaOf = (name: string): z.ZodType => {
     if (name === 'calls:latest') return callListSnapshotSchema;
     if (name.startsWith('calls:market:')) return marketCallsSnapshotSchema;
-    if (name.startsWith('call:')) return callSnapshotSchema;
-    if (name.startsWith('user-calls:')) return userCallsSnapshotSchema;
-    if (name.startsWith('user:')) return userSnapshotSchema;
     if (name.startsWith('leaderboard:')) return leaderboardSnapshotSchema;
     if (name.startsWith('combos:')) return comboListSnapshotSchema;
     throw new Error(`unexpected snapshot ${name}`);
@@ -281,12 +254,12 @@ describe('bodies made in SQL', () => {
       insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, made_at)
       values ('z9', ${ids.carol}, 'm3', 1, 0.07, ${thesis}, ${at(58)})
     `);
-    await tdb.db.query(sql`insert into thesis_updates (call_id, body, at) values ('z9', ${'Line one\r\nline "two"'}, ${at(59)})`);
-    await markDirty('call:z9', 'user:' + String(ids.carol), 'market:m3');
+    await markDirty('call:z9', 'market:m3');
     await builder.build();
-    expect((await read('call:z9', callSnapshotSchema)).call.thesis).toBe(thesis);
-    const keys = await tr.redis.keys(`${redisKeyBase(tr.prefix)}:snap:*`);
-    expect(keys.length).toBeGreaterThan(30);
+    expect((await read('calls:market:m3', marketCallsSnapshotSchema)).calls.map((c) => [c.id, c.thesis])).toEqual([['z9', thesis]]);
+    expect((await read('calls:latest', callListSnapshotSchema)).calls[0]).toMatchObject({ id: 'z9', thesis });
+    const keys = await snapshotKeys();
+    expect(keys).toHaveLength(SEEDED_NAMES.length + 1);
     for (const key of keys) {
       const name = key.slice(`${redisKeyBase(tr.prefix)}:snap:`.length);
       const body = await tr.redis.hget(key, 'body');
@@ -296,12 +269,9 @@ describe('bodies made in SQL', () => {
   });
 
   it('make the same lists when the cached Call objects are gone (made on the fly) as with them', async () => {
-    const lists = async () => [
-      ...(await userBodies(tdb.db, [String(ids.alice), String(ids.bob)], WEB_URL)),
-      ...(await marketBodies(tdb.db, ['m1', 'm2'], WEB_URL)),
-      ...(await globalBodies(tdb.db, WEB_URL)),
-    ];
+    const lists = async () => [...(await marketBodies(tdb.db, ['m1', 'm2', 'm3'], WEB_URL)), ...(await globalBodies(tdb.db, WEB_URL))];
     const cached = await lists();
+    expect(cached.map((b) => b.name).sort()).toEqual([...SEEDED_NAMES, 'calls:market:m3'].sort());
     expect(Number((await tdb.db.query(sql`select count(*) as n from record_call_json`))[0].n)).toBeGreaterThan(10);
     await tdb.db.query(sql`truncate record_call_json`);
     expect(await lists()).toEqual(cached);

@@ -66,7 +66,6 @@ export function createSettleMarketProcessor(deps: SettleMarketDeps) {
     const members: RecordsDirtyMember[] = [
       ...settled.callIds.map((id) => `call:${id}` as const),
       `market:${marketId}`,
-      ...settled.userIds.map((id) => `user:${id}` as const),
       'leaderboard',
       ...(settled.legs > 0 ? (['combos'] as const) : []),
     ];

@@ -328,7 +328,7 @@ describe('the people of a settlement', () => {
     expect(board[0]!.n).toBe(4);
   });
 
-  it('are projected in the settlement\'s own transaction, and their record snapshots requested by the job, without a project-users job', async () => {
+  it('are projected in the settlement\'s own transaction, and the snapshots they show on requested by the job, without a project-users job', async () => {
     await insertMarkets(tdb.db, ['proj']);
     await callsOn('proj');
     await logResolution(tdb.db, 'proj', 0);
@@ -349,10 +349,12 @@ describe('the people of a settlement', () => {
         where c.status <> 'open' and u.handle in ('ann', 'ben', 'cat', 'dan') group by u.handle order by u.handle`);
       expect(settled.map((r) => [r.handle, r.settled])).toEqual(ownSettled.map((r) => [r.handle, r.n]));
       expect(settled).toHaveLength(4);
-      // Their record snapshots and the boards are asked for.
-      const ids: Array<{ id: number }> = await tdb.db.query(sql`select id from users where handle in ('ann', 'ben', 'cat', 'dan')`);
+      // The settled calls' objects, the market's list and the boards are asked for; nothing per
+      // person (the API reads a person's record and lists from Postgres), no combos (none has a leg here).
+      const calls: Array<{ id: string }> = await tdb.db.query(sql`select id from calls where market_id = 'proj'`);
+      expect(calls).toHaveLength(20);
       const dirty = await tr.redis.smembers(recordsDirtyKey(tr.prefix));
-      expect(dirty).toEqual(expect.arrayContaining([...ids.map((u) => `user:${u.id}`), 'leaderboard']));
+      expect(dirty.sort()).toEqual([...calls.map((c) => `call:${c.id}`), 'market:proj', 'leaderboard'].sort());
       // The outbox row tells the relay the people are already projected.
       const rows: Array<{ payload: { projectedInTx?: boolean } }> = await tdb.db.query(sql`
         select payload from outbox where topic = 'market-settled' and payload->>'marketId' = 'proj'`);
