@@ -3,8 +3,8 @@ import { pgFormat } from '@databases/pg';
 import { sql, type Db } from '@pm/shared/db';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { projectChanges, usersLeavingWeek } from '../../services/worker/src/projections/index.js';
-import { globalBodies, marketBodies, refreshCallJson } from '../../services/worker/src/record-snapshots/bodies.js';
-import { calledMarketIdsAfter, expandDirty } from '../../services/worker/src/record-snapshots/queries.js';
+import { globalBodies, marketBodies, refreshTouchedCallJson } from '../../services/worker/src/record-snapshots/bodies.js';
+import { calledMarketIdsAfter, touchedMarkets } from '../../services/worker/src/record-snapshots/queries.js';
 import { settleMarket } from '../../services/worker/src/settlement/index.js';
 import { generateDataset, resolveMarket } from '../support/records-dataset.js';
 import { pino } from 'pino';
@@ -110,10 +110,9 @@ describe(`the worker's record queries over ${CALLS.toLocaleString('en')} calls`,
     const now = Date.now();
     await usersLeavingWeek(db, new Date(now - 8 * 86_400_000), new Date(now - 7 * 86_400_000));
     // What an incremental record snapshot build reads for such a settlement (builder.ts buildDirty).
-    const touched = await expandDirty(db, { calls: ['c12345'], markets: ['hot', someMarket] });
-    expect(touched.calls.length).toBeGreaterThan(900);
-    await refreshCallJson(db, touched.calls, webUrl);
-    await marketBodies(db, touched.markets, webUrl);
+    const dirty = { calls: ['c12345'], markets: ['hot', someMarket] };
+    expect(await refreshTouchedCallJson(db, dirty, webUrl)).toBeGreaterThan(900);
+    await marketBodies(db, await touchedMarkets(db, dirty), webUrl);
     await globalBodies(db, webUrl);
 
     // One page of the paged family of a full build (full-build.ts; its whole-table statement, every

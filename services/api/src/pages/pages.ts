@@ -8,8 +8,9 @@ import { ApiError } from '../errors.js';
  * The API's one read-only way into Postgres (contracts: "the API may read Postgres through ONE
  * read-only module"). The first page of the shared lists (calls, combos, leaderboard) is the
  * worker's snapshot; a page after it is a keyset query here (DESIGN.md "The read path": never
- * OFFSET), on the indexes of migrations 0003, 0005 and 0006, each in a read-only transaction with a
- * statement timeout. Items come as the JSON text of shared/src/db/record-json.ts, the definition the
+ * OFFSET), on the indexes of migrations 0003, 0005 and 0006: each a single SELECT under the pool's
+ * statement timeout, but for the leaderboard's two statements, which share a read-only transaction.
+ * Items come as the JSON text of shared/src/db/record-json.ts, the definition the
  * snapshots are built from, so a page past the first shows an item exactly as the first page would.
  *
  * A person's record, every page of their calls (the first too) and a call's own page are read here
@@ -63,15 +64,23 @@ const UNAVAILABLE = 'pages past the first are unavailable right now; please try 
 
 const keyedBody = z.object({ key: z.union([z.string(), z.number()]), body: z.string() });
 
+/** Connections of the pool this module opens, per API process. */
+const POOL_SIZE = 8;
+
 /**
- * @param deps.databaseUrl the pool this module opens (4 connections, made on the first page past
- *   the first); or `db`, a pool of the caller's (tests), which close() then disposes too.
+ * @param deps.databaseUrl the pool this module opens (POOL_SIZE connections, each with a statement
+ *   timeout, made on first use); or `db`, a pool of the caller's (tests), which close() then disposes too.
  */
 export function createPageReader(deps: ({ databaseUrl: string } | { db: Db }) & { webUrl: string; logger: Logger }): PageReader {
   const { webUrl, logger } = deps;
-  const db = 'db' in deps ? deps.db : createDb(deps.databaseUrl, { poolSize: 4 });
+  const db = 'db' in deps ? deps.db : createDb(deps.databaseUrl, { poolSize: POOL_SIZE, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
 
-  /** One read-only, time-boxed transaction; Postgres trouble is the caller's 503, never a 500. */
+  const unavailable = (err: unknown, what: string): ApiError => {
+    logger.warn({ err, what }, 'page query failed');
+    return new ApiError('unavailable', UNAVAILABLE, { cause: err });
+  };
+
+  /** Statements that must agree (a ranking version and its rows): one read-only, time-boxed transaction; Postgres trouble is the caller's 503, never a 500. */
   async function read<T>(what: string, run: (tx: Pick<Db, 'query'>) => Promise<T>): Promise<T> {
     try {
       return await db.tx(run, {
@@ -80,8 +89,19 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: Db }) & 
         statementTimeoutMilliseconds: STATEMENT_TIMEOUT_MS,
       });
     } catch (err) {
-      logger.warn({ err, what }, 'page query failed');
-      throw new ApiError('unavailable', UNAVAILABLE, { cause: err });
+      throw unavailable(err, what);
+    }
+  }
+
+  /**
+   * One SELECT on its own (one snapshot of the database by itself): one round trip where a
+   * transaction costs four, under the pool's statement timeout. The hot person and call pages use it.
+   */
+  async function one<T>(what: string, statement: Fragment): Promise<T[]> {
+    try {
+      return (await db.query(statement)) as T[];
+    } catch (err) {
+      throw unavailable(err, what);
     }
   }
 
@@ -113,59 +133,70 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: Db }) & 
   return {
     async calls({ market, after, limit }) {
       const which = market === null ? sql`true` : sql`c.market_id = ${market}`;
-      return page(await read('calls page', (tx) => tx.query(callPage(which, after, limit))), limit);
+      return page(await one('calls page', callPage(which, after, limit)), limit);
     },
     async userCalls({ handle, status, after, limit }) {
-      return read('user calls page', async (tx) => {
-        const [owner]: Array<{ id: number; handle: string }> = await tx.query(sql`select id, handle from users where lower(handle) = ${handle}`);
-        if (!owner) return null;
-        // inputs: the person, the filter, the last call shown (none: the first page), the page size.
-        // outputs: up to limit + 1 of their calls after it, newest first, each Call object made here
-        // from the record (a settlement shows the moment it commits; the index range is
-        // calls_user_newest_cover or calls_user_status_newest, the joins one key each per call).
-        const rows = await tx.query(sql`
-          select c.id as key, ${recordJson.callObject(webUrl)} as body
-          from (
-            select x.id, x.made_at from calls x
-            where x.user_id = ${owner.id}
-              ${status === 'all' ? sql`` : sql`and x.status = ${status}`}
-              ${after === undefined ? sql`` : sql`and (x.made_at, x.id) < (select made_at, id from calls where id = ${after})`}
-            order by x.made_at desc, x.id desc
-            limit ${limit + 1}
-          ) r
-          join calls c on c.id = r.id ${recordJson.CALL_JOINS}
-          order by r.made_at desc, r.id desc
-        `);
-        return { handle: owner.handle, ...page(rows, limit) };
-      });
+      // inputs: the person's handle (lower-cased), the filter, the last call shown (none: the first
+      // page), the page size. outputs: no row when no one has that handle; else their handle as they
+      // spell it, with up to limit + 1 of their calls after that one, newest first (a row with a null
+      // key when there are none), each Call object made here from the record, so a settlement shows
+      // the moment it commits. The index range is calls_user_newest_cover or calls_user_status_newest,
+      // the joins one key each per call.
+      const rows = await one<{ handle: string; key: string | null; body: string | null }>(
+        'user calls page',
+        sql`
+          with owner as (select id, handle from users where lower(handle) = ${handle})
+          select o.handle, p.key, p.body
+          from owner o
+          left join lateral (
+            select c.id as key, ${recordJson.callObject(webUrl)} as body, r.made_at
+            from (
+              select x.id, x.made_at from calls x
+              where x.user_id = o.id
+                ${status === 'all' ? sql`` : sql`and x.status = ${status}`}
+                ${after === undefined ? sql`` : sql`and (x.made_at, x.id) < (select made_at, id from calls where id = ${after})`}
+              order by x.made_at desc, x.id desc
+              limit ${limit + 1}
+            ) r
+            join calls c on c.id = r.id ${recordJson.CALL_JOINS}
+          ) p on true
+          order by p.made_at desc, p.key desc
+        `,
+      );
+      const first = rows[0];
+      if (!first) return null;
+      return { handle: first.handle, ...page(first.key === null ? [] : rows, limit) };
     },
     async user(handle) {
       // inputs: a handle, lower-cased. outputs: the person's record body (users_handle_ci, then user_records by key).
-      const rows: Array<{ body: string }> = await read('user', (tx) =>
-        tx.query(sql`
+      const rows = await one<{ body: string }>(
+        'user',
+        sql`
           select '{"user":' || ${recordJson.userRecordObject(webUrl)} || '}' as body
           from users u left join user_records r on r.user_id = u.id
           where lower(u.handle) = ${handle}
-        `),
+        `,
       );
       return rows[0]?.body ?? null;
     },
     async call(id) {
       // inputs: a call id. outputs: its page body (calls by key, its thesis updates by thesis_updates_call).
-      const rows: Array<{ body: string }> = await read('call', (tx) =>
-        tx.query(sql`
+      const rows = await one<{ body: string }>(
+        'call',
+        sql`
           select ${recordJson.callPageBody(webUrl)} as body
           from calls c ${recordJson.CALL_PAGE_JOINS}
           left join (${recordJson.thesisUpdateLists(sql`t.call_id = ${id}`)}) tu on tu.call_id = c.id
           where c.id = ${id}
-        `),
+        `,
       );
       return rows[0]?.body ?? null;
     },
     async combos({ status, after, limit }) {
       // inputs: status, the id of the last combo shown, the page size. outputs: up to limit + 1 combos after it.
-      const rows = await read('combos page', (tx) =>
-        tx.query(sql`
+      const rows = await one(
+        'combos page',
+        sql`
           with pos as (select made_at, id from combos where id = ${after})
           select k.id as key, ${recordJson.comboObject(webUrl)} as body
           from (
@@ -176,7 +207,7 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: Db }) & 
           ) k
           join users u on u.id = k.user_id
           order by k.made_at desc, k.id desc
-        `),
+        `,
       );
       return page(rows, limit);
     },

@@ -4,10 +4,10 @@ import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { createBuildChain, type BuildChain } from '../snapshots/build-chain.js';
 import type { SnapshotEntry } from '../snapshots/writer.js';
-import { globalBodies, marketBodies, refreshCallJson } from './bodies.js';
+import { globalBodies, marketBodies, refreshTouchedCallJson } from './bodies.js';
 import { createBulkSnapshotWriter } from './bulk-writer.js';
 import { buildAllRecords } from './full-build.js';
-import { expandDirty } from './queries.js';
+import { touchedMarkets } from './queries.js';
 
 /**
  * Builds the record snapshots (the latest calls, each called market's calls, the leaderboards, the
@@ -24,8 +24,9 @@ import { expandDirty } from './queries.js';
  *
  * Incremental build: pop the dirty set `<prefix>:dirty:records` (members `call:<id>`,
  * `market:<id>`, `combos`, `leaderboard`; `user:<id>` and `lists:<id>`, which earlier builds wrote,
- * are accepted and need nothing), expand it in SQL to the calls whose object to refresh and the
- * markets whose list to make (see `expandDirty`), and always make the small global lists (latest
+ * are accepted and need nothing), refresh the objects of the dirty calls and of every call on a
+ * dirty market that resolved (`refreshTouchedCallJson`), make the lists of the markets they are on
+ * (`touchedMarkets`), and always the small global lists (latest
  * calls, the four leaderboards, the four combo lists: a few hundred rows, and unchanged ones cost no
  * Redis write).
  *
@@ -76,8 +77,8 @@ export interface RecordSnapshotBuilderDeps {
    * million calls a full build takes minutes, and incremental builds wait behind it.
    */
   fullEveryMs?: number;
-  /** Ids per batch: calls of an incremental build, markets of both; snapshots per write of a full build. Default 5000 calls / 500 markets / 2000 writes. */
-  batch?: { calls?: number; markets?: number; writes?: number };
+  /** Markets per batch; snapshots per write of a full build. Default 500 markets / 2000 writes. */
+  batch?: { markets?: number; writes?: number };
 }
 
 interface Dirty {
@@ -113,7 +114,6 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
   const { db, webUrl } = deps;
   const keys = redisKeys(deps.prefix);
   const fullEveryMs = deps.fullEveryMs ?? 1_800_000;
-  const batchCalls = deps.batch?.calls ?? 5000;
   const batchMarkets = deps.batch?.markets ?? 500;
   const bulkWriter = createBulkSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
   let lastFullAt: number | undefined;
@@ -143,8 +143,6 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
     const mark = (step: string) => {
       steps[step] = Math.round(performance.now() - t0);
     };
-    const touched = await expandDirty(db, dirty);
-    mark('expand');
     // Every write goes through the bulk writer (one script call per batch finds the changed bodies
     // and one more writes and announces them, atomically), in batches of FLUSH_AT.
     const write = async (entries: readonly SnapshotEntry[]) => {
@@ -154,15 +152,20 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
       }
     };
     // The calls' cached Call objects first (the market lists, the latest calls and the pages past
-    // the first of /calls aggregate them), a batch per statement, then the lists that show them.
-    for (let i = 0; i < touched.calls.length; i += batchCalls) await refreshCallJson(db, touched.calls.slice(i, i + batchCalls), webUrl);
-    mark('call_json');
-    for (let i = 0; i < touched.markets.length; i += batchMarkets) await write(await marketEntries(touched.markets.slice(i, i + batchMarkets)));
+    // the first of /calls aggregate them), found and made in one statement, beside the query for
+    // which markets' lists to make; then the lists that show them.
+    // Both settle before the build goes on or fails: no query outlives a failed build.
+    const [refreshed, touched] = await Promise.allSettled([refreshTouchedCallJson(db, dirty, webUrl).finally(() => mark('call_json')), touchedMarkets(db, dirty)]);
+    if (refreshed.status === 'rejected') throw refreshed.reason;
+    if (touched.status === 'rejected') throw touched.reason;
+    const calls = refreshed.value;
+    const markets = touched.value;
+    for (let i = 0; i < markets.length; i += batchMarkets) await write(await marketEntries(markets.slice(i, i + batchMarkets)));
     mark('markets');
     await write(await globalEntries());
     mark('boards');
-    stats.calls = touched.calls.length;
-    stats.markets = touched.markets.length;
+    stats.calls = calls;
+    stats.markets = markets.length;
   }
 
   async function run(requestedFull: boolean): Promise<RecordBuildStats> {

@@ -39,7 +39,7 @@ beforeEach(async () => {
     ...builderSource(tdb, tr),
     fullEveryMs: 3_600_000,
     // Tiny batches, so the full build's paging is exercised on a small fixture.
-    batch: { calls: 3, markets: 1, writes: 3 },
+    batch: { markets: 1, writes: 3 },
   });
   fullStats = await builder.build({ full: true });
 });
