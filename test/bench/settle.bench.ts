@@ -247,8 +247,9 @@ async function main() {
       everyMs: 100,
       context: () => api?.output() ?? '',
     });
-    const hot: Array<{ id: string; handle: string }> = await db.query(sql`
-      select c.id, u.handle from calls c join users u on u.id = c.user_id where c.market_id = 'hot' and c.status = 'open' order by c.id`);
+    // The market resolves to its first outcome (resolveMarket below): its calls on it are won, the others lost.
+    const hot: Array<{ id: string; handle: string; status: string }> = await db.query(sql`
+      select c.id, u.handle, case when c.outcome_index = 0 then 'won' else 'lost' end as status from calls c join users u on u.id = c.user_id where c.market_id = 'hot' and c.status = 'open' order by c.id`);
     const owners: Array<{ handle: string }> = await db.query(sql`
       select distinct u.handle from combos k join users u on u.id = k.user_id
       where k.status = 'open' and exists (select 1 from combo_legs l where l.combo_id = k.id and l.market_id = 'hot' and l.status = 'open')

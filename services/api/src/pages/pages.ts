@@ -21,9 +21,10 @@ import { ApiError } from '../errors.js';
  *
  * Calls, combos: newest first by (made_at, id); a page starts after the item the cursor names, so
  * an item made after the walk began (it sorts before everything the walk has shown) never appears
- * in it and nothing is repeated or skipped. A call's object on the shared lists is the
- * record_call_json row the worker keeps (a projection of the call), or made on the spot when that
- * row is missing. Leaderboard: the ranking of the version the cursor pins (migration 0005), by rank.
+ * in it and nothing is repeated or skipped. Every Call object here is made on the spot from the
+ * call's row (at most 101 a page, one key probe per join), never the worker's record_call_json
+ * cache, which is fresh for the calls its lists show first and for the rest a moment later.
+ * Leaderboard: the ranking of the version the cursor pins (migration 0005), by rank.
  */
 
 export interface Page {
@@ -113,26 +114,26 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: Db }) & 
   };
 
   /**
-   * inputs: the calls `c` to list (a condition), the id of the last call shown, the page size.
-   * outputs: up to limit + 1 rows (key = call id, body = its Call object), newest first after that call.
+   * inputs: the calls `x` to list (a condition), the id of the last call shown, the page size.
+   * outputs: up to limit + 1 rows (key = call id, body = its Call object made here from the record,
+   * so a page past the first never shows a call older than it is), newest first after that call.
    */
   const callPage = (which: Fragment, after: string, limit: number) => sql`
     with pos as (select made_at, id from calls where id = ${after})
-    select r.id as key,
-           coalesce(cj.body, (select ${recordJson.callObject(webUrl)} from calls c ${recordJson.CALL_JOINS} where c.id = r.id)) as body
+    select c.id as key, ${recordJson.callObject(webUrl)} as body
     from (
-      select c.id, c.made_at from calls c, pos
-      where ${which} and (c.made_at, c.id) < (pos.made_at, pos.id)
-      order by c.made_at desc, c.id desc
+      select x.id, x.made_at from calls x, pos
+      where ${which} and (x.made_at, x.id) < (pos.made_at, pos.id)
+      order by x.made_at desc, x.id desc
       limit ${limit + 1}
     ) r
-    left join record_call_json cj on cj.call_id = r.id
+    join calls c on c.id = r.id ${recordJson.CALL_JOINS}
     order by r.made_at desc, r.id desc
   `;
 
   return {
     async calls({ market, after, limit }) {
-      const which = market === null ? sql`true` : sql`c.market_id = ${market}`;
+      const which = market === null ? sql`true` : sql`x.market_id = ${market}`;
       return page(await one('calls page', callPage(which, after, limit)), limit);
     },
     async userCalls({ handle, status, after, limit }) {

@@ -62,20 +62,46 @@ export async function refreshCallJson(db: Queryable, ids: readonly string[], web
 }
 
 /**
- * inputs: dirty call ids and market ids, the public web url. outputs: how many calls it covered;
- * record_call_json holds the current Call object of each dirty call and of every call on a dirty
- * market that has resolved (settlement changed them all), in ONE statement: the calls are found and
- * their objects made where they are, never sent to Node and back (a settlement's 10,000 ids).
+ * inputs: dirty call ids and market ids, the public web url, and `listed`: only the calls a list
+ * snapshot shows (the CALL_LIST_SIZE newest of each touched market, and of all calls).
+ * outputs: how many calls it covered; record_call_json holds the current Call object of each dirty
+ * call and of every call on a dirty market that has resolved (settlement changed them all) — of
+ * those the lists show, when `listed` — in ONE statement: the calls are found and their objects made
+ * where they are, never sent to Node and back (a settlement's 10,000 ids). A settlement's build
+ * refreshes the ~100 listed first, writes the lists, then the rest (builder.ts).
  */
-export async function refreshTouchedCallJson(db: Queryable, dirty: { calls: readonly string[]; markets: readonly string[] }, webUrl: string): Promise<number> {
+export async function refreshTouchedCallJson(
+  db: Queryable,
+  dirty: { calls: readonly string[]; markets: readonly string[] },
+  webUrl: string,
+  opts: { listed?: boolean } = {},
+): Promise<number> {
   if (dirty.calls.length === 0 && dirty.markets.length === 0) return 0;
+  const calls = [...dirty.calls];
+  const markets = [...dirty.markets];
   const rows: Array<{ calls: number }> = await db.query(sql`
     with resolved as (
-      select id from markets where id = any(${[...dirty.markets]}::text[]) and (resolved_at is not null or closed)
-    ), k as (
-      select id from calls where id = any(${[...dirty.calls]}::text[])
+      select id from markets where id = any(${markets}::text[]) and (resolved_at is not null or closed)
+    ), touched as (
+      select id from calls where id = any(${calls}::text[])
       union
       select id from calls where market_id in (select id from resolved)
+    ), k as (
+      ${
+        opts.listed
+          ? sql`
+      select id from touched
+      intersect (
+        select l.id from (
+          select market_id from calls where id = any(${calls}::text[]) union select unnest(${markets}::text[])
+        ) t cross join lateral (
+          select id from calls where market_id = t.market_id order by made_at desc, id desc limit ${CALL_LIST_SIZE}
+        ) l
+        union
+        select id from (select id from calls order by made_at desc, id desc limit ${CALL_LIST_SIZE}) g
+      )`
+          : sql`select id from touched`
+      }
     ), made as (
       insert into record_call_json (call_id, body)
       select c.id, ${callObject(webUrl)} from k join calls c on c.id = k.id ${CALL_JOINS}

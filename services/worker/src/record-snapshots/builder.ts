@@ -151,19 +151,22 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
         stats.written += n;
       }
     };
-    // The calls' cached Call objects first (the market lists, the latest calls and the pages past
-    // the first of /calls aggregate them), found and made in one statement, beside the query for
-    // which markets' lists to make; then the lists that show them.
+    // The Call objects the lists show first (the newest of each touched market and of all calls),
+    // found and made in one statement beside the query for which markets' lists to make; then those
+    // lists and the global ones; then the rest of the touched calls' objects (a settlement's other
+    // ~9,900, which no list shows: the API's pages make theirs from the record), so the cache is
+    // whole again when the build ends.
     // Both settle before the build goes on or fails: no query outlives a failed build.
-    const [refreshed, touched] = await Promise.allSettled([refreshTouchedCallJson(db, dirty, webUrl).finally(() => mark('call_json')), touchedMarkets(db, dirty)]);
-    if (refreshed.status === 'rejected') throw refreshed.reason;
+    const [listed, touched] = await Promise.allSettled([refreshTouchedCallJson(db, dirty, webUrl, { listed: true }).finally(() => mark('call_json_listed')), touchedMarkets(db, dirty)]);
+    if (listed.status === 'rejected') throw listed.reason;
     if (touched.status === 'rejected') throw touched.reason;
-    const calls = refreshed.value;
     const markets = touched.value;
     for (let i = 0; i < markets.length; i += batchMarkets) await write(await marketEntries(markets.slice(i, i + batchMarkets)));
     mark('markets');
     await write(await globalEntries());
     mark('boards');
+    const calls = await refreshTouchedCallJson(db, dirty, webUrl);
+    mark('call_json');
     stats.calls = calls;
     stats.markets = markets.length;
   }
