@@ -90,16 +90,18 @@ export async function refreshTouchedCallJson(
       ${
         opts.listed
           ? sql`
-      select id from touched
-      intersect (
-        select l.id from (
+      -- The calls the lists show (at most CALL_LIST_SIZE per touched market and of all calls), kept
+      -- when touched: a membership test of a few hundred ids, not a set of 10,000 built first.
+      select l.id from (
+        select l.id, l.market_id from (
           select market_id from calls where id = any(${calls}::text[]) union select unnest(${markets}::text[])
         ) t cross join lateral (
-          select id from calls where market_id = t.market_id order by made_at desc, id desc limit ${CALL_LIST_SIZE}
+          select id, market_id from calls where market_id = t.market_id order by made_at desc, id desc limit ${CALL_LIST_SIZE}
         ) l
         union
-        select id from (select id from calls order by made_at desc, id desc limit ${CALL_LIST_SIZE}) g
-      )`
+        select id, market_id from (select id, market_id from calls order by made_at desc, id desc limit ${CALL_LIST_SIZE}) g
+      ) l
+      where l.id = any(${calls}::text[]) or l.market_id in (select id from resolved)`
           : sql`select id from touched`
       }
     ), made as (
@@ -139,7 +141,17 @@ export type CallJsonCache = 'check' | 'fresh';
  */
 export async function marketBodies(db: Queryable, ids: readonly string[], webUrl: string, cache: CallJsonCache = 'check'): Promise<SnapshotBody[]> {
   if (ids.length === 0) return [];
-  if (cache === 'check') await ensureCallJson(db, sql`c.market_id = any(${[...ids]}::text[])`, webUrl);
+  // Only the calls the lists show (each market's newest CALL_LIST_SIZE), not every call on the markets.
+  if (cache === 'check') {
+    await ensureCallJson(
+      db,
+      sql`c.id in (
+        select l.id from unnest(${[...ids]}::text[]) as t(id)
+        cross join lateral (select id from calls where market_id = t.id order by made_at desc, id desc limit ${CALL_LIST_SIZE}) l
+      )`,
+      webUrl,
+    );
+  }
   return parseBodies(
     await db.query(sql`
       with target as (
