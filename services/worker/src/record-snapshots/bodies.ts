@@ -62,11 +62,12 @@ export async function refreshCallJson(db: Queryable, ids: readonly string[], web
 }
 
 /**
- * inputs: dirty call ids and market ids, the public web url, and `listed`: only the calls a list
- * snapshot shows (the CALL_LIST_SIZE newest of each touched market, and of all calls).
+ * inputs: dirty call ids and market ids, the public web url, and `listedOn`: the markets they touch
+ * (touchedMarkets), to refresh only the calls a list snapshot shows (the CALL_LIST_SIZE newest of
+ * each of those markets, and of all calls).
  * outputs: how many calls it covered; record_call_json holds the current Call object of each dirty
  * call and of every call on a dirty market that has resolved (settlement changed them all) — of
- * those the lists show, when `listed` — in ONE statement: the calls are found and their objects made
+ * those the lists show, with `listedOn` — in ONE statement: the calls are found and their objects made
  * where they are, never sent to Node and back (a settlement's 10,000 ids). A settlement's build
  * refreshes the ~100 listed first, writes the lists, then the rest (builder.ts).
  */
@@ -74,7 +75,7 @@ export async function refreshTouchedCallJson(
   db: Queryable,
   dirty: { calls: readonly string[]; markets: readonly string[] },
   webUrl: string,
-  opts: { listed?: boolean } = {},
+  opts: { listedOn?: readonly string[] } = {},
 ): Promise<number> {
   if (dirty.calls.length === 0 && dirty.markets.length === 0) return 0;
   const calls = [...dirty.calls];
@@ -88,14 +89,12 @@ export async function refreshTouchedCallJson(
       select id from calls where market_id in (select id from resolved)
     ), k as (
       ${
-        opts.listed
+        opts.listedOn
           ? sql`
       -- The calls the lists show (at most CALL_LIST_SIZE per touched market and of all calls), kept
       -- when touched: a membership test of a few hundred ids, not a set of 10,000 built first.
       select l.id from (
-        select l.id, l.market_id from (
-          select market_id from calls where id = any(${calls}::text[]) union select unnest(${markets}::text[])
-        ) t cross join lateral (
+        select l.id, l.market_id from unnest(${[...opts.listedOn]}::text[]) as t(market_id) cross join lateral (
           select id, market_id from calls where market_id = t.market_id order by made_at desc, id desc limit ${CALL_LIST_SIZE}
         ) l
         union

@@ -151,16 +151,14 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
         stats.written += n;
       }
     };
-    // The Call objects the lists show first (the newest of each touched market and of all calls),
-    // found and made in one statement beside the query for which markets' lists to make; then those
-    // lists and the global ones; then the rest of the touched calls' objects (a settlement's other
-    // ~9,900, which no list shows: the API's pages make theirs from the record), so the cache is
-    // whole again when the build ends.
-    // Both settle before the build goes on or fails: no query outlives a failed build.
-    const [listed, touched] = await Promise.allSettled([refreshTouchedCallJson(db, dirty, webUrl, { listed: true }).finally(() => mark('call_json_listed')), touchedMarkets(db, dirty)]);
-    if (listed.status === 'rejected') throw listed.reason;
-    if (touched.status === 'rejected') throw touched.reason;
-    const markets = touched.value;
+    // The markets the change touches; the Call objects their lists show (the newest of each touched
+    // market and of all calls), found and made in one statement; then those lists and the global
+    // ones; then the rest of the touched calls' objects (a settlement's other ~9,900, which no list
+    // shows: the API's pages make theirs from the record), so the cache is whole again when the
+    // build ends.
+    const markets = await touchedMarkets(db, dirty);
+    await refreshTouchedCallJson(db, dirty, webUrl, { listedOn: markets });
+    mark('call_json_listed');
     for (let i = 0; i < markets.length; i += batchMarkets) await write(await marketEntries(markets.slice(i, i + batchMarkets)));
     mark('markets');
     await write(await globalEntries());
