@@ -156,12 +156,13 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
  * What the settlement committed, read as soon as it has (the market's `settled_at` is set in its
  * transaction): each call's status, each moved person's settled and xp, the decided combos.
  */
-async function committed(db: Db, affected: Affected): Promise<Expected & { atMs: number }> {
+async function committed(db: Db, affected: Affected, onCommit: () => void): Promise<Expected & { atMs: number }> {
   await until('the settlement to commit', async () => (await db.query(sql`select 1 from markets where id = ${affected.marketId} and settled_at is not null`)).length > 0, {
     timeoutMs: 120_000,
     everyMs: 10,
   });
   const atMs = performance.now();
+  onCommit();
   const ids = affected.calls.map((c) => c.id);
   const handles = [...new Set([...affected.calls.map((c) => c.handle), ...affected.comboOwners])];
   const calls: Array<{ id: string; status: string }> = await db.query(sql`select id, status from calls where id = any(${ids}::text[])`);
@@ -261,15 +262,22 @@ async function main() {
     try {
       const t0 = performance.now();
       await queue.add('settle-market', { marketId: 'hot' }, { jobId: 'bench-settle-hot' });
-      const expected = committed(db, affected);
+      let commitSeen!: () => void;
+      const commit = new Promise<void>((resolve) => (commitSeen = resolve));
+      const expected = committed(db, affected, commitSeen);
       expected.catch(() => {}); // awaited by the wait below
-      const visible = await waitForSettlement(apiUrl, affected, before.value, expected, t0, 120_000).catch((err: unknown) => {
+      const visible = await waitForSettlement(apiUrl, affected, before.value, commit, expected, t0, 120_000).catch((err: unknown) => {
         for (const line of workerSteps(worker?.output() ?? '')) say(`    worker: ${line}`);
         throw err;
       });
       say(`    settlement committed ${Math.round((await expected).atMs - t0)} ms after the enqueue`);
       say(`  ${'enqueued → every affected page shows it'.padEnd(58)} ${String(Math.round(visible.lastMs)).padStart(7)} ms`);
       say(`    sentinels (boards, lists and ${visible.sampled} sampled calls, people and their lists) all visible at ${Math.round(visible.sampleMs)} ms; every one of ${visible.checked} pages verified by ${Math.round(visible.lastMs)} ms`);
+      const byTime = (from: number, to: number) => visible.latencies.filter((l) => l.sentMs >= from && l.sentMs < to).map((l) => l.ms).sort((a, b) => a - b);
+      for (const [from, to] of [[0, 500], [500, 1000], [1000, 1500], [1500, 2000], [2000, 1e9]] as const) {
+        const ms = byTime(from, to);
+        if (ms.length > 0) say(`    sentinel requests sent ${from}–${to === 1e9 ? '' : to} ms: ${ms.length}, answer p50 ${Math.round(ms[Math.floor(ms.length / 2)]!)} ms, p99 ${Math.round(ms[Math.floor(ms.length * 0.99)]!)} ms`);
+      }
       say(`    sentinels polled in ${visible.passes} passes; last seen per kind (ms after the enqueue): ${JSON.stringify(visible.byKind)}`);
       say(`bench:settle calls=${hot.length} settled_visible_s=${(visible.lastMs / 1000).toFixed(2)}`);
       // Where the time went, as the worker logged it (jobs and incremental builds since the full one).
