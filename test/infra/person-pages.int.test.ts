@@ -4,7 +4,7 @@ import { callSchema, callSnapshotSchema, userSnapshotSchema, type Call, type Use
 import { sql } from '@pm/shared/db';
 import { createPageReader, type PageReader } from '../../services/api/src/pages/pages.js';
 import { refreshAllCallJson } from '../../services/worker/src/record-snapshots/full-build.js';
-import { at, insertRecordsFixture, WEB_URL, type SeededIds } from '../../services/worker/src/record-snapshots/test-fixture.js';
+import { at, B2_CALL, insertRecordsFixture, WEB_URL, type SeededIds } from '../../services/worker/src/record-snapshots/test-fixture.js';
 import { useFreshStores } from '../../services/worker/src/testing/stores.js';
 
 /**
@@ -147,24 +147,7 @@ describe("a person's call lists", () => {
   it('hold the exact Call object of SPEC.md', async () => {
     const { calls } = await listed('bob', 'open');
     expect(calls.map((c) => c.id)).toEqual(['b2', 'b1']);
-    expect(calls[0]).toStrictEqual({
-      id: 'b2',
-      user: { handle: 'Bob', avatar: null },
-      market_id: 'm1',
-      event: 'ars-che',
-      question: 'Will Arsenal win?',
-      outcome: 'No',
-      outcome_index: 1,
-      chance_at_call: 0.46,
-      thesis: 'Fading alice',
-      copied_from: { id: 'a7', handle: 'alice' },
-      is_fade: true,
-      status: 'open',
-      profit_on_10: null,
-      made_at: at(32).toISOString(),
-      settled_at: null,
-      url: `${WEB_URL}/c/b2`,
-    });
+    expect(calls[0]).toStrictEqual(B2_CALL);
     expect((await listed('alice', 'won')).calls.at(-1)).toMatchObject({
       id: 'a1',
       status: 'won',

@@ -14,7 +14,7 @@ import { useFreshStores } from '../testing/stores.js';
 import { globalBodies, marketBodies } from './bodies.js';
 import { createRecordSnapshotBuilder, type RecordBuildStats, type RecordSnapshotBuilder } from './builder.js';
 import { builderSource } from '../testing/builder-source.js';
-import { at, insertRecordsFixture, WEB_URL, type SeededIds } from './test-fixture.js';
+import { at, B2_CALL, insertRecordsFixture, WEB_URL, type SeededIds } from './test-fixture.js';
 
 /**
  * The record snapshots the worker builds: the latest calls, each called market's calls, the
@@ -99,24 +99,7 @@ describe('a full build of the seeded records', () => {
   it('lists the latest calls newest first, each with every Call field of SPEC.md', async () => {
     const { calls } = await read('calls:latest', callListSnapshotSchema);
     expect(calls.map((c) => c.id)).toEqual(['c1', 'b2', 'b1', 'a7', 'b5', 'b4', 'b3', 'a6', 'a5', 'a4', 'a3', 'a2', 'a1']);
-    expect(calls.find((c) => c.id === 'b2')).toStrictEqual({
-      id: 'b2',
-      user: { handle: 'Bob', avatar: null },
-      market_id: 'm1',
-      event: 'ars-che',
-      question: 'Will Arsenal win?',
-      outcome: 'No',
-      outcome_index: 1,
-      chance_at_call: 0.46,
-      thesis: 'Fading alice',
-      copied_from: { id: 'a7', handle: 'alice' },
-      is_fade: true,
-      status: 'open',
-      profit_on_10: null,
-      made_at: at(32).toISOString(),
-      settled_at: null,
-      url: `${WEB_URL}/c/b2`,
-    });
+    expect(calls.find((c) => c.id === 'b2')).toStrictEqual(B2_CALL);
     const won = calls.find((c) => c.id === 'a1');
     expect(won).toMatchObject({ status: 'won', profit_on_10: 15, settled_at: at(60).toISOString(), copied_from: null, user: { handle: 'alice', avatar: 'https://img.example/alice.png' } });
   });

@@ -1,4 +1,5 @@
 import { sql, tables, type Calls_InsertParameters, type Db } from '@pm/shared/db';
+import { WEB_URL } from '../testing/builder-source.js';
 
 /**
  * People, calls and combos for the record snapshot tests, inserted with plain SQL as the write path,
@@ -8,9 +9,29 @@ import { sql, tables, type Calls_InsertParameters, type Db } from '@pm/shared/db
  * - calls spread over an hour, one copy of alice's call by Bob and one fade, thesis updates on a1;
  * - combos: k-open, k-won, k-lost.
  */
-export { WEB_URL } from '../testing/builder-source.js';
+export { WEB_URL };
 export const T0 = Date.parse('2026-11-20T12:00:00.000Z');
 export const at = (minutes: number) => new Date(T0 + minutes * 60_000);
+
+/** Bob's call b2 (a fade copied from alice's a7, still open) as SPEC.md's Call: what every list shows for it. */
+export const B2_CALL = {
+  id: 'b2',
+  user: { handle: 'Bob', avatar: null },
+  market_id: 'm1',
+  event: 'ars-che',
+  question: 'Will Arsenal win?',
+  outcome: 'No',
+  outcome_index: 1,
+  chance_at_call: 0.46,
+  thesis: 'Fading alice',
+  copied_from: { id: 'a7', handle: 'alice' },
+  is_fade: true,
+  status: 'open',
+  profit_on_10: null,
+  made_at: at(32).toISOString(),
+  settled_at: null,
+  url: `${WEB_URL}/c/b2`,
+};
 
 export interface SeededIds {
   alice: number;
