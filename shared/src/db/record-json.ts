@@ -146,7 +146,7 @@ export const leaderboardRowObject = (): Fragment =>
   ]);
 
 /**
- * The body of `GET /calls/{id}` over `c` (calls) with CALL_PAGE_JOINS: `{"call":…}`, SPEC.md's call
+ * The body of `GET /calls/{id}` over `c` (calls) with CALL_JOINS: `{"call":…}`, SPEC.md's call
  * subset with its thesis updates, oldest first, from `tu.list` (thesisUpdateLists; null: none).
  */
 export const callPageBody = (webUrl: string): Fragment => sql`'{"call":' || ${jsonObject([
@@ -161,13 +161,6 @@ export const callPageBody = (webUrl: string): Fragment => sql`'{"call":' || ${js
   ['thesis_updates', sql`coalesce(tu.list, '[]')`],
   ['url', link(webUrl, '/c/', sql`c.id`)],
 ])} || '}'`;
-
-/** The joins of callPageBody; `c` is the call. */
-export const CALL_PAGE_JOINS = sql`
-  join users u on u.id = c.user_id
-  join markets m on m.id = c.market_id
-  join outcomes o on o.market_id = c.market_id and o.outcome_index = c.outcome_index
-`;
 
 /** `tu.list` of callPageBody: the thesis updates of the calls `which` (a condition on `t`), one grouped pass. */
 export const thesisUpdateLists = (which: Fragment): Fragment => sql`

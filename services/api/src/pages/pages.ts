@@ -61,7 +61,7 @@ type Fragment = recordJson.Fragment;
 /** SPEC.md "Limits": the `right` board lists people with 5 or more settled calls (as the snapshot does). */
 const RIGHT_MIN_SETTLED = 5;
 const STATEMENT_TIMEOUT_MS = 2_000;
-const UNAVAILABLE = 'pages past the first are unavailable right now; please try again shortly';
+const UNAVAILABLE = 'records are unavailable right now; please try again shortly';
 
 const keyedBody = z.object({ key: z.union([z.string(), z.number()]), body: z.string() });
 
@@ -114,16 +114,17 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: Db }) & 
   };
 
   /**
-   * inputs: the calls `x` to list (a condition), the id of the last call shown, the page size.
-   * outputs: up to limit + 1 rows (key = call id, body = its Call object made here from the record,
-   * so a page past the first never shows a call older than it is), newest first after that call.
+   * inputs: the calls `x` to list (a condition), the id of the last call shown (none: the first
+   * page), the page size. outputs: up to limit + 1 rows (key = call id, body = its Call object made
+   * here from the record, so no page shows a call older than it is, made_at), newest first after
+   * that call.
    */
-  const callPage = (which: Fragment, after: string, limit: number) => sql`
-    with pos as (select made_at, id from calls where id = ${after})
-    select c.id as key, ${recordJson.callObject(webUrl)} as body
+  const callRows = (which: Fragment, after: string | undefined, limit: number) => sql`
+    select c.id as key, ${recordJson.callObject(webUrl)} as body, r.made_at
     from (
-      select x.id, x.made_at from calls x, pos
-      where ${which} and (x.made_at, x.id) < (pos.made_at, pos.id)
+      select x.id, x.made_at
+      from calls x ${after === undefined ? sql`` : sql`, (select made_at, id from calls where id = ${after}) pos`}
+      where ${which} ${after === undefined ? sql`` : sql`and (x.made_at, x.id) < (pos.made_at, pos.id)`}
       order by x.made_at desc, x.id desc
       limit ${limit + 1}
     ) r
@@ -134,33 +135,20 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: Db }) & 
   return {
     async calls({ market, after, limit }) {
       const which = market === null ? sql`true` : sql`x.market_id = ${market}`;
-      return page(await one('calls page', callPage(which, after, limit)), limit);
+      return page(await one('calls page', callRows(which, after, limit)), limit);
     },
     async userCalls({ handle, status, after, limit }) {
       // inputs: the person's handle (lower-cased), the filter, the last call shown (none: the first
       // page), the page size. outputs: no row when no one has that handle; else their handle as they
-      // spell it, with up to limit + 1 of their calls after that one, newest first (a row with a null
-      // key when there are none), each Call object made here from the record, so a settlement shows
-      // the moment it commits. The index range is calls_user_newest_cover or calls_user_status_newest,
-      // the joins one key each per call.
+      // spell it, with their page of calls (callRows; a row with a null key when there are none). The
+      // index range is calls_user_newest_cover or calls_user_status_newest.
+      const mine = status === 'all' ? sql`x.user_id = o.id` : sql`x.user_id = o.id and x.status = ${status}`;
       const rows = await one<{ handle: string; key: string | null; body: string | null }>(
         'user calls page',
         sql`
           with owner as (select id, handle from users where lower(handle) = ${handle})
           select o.handle, p.key, p.body
-          from owner o
-          left join lateral (
-            select c.id as key, ${recordJson.callObject(webUrl)} as body, r.made_at
-            from (
-              select x.id, x.made_at from calls x
-              where x.user_id = o.id
-                ${status === 'all' ? sql`` : sql`and x.status = ${status}`}
-                ${after === undefined ? sql`` : sql`and (x.made_at, x.id) < (select made_at, id from calls where id = ${after})`}
-              order by x.made_at desc, x.id desc
-              limit ${limit + 1}
-            ) r
-            join calls c on c.id = r.id ${recordJson.CALL_JOINS}
-          ) p on true
+          from owner o left join lateral (${callRows(mine, after, limit)}) p on true
           order by p.made_at desc, p.key desc
         `,
       );
@@ -186,7 +174,7 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: Db }) & 
         'call',
         sql`
           select ${recordJson.callPageBody(webUrl)} as body
-          from calls c ${recordJson.CALL_PAGE_JOINS}
+          from calls c ${recordJson.CALL_JOINS}
           left join (${recordJson.thesisUpdateLists(sql`t.call_id = ${id}`)}) tu on tu.call_id = c.id
           where c.id = ${id}
         `,

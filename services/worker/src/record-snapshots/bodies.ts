@@ -83,10 +83,6 @@ export async function refreshTouchedCallJson(
   const rows: Array<{ calls: number }> = await db.query(sql`
     with resolved as (
       select id from markets where id = any(${markets}::text[]) and (resolved_at is not null or closed)
-    ), touched as (
-      select id from calls where id = any(${calls}::text[])
-      union
-      select id from calls where market_id in (select id from resolved)
     ), k as (
       ${
         opts.listedOn
@@ -101,7 +97,10 @@ export async function refreshTouchedCallJson(
         select id, market_id from (select id, market_id from calls order by made_at desc, id desc limit ${CALL_LIST_SIZE}) g
       ) l
       where l.id = any(${calls}::text[]) or l.market_id in (select id from resolved)`
-          : sql`select id from touched`
+          : sql`
+      select id from calls where id = any(${calls}::text[])
+      union
+      select id from calls where market_id in (select id from resolved)`
       }
     ), made as (
       insert into record_call_json (call_id, body)
