@@ -1,15 +1,16 @@
 import type { Redis } from 'ioredis';
-import { redisKeys, type SnapshotName } from '@pm/shared/redis';
+import { REDIS_FIELDS_PER_COMMAND, redisKeys, slices, type SnapshotName } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { createBuildChain, type BuildChain } from './build-chain.js';
 import { createCatalogCache } from './catalog.js';
+import { createChanceReader } from './chances.js';
 import { createDayAgoLookup } from './day-ago.js';
 import { buildLiveSnapshot } from './live.js';
 import type { CatalogEvent, Chances, DayAgo, GameState, Splits } from './model.js';
 import { createEtagMemo } from './etag-memo.js';
 import { createListAssembler } from './list-bodies.js';
-import { buildEventSnapshot, emptyList, parseChance } from './payloads.js';
+import { buildEventSnapshot, emptyList } from './payloads.js';
 import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
 
 /**
@@ -17,7 +18,7 @@ import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
  * catalog and their fresh chances (a price change is what most marks are, and it needs nothing from
  * Postgres: DESIGN.md "The read path", a price is visible as soon as it is known), and so again for
  * marks that arrived meanwhile, a few rounds at most; then bring the
- * catalog cache up to date, read every needed chance with one HMGET round trip, rebuild the dirty
+ * catalog cache up to date, read the chances that can have moved (chances.ts), rebuild the dirty
  * events' pages again (now with the catalog, games and splits as Postgres has them; unchanged pages
  * are not rewritten) and every list (from the cards of the previous build, but those whose event or
  * shown chances changed: list-bodies.ts), write what changed.
@@ -67,13 +68,11 @@ export interface SnapshotBuilderDeps {
 /** Rounds of "pages first" per build at most, so a feed that never pauses still gets its lists built. */
 const EARLY_ROUNDS = 10;
 
-/** HMGET arguments per command; thousands of tokens stay well inside Redis's limits in one pipeline. */
-const HMGET_CHUNK = 5_000;
-
 export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilder {
   const keys = redisKeys(deps.prefix);
   const fullEveryMs = deps.fullEveryMs ?? 30_000;
   const catalog = createCatalogCache(deps.db);
+  const chanceReader = createChanceReader(deps.redis, keys.chances);
   const dayAgo = createDayAgoLookup(deps.db);
   const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
   /** The lists as JSON, each card rebuilt only when its event or a chance it shows changed. */
@@ -111,28 +110,9 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
     for (const e of events) for (const m of e.markets) if (all || indexed.get(m.id) !== e.slug) fields.push(m.id, e.slug);
     if (fields.length === 0) return;
     const pipeline = deps.redis.pipeline();
-    for (let i = 0; i < fields.length; i += 2 * HMGET_CHUNK) pipeline.hset(keys.marketEvents, ...fields.slice(i, i + 2 * HMGET_CHUNK));
+    for (const slice of slices(fields, 2 * REDIS_FIELDS_PER_COMMAND)) pipeline.hset(keys.marketEvents, ...slice);
     for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
     for (let i = 0; i < fields.length; i += 2) indexed.set(fields[i] as string, fields[i + 1] as string);
-  }
-
-  async function readChances(events: readonly CatalogEvent[]): Promise<Chances> {
-    const tokens = [...new Set(events.flatMap((e) => e.markets.flatMap((m) => m.outcomes.map((o) => o.tokenId))))];
-    const chances = new Map<string, number>();
-    if (tokens.length === 0) return chances;
-    const pipeline = deps.redis.pipeline();
-    for (let i = 0; i < tokens.length; i += HMGET_CHUNK) pipeline.hmget(keys.chances, ...tokens.slice(i, i + HMGET_CHUNK));
-    const results = (await pipeline.exec()) ?? [];
-    results.forEach(([err, values], chunk) => {
-      if (err) throw err;
-      if (!Array.isArray(values)) return;
-      values.forEach((raw: unknown, i) => {
-        const chance = parseChance(typeof raw === 'string' ? raw : null);
-        const token = tokens[chunk * HMGET_CHUNK + i];
-        if (chance !== undefined && token !== undefined) chances.set(token, chance);
-      });
-    });
-    return chances;
   }
 
   const firstTokens = (events: readonly CatalogEvent[]) =>
@@ -164,7 +144,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
     if (cached === undefined || ids.length === 0) return 0;
     const events = ids.flatMap((id) => cached.byId.get(id) ?? []);
     if (events.length === 0) return 0;
-    const chances = await readChances(events);
+    const chances = await chanceReader.read(events, new Set(ids));
     const dayAgoChances = dayAgo.cached(firstTokens(events));
     const { written } = await writer.write(eventEntries(events, { chances, splits: cached.splits, games: cached.games, dayAgo: dayAgoChances }));
     return written;
@@ -192,7 +172,9 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       const view = await catalog.refresh({ version: popped.version, dirty, full });
       const rebuild = view.rebuild;
       const pages = rebuild === 'all' ? view.open : view.open.filter((e) => rebuild.has(e.id));
-      const chances = await readChances(view.extra.length === 0 ? view.open : [...view.open, ...view.extra]);
+      // Fresh from Redis: every chance after a reload, else those of the events marked (or closed) since.
+      const fresh = rebuild === 'all' ? 'all' : new Set([...taken, ...view.extra.map((e) => e.id)]);
+      const chances = await chanceReader.read(view.extra.length === 0 ? view.open : [...view.open, ...view.extra], fresh);
       const built = [...pages, ...view.extra];
       await indexMarkets(rebuild === 'all' ? [...view.open, ...view.extra] : view.extra, full);
       const dayAgoChances = await dayAgo.lookup(firstTokens(built), started);
