@@ -6,3 +6,4 @@
 export * from './keys.js';
 export * from './snapshot-announce.js';
 export * from './connection.js';
+export * from './batches.js';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '@pm/shared/logger';
-import type { RedisKeys } from '@pm/shared/redis';
+import { REDIS_FIELDS_PER_COMMAND, slices, type RedisKeys } from '@pm/shared/redis';
 import type { Clock } from '../common/clock.js';
 import { createCoalescedWrite } from '../common/coalesced-write.js';
 
@@ -63,8 +63,9 @@ export function createChancePublisher(opts: ChancePublisherOptions): ChancePubli
     pendingChance = new Map();
     pendingAt = new Map();
     const pipe = opts.redis.pipeline();
-    if (chances.size > 0) pipe.hset(opts.keys.chances, Object.fromEntries(chances));
-    if (ats.size > 0) pipe.hset(opts.keys.chanceAt, Object.fromEntries([...ats].map(([t, at]) => [t, String(at)])));
+    // In slices: a re-confirmation sweep stamps every token at once (REDIS_FIELDS_PER_COMMAND).
+    for (const slice of slices([...chances], REDIS_FIELDS_PER_COMMAND)) pipe.hset(opts.keys.chances, Object.fromEntries(slice));
+    for (const slice of slices([...ats], REDIS_FIELDS_PER_COMMAND)) pipe.hset(opts.keys.chanceAt, Object.fromEntries(slice.map(([t, at]) => [t, String(at)])));
     writes++;
     try {
       const results = await pipe.exec();
