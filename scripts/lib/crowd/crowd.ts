@@ -4,7 +4,7 @@ import { eventually } from '@pm/shared/net';
 import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
 import { RecordRefused, type Records } from '@pm/shared/records';
-import { callableMarkets, type CallableMarket } from './markets.js';
+import { callableMarkets, type CallableMarket, type CallableQuery } from './markets.js';
 import { PERSONAS, type Persona } from './people.js';
 import { copyThesis, fadeThesis, pick, thesisFor, updateFor, type Random } from './theses.js';
 
@@ -54,6 +54,8 @@ const VOIDS = 2;
 const HOUR = 3_600_000;
 /** Categories whose markets do not belong to a match in play: resolving them early surprises nobody watching a game. */
 const QUIET_CATEGORIES = new Set(['Politics', 'Economy', 'Tech', 'Culture', 'Crypto']);
+/** Open markets whose live prices one action reads (markets.ts): the crowd picks among these. */
+const SAMPLE = 200;
 
 export function createCrowd(deps: CrowdDeps): Crowd {
   const { records, db, logger } = deps;
@@ -113,9 +115,12 @@ export function createCrowd(deps: CrowdDeps): Crowd {
     return parsed.calls === 3 && parsed.combos === 2;
   }
 
+  /** Callable markets among a random sample of the open ones, or among `ids`. */
+  const callable = (query: CallableQuery = { sample: { size: SAMPLE, random } }) => callableMarkets(db, deps.redis, deps.prefix, clock(), query);
+
   /** The callable markets once there are `min` of them (or the crowd stops), else what there is after `timeoutMs`. */
   function waitForMarkets(min: number, timeoutMs: number): Promise<CallableMarket[]> {
-    return eventually(() => callableMarkets(db, deps.redis, deps.prefix, clock()), (markets) => markets.length >= min || stopped, { timeoutMs, everyMs: 1000 });
+    return eventually(() => callable(), (markets) => markets.length >= min || stopped, { timeoutMs, everyMs: 1000 });
   }
 
   /** Ask the simulator to resolve a market now. `winner` null voids it. */
@@ -239,32 +244,36 @@ export function createCrowd(deps: CrowdDeps): Crowd {
     }
   }
 
-  /** A recent open call by someone else on a market still callable, to copy or fade. */
-  async function recentCallToFollow(p: Persona, markets: CallableMarket[]) {
-    // inputs: the caller's handle and callable market ids. outputs: up to 20 recent open calls by others on them.
+  /** A recent open call by someone else on a market still callable, with that market, to copy or fade. */
+  async function recentCallToFollow(p: Persona) {
+    // inputs: the caller's handle. outputs: up to 20 recent open calls by others.
     const rows = await db.query(sql`
       select c.id, c.market_id, c.outcome_index, u.handle
       from calls c join users u on u.id = c.user_id
-      where c.status = 'open' and lower(u.handle) <> lower(${p.handle}) and c.market_id = any(${markets.map((m) => m.id)}::text[])
+      where c.status = 'open' and lower(u.handle) <> lower(${p.handle})
       order by c.made_at desc
       limit 20
     `);
     const parsed = rows.map((r: unknown) => z.object({ id: z.string(), market_id: z.string(), outcome_index: z.number(), handle: z.string() }).parse(r));
-    return parsed.length > 0 ? pick(random, parsed) : undefined;
+    const markets = await callable({ ids: [...new Set(parsed.map((c) => c.market_id))] });
+    const followable = parsed.filter((c) => markets.some((m) => m.id === c.market_id));
+    if (followable.length === 0) return undefined;
+    const target = pick(random, followable);
+    return { target, market: markets.find((m) => m.id === target.market_id)! };
   }
 
   /** One action of one person. */
   async function act(): Promise<void> {
-    const markets = await callableMarkets(db, deps.redis, deps.prefix, clock());
+    const markets = await callable();
     if (markets.length === 0) return;
     const p = pick(random, PERSONAS);
     const liked = markets.filter((m) => p.interests.some((i) => i.split(':')[0] === m.category));
     const pool = liked.length > 0 && random() < 0.7 ? liked : markets;
     const roll = random();
     if (roll < 0.15 || roll >= 0.93) {
-      const target = await recentCallToFollow(p, markets);
-      const market = markets.find((m) => m.id === target?.market_id);
-      if (target && market) {
+      const followed = await recentCallToFollow(p);
+      if (followed) {
+        const { target, market } = followed;
         const fade = roll >= 0.93;
         const outcomeIndex = fade ? 1 - target.outcome_index : target.outcome_index;
         await call(p, market, outcomeIndex, {
@@ -297,15 +306,15 @@ export function createCrowd(deps: CrowdDeps): Crowd {
   async function maybeResolve(): Promise<void> {
     if (clock() - lastResolveAt < resolveEveryMs) return;
     lastResolveAt = clock();
-    const markets = await callableMarkets(db, deps.redis, deps.prefix, clock());
-    const quiet = markets.filter((m) => QUIET_CATEGORIES.has(m.category));
-    // inputs: callable market ids. outputs: the one with the most open calls.
+    // inputs: the quiet categories. outputs: the 20 markets of theirs with the most open calls, most first.
     const rows = await db.query(sql`
-      select market_id from calls where status = 'open' and market_id = any(${quiet.map((m) => m.id)}::text[])
-      group by market_id order by count(*) desc limit 1
+      select c.market_id from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id
+      where c.status = 'open' and e.category = any(${[...QUIET_CATEGORIES]}::text[])
+      group by c.market_id order by count(*) desc limit 20
     `);
-    const id = rows[0] ? z.object({ market_id: z.string() }).parse(rows[0]).market_id : undefined;
-    const market = quiet.find((m) => m.id === id);
+    const ids = rows.map((r: unknown) => z.object({ market_id: z.string() }).parse(r).market_id);
+    // The first of them still callable (open, with a live price).
+    const [market] = await callable({ ids });
     if (market) await resolveOnSimulator(market.id, random() < 0.1 ? null : drawWinner(market));
   }
 
