@@ -46,8 +46,8 @@ describe('rate limiter', () => {
     // Exactly what 15 separate calls would have said, in arrival order.
     expect(decisions.map((d) => d?.remaining)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 0, 0]);
     expect(decisions.map((d) => d?.limited)).toEqual([...Array<boolean>(10).fill(false), ...Array<boolean>(5).fill(true)]);
-    // Redis counted every request.
-    expect(await redis.get(`${redisKeys(prefix).rateLimitPrefix}198.51.100.7`)).toBe('15');
+    // Redis counts the places handed out: the limit, not the refused requests.
+    expect(await redis.get(`${redisKeys(prefix).rateLimitPrefix}198.51.100.7`)).toBe('10');
     // Another client is counted apart.
     expect((await limiter.hit('198.51.100.8'))?.remaining).toBe(9);
   });
@@ -73,6 +73,70 @@ describe('rate limiter', () => {
       expect(decisions.map((d) => d?.remaining)).toEqual([9, 8, 7, 6, 5, 4, 3, 2]);
     } finally {
       pauser.disconnect();
+    }
+  });
+
+  /** `turns` turns of `size` requests from one client, each turn once the previous one is answered (a busy client). */
+  async function busyClient(limiter: ReturnType<typeof createRateLimiter>, client: string, turns: number, size: number) {
+    const decisions: Array<RateLimitDecision | undefined> = [];
+    for (let t = 0; t < turns; t++) decisions.push(...(await Promise.all(Array.from({ length: size }, () => limiter.hit(client)))));
+    return decisions;
+  }
+
+  it('answers a busy client from places counted ahead: a script call per many turns, each place once, the count exact after', async () => {
+    const prefix = `rl_${uniqueSuffix()}`;
+    const limiter = createRateLimiter({ redis, prefix, limit: 10_000, logger });
+    const before = await scriptCalls();
+    const decisions = await busyClient(limiter, '198.51.100.30', 50, 20);
+    const calls = (await scriptCalls()) - before;
+    // One count per turn would be 50 script calls.
+    expect(calls).toBeLessThan(15);
+    const remaining = decisions.map((d) => d?.remaining);
+    expect(decisions.every((d) => d && !d.limited)).toBe(true);
+    // Every request its own place, in arrival order: 9,999 down to 9,000.
+    expect(remaining).toEqual(Array.from({ length: 1000 }, (_, i) => 9_999 - i));
+    // Places held and not used go back once idle: Redis then counts exactly the requests answered.
+    const key = `${redisKeys(prefix).rateLimitPrefix}198.51.100.30`;
+    await until('the unused places to be given back', async () => ((await redis.get(key)) === '1000' ? true : undefined), { timeoutMs: 5_000, everyMs: 50 });
+  });
+
+  it('never holds places past the limit: a busy client gets exactly the limit', async () => {
+    const prefix = `rl_${uniqueSuffix()}`;
+    const limiter = createRateLimiter({ redis, prefix, limit: 100, logger });
+    const decisions = await busyClient(limiter, '198.51.100.31', 8, 20);
+    expect(allowed(decisions)).toBe(100);
+    expect(decisions.slice(0, 100).map((d) => d?.remaining)).toEqual(Array.from({ length: 100 }, (_, i) => 99 - i));
+    expect(decisions.slice(100).every((d) => d?.limited && d.remaining === 0)).toBe(true);
+  });
+
+  it('keeps the limit exact for a busy client hitting two processes', async () => {
+    const prefix = `rl_${uniqueSuffix()}`;
+    const a = createRateLimiter({ redis, prefix, limit: 300, logger });
+    const other = new Redis(own.url, { enableAutoPipelining: true });
+    try {
+      const b = createRateLimiter({ redis: other, prefix, limit: 300, logger });
+      // Both busy at once, each holding places ahead of the other.
+      const [fromA, fromB] = await Promise.all([busyClient(a, '203.0.113.30', 20, 15), busyClient(b, '203.0.113.30', 20, 15)]);
+      const all = [...fromA, ...fromB];
+      // 600 requests against a limit of 300: at most 300 let through.
+      const places = all.filter((d) => d && !d.limited).map((d) => d!.remaining);
+      expect(places.length).toBeLessThanOrEqual(300);
+      // Once the held places are given back and the refusals are rechecked, the two together let
+      // through exactly the rest of the limit, and no more.
+      const key = `${redisKeys(prefix).rateLimitPrefix}203.0.113.30`;
+      await until('held places to be given back', async () => (Number(await redis.get(key)) === places.length ? true : undefined), { timeoutMs: 5_000, everyMs: 50 });
+      const rest = await until(
+        'the rest of the limit to be let through',
+        async () => {
+          await busyClient(b, '203.0.113.30', 1, 1).then((d) => places.push(...d.filter((x) => x && !x.limited).map((x) => x!.remaining)));
+          return places.length >= 300 ? places : undefined;
+        },
+        { timeoutMs: 5_000, everyMs: 100 },
+      );
+      expect(rest.length).toBe(300);
+      expect(allowed(await busyClient(a, '203.0.113.30', 1, 10))).toBe(0);
+    } finally {
+      other.disconnect();
     }
   });
 

@@ -148,6 +148,8 @@ describe('GET /api/v1/stream', () => {
       return c.status === 200 ? c : undefined;
     }, { timeoutMs: 5_000, everyMs: 50 });
     for (const c of [...held, again]) c.close();
+    // Their slots are freed when the servers see the closes: the next test opens streams at once.
+    await wait('every stream closed', () => a.api.streams.size() === 0 && b.api.streams.size() === 0);
   });
 
   it('sends heartbeats, and cuts a client that stops reading once its buffer passes the bound', async () => {
