@@ -50,21 +50,43 @@ interface Load {
   rps: number;
   p99ms: number;
   non2xx: number;
+  /** wrk only: the run's requests and the latency (ms) of every 0.1 % of them, to merge runs into one p99. */
+  quantiles?: { requests: number; ms: number[] };
 }
 
 /** One load run in its own process: wrk, else autocannon's CLI. */
 function load(url: string, duration: number): Load {
   if (hasWrk) {
-    const out = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', url], { encoding: 'utf8' });
+    const args = ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', path.join(here, 'wrk-quantiles.lua'), url];
+    const out = execFileSync('wrk', args, { encoding: 'utf8' });
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
     const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
     const p99ms = p99 ? Number(p99[1]) * (p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1) : NaN;
     const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-    return { rps, p99ms, non2xx };
+    const q = /QUANTILES (\d+) ([\d.,]+)/.exec(out);
+    const quantiles = q ? { requests: Number(q[1]), ms: q[2]!.split(',').map((us) => Number(us) / 1000) } : undefined;
+    return { rps, p99ms, non2xx, ...(quantiles ? { quantiles } : {}) };
   }
   const out = execFileSync('npx', ['autocannon', '-j', '-c', String(connections), '-d', String(duration), url], { encoding: 'utf8' });
   const r = JSON.parse(out) as { requests: { average: number }; latency: { p99: number }; non2xx: number };
   return { rps: r.requests.average, p99ms: r.latency.p99, non2xx: r.non2xx };
+}
+
+/**
+ * The p99 of several runs together: each run's 0.1 % quantiles, weighted by its requests, merged;
+ * the worst run's p99 when a run has no quantiles (autocannon).
+ */
+function mergedP99(runs: readonly Load[]): number {
+  if (runs.some((r) => r.quantiles === undefined)) return Math.max(...runs.map((r) => r.p99ms));
+  const points = runs.flatMap((r) => r.quantiles!.ms.map((ms) => ({ ms, weight: r.quantiles!.requests / r.quantiles!.ms.length })));
+  points.sort((a, b) => a.ms - b.ms);
+  const total = points.reduce((sum, p) => sum + p.weight, 0);
+  let seen = 0;
+  for (const p of points) {
+    seen += p.weight;
+    if (seen >= 0.99 * total) return p.ms;
+  }
+  return points.at(-1)?.ms ?? NaN;
 }
 
 async function startBaseline(kind: 'raw' | 'fastify' | 'express', routes: Record<string, Buffer>) {
@@ -151,7 +173,7 @@ async function benchStack(apiProcesses: number): Promise<void> {
      * raw, API…; BENCH_SECONDS each in all): the stack's own work (the history backfill after start,
      * snapshot builds, the periodic full build, catalog syncs) comes in bursts of a second or two, and
      * measuring one after the other, or in two halves, gave whichever missed a burst the quieter
-     * machine. Requests/s are averaged over the slices, p99 is the worst slice's.
+     * machine. Requests/s are averaged over the slices; p99 is over all of a side's requests (mergedP99).
      */
     const paired = (apiUrl: string, rawUrl: string): [Load, Load] => {
       const slices = Math.max(2, Math.round(seconds / SLICE_SECONDS));
@@ -170,7 +192,7 @@ async function benchStack(apiProcesses: number): Promise<void> {
       }
       const all = (ls: Load[]): Load => ({
         rps: ls.reduce((sum, l) => sum + l.rps, 0) / ls.length,
-        p99ms: Math.max(...ls.map((l) => l.p99ms)),
+        p99ms: mergedP99(ls),
         non2xx: ls.reduce((sum, l) => sum + l.non2xx, 0),
       });
       return [all(api), all(raw)];
