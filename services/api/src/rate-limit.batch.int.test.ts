@@ -140,6 +140,17 @@ describe('rate limiter', () => {
     }
   });
 
+  it('forgets clients once they are idle, and gives back what a busy one held', async () => {
+    const prefix = `rl_${uniqueSuffix()}`;
+    const limiter = createRateLimiter({ redis, prefix, limit: 1_000, logger });
+    await Promise.all(Array.from({ length: 500 }, (_, i) => limiter.hit(`192.0.2.${i % 250}:${i}`)));
+    await busyClient(limiter, '192.0.2.251', 5, 20);
+    expect(limiter.tracked()).toBe(501);
+    await until('idle clients forgotten', async () => (limiter.tracked() === 0 ? true : undefined), { timeoutMs: 5_000, everyMs: 50 });
+    // The busy client's places went back with it: Redis counts the 100 requests it made.
+    expect(await redis.get(`${redisKeys(prefix).rateLimitPrefix}192.0.2.251`)).toBe('100');
+  });
+
   it('keeps the limit exact across two processes hit at the same time', async () => {
     const prefix = `rl_${uniqueSuffix()}`;
     const a = createRateLimiter({ redis, prefix, limit: 50, logger });

@@ -78,6 +78,8 @@ export interface RateLimiter {
   hit(client: string): Promise<RateLimitDecision | undefined>;
   /** `hit` with a callback (the front handler's hot path: no promise per request); `done` may be called at once. */
   count(client: string, done: Counted): void;
+  /** Clients this process keeps state for now (recently counted, or holding places). */
+  tracked(): number;
 }
 
 export type Counted = (decision: RateLimitDecision | undefined) => void;
@@ -213,6 +215,11 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     if (state === undefined) {
       state = { waiting: [], inFlight: 0, holding: false, held: undefined, lastSentAt: -Infinity, sinceSent: 0 };
       clients.set(client, state);
+      // The sweep gives back idle places and forgets idle clients; it stops when none is left.
+      if (sweep === undefined) {
+        sweep = setInterval(giveBackIdle, IDLE_MS);
+        sweep.unref();
+      }
     }
     return state;
   };
@@ -337,14 +344,14 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     } else {
       state.held = { ranges: [range], resetMs: now + ttl, expiresAt, size: places, usedAt: now };
     }
-    sweep ??= setInterval(giveBackIdle, IDLE_MS);
-    sweep.unref();
   };
 
-  /** Places unused for IDLE_MS go back to Redis (to their window only), so another process or a later request can have them. */
+  /**
+   * Places unused for IDLE_MS go back to Redis (to their window only), so another process or a later
+   * request can have them; clients with nothing held, waiting or sent for IDLE_MS are forgotten.
+   */
   const giveBackIdle = () => {
     const now = clock();
-    let holding = 0;
     for (const [client, state] of clients) {
       const held = state.held;
       if (held !== undefined && (now >= held.resetMs || now - held.usedAt > IDLE_MS)) {
@@ -352,10 +359,9 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         const left = placesLeft(held);
         if (now < held.resetMs && left > 0) scripted.pmRateLimitGiveBack(keyPrefix + client, left, held.expiresAt).catch(couldNotCount);
       }
-      if (state.held !== undefined) holding++;
-      else if (state.inFlight === 0 && state.waiting.length === 0 && now - state.lastSentAt > IDLE_MS) clients.delete(client);
+      if (state.held === undefined && state.inFlight === 0 && state.waiting.length === 0 && now - state.lastSentAt > IDLE_MS) clients.delete(client);
     }
-    if (holding === 0) {
+    if (clients.size === 0) {
       clearInterval(sweep);
       sweep = undefined;
     }
@@ -403,6 +409,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   return {
     count,
     hit: (client) => new Promise((resolve) => count(client, resolve)),
+    tracked: () => clients.size,
   };
 }
 
