@@ -291,7 +291,9 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
         timer.unref();
         timers.push(timer);
       };
-      refreshFeed().catch(() => {});
+      // At once, or as soon as the connection is up: asked before, it only logged a start-up warning.
+      if (redis.status === 'ready') refreshFeed().catch(() => {});
+      else redis.once('ready', () => refreshFeed().catch(() => {}));
       every(options.feedRefreshMs ?? 1_000, refreshFeed);
       every(options.verifyMs ?? 10_000, verifyHeld);
     },
