@@ -140,6 +140,22 @@ describe('rate limiter', () => {
     }
   });
 
+  it('counts a client whose requests alternate between two processes request by request: each answer continues the other', async () => {
+    const prefix = `rl_${uniqueSuffix()}`;
+    const a = createRateLimiter({ redis, prefix, limit: 120, logger });
+    const other = new Redis(own.url, { enableAutoPipelining: true });
+    try {
+      const b = createRateLimiter({ redis: other, prefix, limit: 120, logger });
+      const decisions: Array<RateLimitDecision | undefined> = [];
+      // One request at a time, as fast as the answers come: busy, but on both processes.
+      for (let i = 0; i < 130; i++) decisions.push(await (i % 2 === 0 ? a : b).hit('203.0.113.40'));
+      expect(decisions.slice(0, 120).map((d) => d?.remaining)).toEqual(Array.from({ length: 120 }, (_, i) => 119 - i));
+      expect(decisions.slice(120).every((d) => d?.limited)).toBe(true);
+    } finally {
+      other.disconnect();
+    }
+  });
+
   it('forgets clients once they are idle, and gives back what a busy one held', async () => {
     const prefix = `rl_${uniqueSuffix()}`;
     const limiter = createRateLimiter({ redis, prefix, limit: 1_000, logger });
