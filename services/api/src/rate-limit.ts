@@ -308,8 +308,9 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       state.inFlight--;
       if (ahead > 0) state.holding = false;
       if (reply !== undefined) {
-        // The counter as this count left it; with another count still on its way, unknown.
-        state.counter = state.inFlight === 0 ? reply[4] : -1;
+        // The counter as this count left it. Replies come in the order the counts were sent, so once
+        // none is on its way (the only time places are asked for) this is how the last one left it.
+        state.counter = reply[4];
         if (reply[2] > 0) hold(state, reply);
       }
       // Requests that queued behind this count take the places it held, in arrival order.
