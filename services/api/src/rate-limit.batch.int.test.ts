@@ -36,6 +36,19 @@ async function scriptCalls(): Promise<number> {
 
 const allowed = (ds: Array<RateLimitDecision | undefined>) => ds.filter((d) => d && !d.limited).length;
 
+type Limiter = ReturnType<typeof createRateLimiter>;
+
+/** Two limiters on one prefix, the second with a Redis connection of its own, as two processes would be. */
+async function twoProcesses(limit: number, run: (a: Limiter, b: Limiter, prefix: string) => Promise<void>): Promise<void> {
+  const prefix = `rl_${uniqueSuffix()}`;
+  const other = new Redis(own.url, { enableAutoPipelining: true });
+  try {
+    await run(createRateLimiter({ redis, prefix, limit, logger }), createRateLimiter({ redis: other, prefix, limit, logger }), prefix);
+  } finally {
+    other.disconnect();
+  }
+}
+
 describe('rate limiter', () => {
   it('counts a burst of one client in one script call, each request in its own place', async () => {
     const prefix = `rl_${uniqueSuffix()}`;
@@ -110,11 +123,7 @@ describe('rate limiter', () => {
   });
 
   it('keeps the limit exact for a busy client hitting two processes', async () => {
-    const prefix = `rl_${uniqueSuffix()}`;
-    const a = createRateLimiter({ redis, prefix, limit: 300, logger });
-    const other = new Redis(own.url, { enableAutoPipelining: true });
-    try {
-      const b = createRateLimiter({ redis: other, prefix, limit: 300, logger });
+    await twoProcesses(300, async (a, b, prefix) => {
       // Both busy at once, each holding places ahead of the other.
       const [fromA, fromB] = await Promise.all([busyClient(a, '203.0.113.30', 20, 15), busyClient(b, '203.0.113.30', 20, 15)]);
       const all = [...fromA, ...fromB];
@@ -135,25 +144,17 @@ describe('rate limiter', () => {
       );
       expect(rest.length).toBe(300);
       expect(allowed(await busyClient(a, '203.0.113.30', 1, 10))).toBe(0);
-    } finally {
-      other.disconnect();
-    }
+    });
   });
 
   it('counts a client whose requests alternate between two processes request by request: each answer continues the other', async () => {
-    const prefix = `rl_${uniqueSuffix()}`;
-    const a = createRateLimiter({ redis, prefix, limit: 120, logger });
-    const other = new Redis(own.url, { enableAutoPipelining: true });
-    try {
-      const b = createRateLimiter({ redis: other, prefix, limit: 120, logger });
+    await twoProcesses(120, async (a, b) => {
       const decisions: Array<RateLimitDecision | undefined> = [];
       // One request at a time, as fast as the answers come: busy, but on both processes.
       for (let i = 0; i < 130; i++) decisions.push(await (i % 2 === 0 ? a : b).hit('203.0.113.40'));
       expect(decisions.slice(0, 120).map((d) => d?.remaining)).toEqual(Array.from({ length: 120 }, (_, i) => 119 - i));
       expect(decisions.slice(120).every((d) => d?.limited)).toBe(true);
-    } finally {
-      other.disconnect();
-    }
+    });
   });
 
   it('forgets clients once they are idle, and gives back what a busy one held', async () => {
@@ -168,20 +169,13 @@ describe('rate limiter', () => {
   });
 
   it('keeps the limit exact across two processes hit at the same time', async () => {
-    const prefix = `rl_${uniqueSuffix()}`;
-    const a = createRateLimiter({ redis, prefix, limit: 50, logger });
-    // The second replica has a connection of its own, as another process would.
-    const other = new Redis(own.url, { enableAutoPipelining: true });
-    try {
-      const b = createRateLimiter({ redis: other, prefix, limit: 50, logger });
+    await twoProcesses(50, async (a, b) => {
       const decisions = await Promise.all(Array.from({ length: 80 }, (_, i) => (i % 2 ? a : b).hit('203.0.113.9')));
       expect(allowed(decisions)).toBe(50);
       // Every allowed request saw its own remaining count: 49 down to 0, each once.
       const remaining = decisions.filter((d) => d && !d.limited).map((d) => d!.remaining);
       expect(remaining.sort((x, y) => y - x)).toEqual(Array.from({ length: 50 }, (_, i) => 49 - i));
-    } finally {
-      other.disconnect();
-    }
+    });
   });
 
   it('refuses a client over the limit without a round trip until its window resets', async () => {
