@@ -255,6 +255,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
 
   const placesLeft = (held: Held) => held.ranges.reduce((sum, [next, last]) => sum + last - next + 1, 0);
 
+  /** A count ahead is due: fewer than half of the held places are left, and no count of the client is on its way. */
+  const aheadDue = (state: ClientState) =>
+    state.held !== undefined && state.inFlight === 0 && !state.holding && placesLeft(state.held) * 2 < state.held.size;
+
   const schedule = () => {
     if (flushScheduled) return;
     flushScheduled = true;
@@ -269,8 +273,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       const state = clients.get(client);
       due.delete(client);
       if (state === undefined || !canSend(state)) continue;
-      const aheadDue = state.held !== undefined && state.inFlight === 0 && placesLeft(state.held) * 2 < state.held.size;
-      if (state.waiting.length === 0 && !aheadDue) continue;
+      if (state.waiting.length === 0 && !aheadDue(state)) continue;
       const waiters = state.waiting;
       state.waiting = [];
       send(client, state, waiters, pipeline);
@@ -400,16 +403,15 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       const place = takePlace(state);
       if (place !== undefined) {
         state.sinceSent++;
-        // A new count ahead once fewer than half of the held places are left.
-        if (state.held !== undefined && placesLeft(state.held) * 2 < state.held.size && canSend(state) && state.inFlight === 0) {
+        if (aheadDue(state)) {
           due.add(client);
           schedule();
         }
         return done(place);
       }
     }
-    // Over the limit until the window resets: answered here, without a Redis round trip. The count
-    // in Redis is past the limit already, so every process refuses this client until then anyway.
+    // Refused by a count less than LIMITED_RECHECK_MS ago: refused here again, without a round trip
+    // (Redis would refuse it too, unless another process has given places back since).
     const until = limitedUntil.get(client);
     if (until !== undefined) {
       if (clock() < until.recheckAt) return done({ limit, remaining: 0, resetMs: until.resetMs, limited: true });
