@@ -46,8 +46,24 @@ export function testServices(): Promise<TestServices> {
   return services;
 }
 
-/** A TCP port on 127.0.0.1 that nothing listens on right now (for a server a test starts, or one that must refuse). */
-export function freePort(): Promise<number> {
+/** Ports this process has handed out: the kernel gives a closed port back, and two of ours must never meet. */
+const handedOut = new Set<number>();
+
+/**
+ * A TCP port on 127.0.0.1 that nothing listens on right now (for a server a test starts, or one that
+ * must refuse), never one this process handed out before: a bench that picks a metrics port and then
+ * starts a stack that picks four more once got the same port twice, and the ingestor could not listen.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await unusedPort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.listen(0, '127.0.0.1', () => {
