@@ -14,10 +14,12 @@ RUN npm ci --no-audit --no-fund --include=dev
 COPY shared shared
 COPY services services
 COPY scripts scripts
+# Each service as one bundle (scripts/lib/build.ts): no TypeScript loader in the running processes.
+RUN npm run build
 USER node
 # API (PORT), ingestor and worker ops ports (INGESTOR_PORT, WORKER_PORT), simulator (SIM_PORT).
 EXPOSE 3000 3001 3002 4000
 # Health checks live in docker-compose.yml (/healthz, /readyz); each service exits within 10 s of SIGTERM.
 # Overridden per service in docker-compose.yml.
 # The API caps V8's young generation (scripts/start.ts, API_NODE_OPTIONS: peak RSS).
-CMD ["node", "--max-semi-space-size=2", "--import", "tsx", "services/api/src/main.ts"]
+CMD ["node", "--max-semi-space-size=2", "--enable-source-maps", "services/api/dist/main.mjs"]

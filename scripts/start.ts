@@ -2,6 +2,8 @@
  * The run line (`npm start`): finds or starts Postgres and Redis, migrates, and runs the exchange
  * simulator, ingestor, worker and API together with readable logs. The API listens on PORT (3000).
  *   npm start                 everything, against the bundled simulator
+ * Each service runs from its bundle (services/<name>/dist/main.mjs, scripts/lib/build.ts), built
+ * here from the sources before anything starts.
  *   npm start -- --live       against the real exchange (no simulator)
  *   npm start -- --scenario <folder> [--speed N]   replay a recorded feed
  *   npm start -- --cluster    the shape of several machines on one: a 3-master Redis Cluster
@@ -21,6 +23,7 @@ import { until } from '@pm/shared/net';
 import { ensureInfra, InfraError, portOpen } from './lib/infra.js';
 import { startRedisCluster, type LocalRedisCluster } from './lib/redis-cluster.js';
 import { createSupervisor, describeStatus, type ServiceSpec } from './lib/supervisor.js';
+import { buildServices, builtEntry } from './lib/build.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LIVE_URLS = {
@@ -100,19 +103,22 @@ async function main() {
   await ensureDatabase(config.DATABASE_URL);
   const { applied } = await migrate(config.DATABASE_URL);
   say(applied.length ? `migrated: ${applied.join(', ')}` : 'database schema is current');
+  // The services run from their bundles (scripts/lib/build.ts), made from the sources as they are now.
+  const built = await buildServices(root);
+  say(`services built in ${built.ms} ms`);
 
   // The simulator's control API (`/_sim/*`: resolve markets, force books) needs a token; the run line
   // makes one unless given one and hands it only to the simulator and the demo crowd.
   const simEnv: NodeJS.ProcessEnv = { ...env, SIM_CONTROL_TOKEN: env.SIM_CONTROL_TOKEN || randomBytes(24).toString('base64url') };
   const serviceEnv: NodeJS.ProcessEnv = { ...env };
   delete serviceEnv.SIM_CONTROL_TOKEN;
-  const sim: ServiceSpec = { name: 'exchange-sim', entry: 'services/exchange-sim/src/main.ts', env: simEnv };
+  const sim: ServiceSpec = { name: 'exchange-sim', entry: builtEntry('exchange-sim'), env: simEnv };
   const services: ServiceSpec[] = values.cluster
     ? clusterServices(config, serviceEnv)
     : [
-        { name: 'ingestor', entry: 'services/ingestor/src/main.ts', env: serviceEnv },
-        { name: 'worker', entry: 'services/worker/src/main.ts', env: serviceEnv },
-        { name: 'api', entry: 'services/api/src/main.ts', env: apiEnv(serviceEnv) },
+        { name: 'ingestor', entry: builtEntry('ingestor'), env: serviceEnv },
+        { name: 'worker', entry: builtEntry('worker'), env: serviceEnv },
+        { name: 'api', entry: builtEntry('api'), env: apiEnv(serviceEnv) },
       ];
   // A service that dies is restarted with a growing, capped delay and never takes the others down:
   // a crash-looping ingestor must not stop the API from serving what it has. Every death, restart and
@@ -183,11 +189,11 @@ function clusterServices(config: Config, env: NodeJS.ProcessEnv): ServiceSpec[] 
   for (const n of [1, 2]) {
     const step = (n - 1) * REPLICA_PORT_STEP;
     specs.push(
-      { name: `ingestor-${n}`, entry: 'services/ingestor/src/main.ts', env: { ...env, INGESTOR_PORT: String(config.INGESTOR_PORT + step), INGESTOR_LEASES: '1' } },
-      { name: `worker-${n}`, entry: 'services/worker/src/main.ts', env: { ...env, WORKER_PORT: String(config.WORKER_PORT + step) } },
+      { name: `ingestor-${n}`, entry: builtEntry('ingestor'), env: { ...env, INGESTOR_PORT: String(config.INGESTOR_PORT + step), INGESTOR_LEASES: '1' } },
+      { name: `worker-${n}`, entry: builtEntry('worker'), env: { ...env, WORKER_PORT: String(config.WORKER_PORT + step) } },
       {
         name: `api-${n}`,
-        entry: 'services/api/src/main.ts',
+        entry: builtEntry('api'),
         env: {
           ...apiEnv(env),
           PORT: String(config.PORT + step),

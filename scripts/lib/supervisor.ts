@@ -29,6 +29,11 @@ export interface ServiceStatus {
   nextStartInMs: number | null;
 }
 
+/** A built service (`.mjs`, scripts/lib/build.ts) runs as it is, stack traces mapped to its TypeScript; a script through tsx. */
+function nodeArgs(entry: string): string[] {
+  return entry.endsWith('.ts') ? ['--import', 'tsx'] : ['--enable-source-maps'];
+}
+
 const COLORS = ['\x1b[36m', '\x1b[35m', '\x1b[33m', '\x1b[32m', '\x1b[34m'];
 
 export function createSupervisor(opts: {
@@ -78,7 +83,7 @@ export function createSupervisor(opts: {
   }
 
   function start(spec: ServiceSpec, index: number) {
-    const child = spawn(process.execPath, ['--import', 'tsx', spec.entry], {
+    const child = spawn(process.execPath, [...nodeArgs(spec.entry), spec.entry], {
       cwd: opts.cwd,
       env: spec.env,
       stdio: ['ignore', 'pipe', 'pipe'],

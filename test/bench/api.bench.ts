@@ -116,7 +116,7 @@ function apiRssKb(rootPid: number): number {
       grew = true;
     }
   }
-  return rows.filter((r) => mine.has(r.pid) && r.args.includes('services/api/src/main.ts')).reduce((sum, r) => sum + r.rss, 0);
+  return rows.filter((r) => mine.has(r.pid) && r.args.includes('services/api/dist/main.mjs')).reduce((sum, r) => sum + r.rss, 0);
 }
 
 /** Pauses (or resumes) the simulator's walk: books, trades and match clocks stand still meanwhile. */

@@ -284,7 +284,7 @@ function ingestorPid(opsPort: number): number {
   const children = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(stack.pid)], { encoding: 'utf8' }).trim().split('\n');
   for (const line of children) {
     const [pid, ...args] = line.trim().split(/\s+/);
-    if (!args.join(' ').includes('services/ingestor/src/main.ts')) continue;
+    if (!args.join(' ').includes('services/ingestor/dist/main.mjs')) continue;
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
     if (environ.includes(`INGESTOR_PORT=${opsPort}`)) return Number(pid);
   }

@@ -25,8 +25,8 @@ function childPid(entry: string): number | undefined {
   return line ? Number(line.trim().split(/\s+/)[0]) : undefined;
 }
 
-const INGESTOR = 'services/ingestor/src/main.ts';
-const API = 'services/api/src/main.ts';
+const INGESTOR = 'services/ingestor/dist/main.mjs';
+const API = 'services/api/dist/main.mjs';
 
 beforeAll(async () => {
   ingestorPort = await freePort();

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { configSchema, parseConfig } from '@pm/shared/config';
+import { builtEntry, sourceEntry } from '../../scripts/lib/build.js';
 
 /**
  * No Docker engine runs here, so the compose file and the Dockerfile are checked statically: every
@@ -89,10 +90,11 @@ describe('docker-compose.yml', () => {
     for (const name of APP_SERVICES) {
       const s = services[name]!;
       expect(s.build, name).toBe('.');
-      const entry = s.command?.at(-1) ?? '';
-      expect(entry, name).toBe(`services/${name}/src/main.ts`);
-      expect(existsSync(path.join(root, entry)), entry).toBe(true);
+      // The image runs the bundle its Dockerfile builds (npm run build) from the service's sources.
+      expect(s.command?.at(-1), name).toBe(builtEntry(name));
+      expect(existsSync(path.join(root, sourceEntry(name))), sourceEntry(name)).toBe(true);
     }
+    expect(read('Dockerfile')).toMatch(/^RUN npm run build$/m);
   });
 
   it('sets only real configuration variables, every one valid', () => {

@@ -7,7 +7,7 @@ import { createWorker } from './worker.js';
 export { createWorker, type WorkerDeps, type WorkerService } from './worker.js';
 
 /** Composition root: Postgres and Redis, migrations, then the worker (service.ts does the rest). */
-// Run only as the entry point (`tsx services/worker/src/main.ts`), not when imported by a launcher or test.
+// Run only as the entry point (its bundle, services/worker/dist/main.mjs, or `tsx services/worker/src/main.ts`), not when imported by a launcher or test.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   runService('worker', async ({ config, logger }) => {
     const { db, redis, close } = await openStores(config, logger);

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import pg from 'pg';
 
+/** Beside this module: shared/src/db/migrations, or a bundle's dist/migrations (scripts/lib/build.ts copies them). */
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 /** Arbitrary constant: the advisory lock that serialises concurrent `migrate` calls (several services start at once). */
 const MIGRATION_LOCK = 728_340_113;
