@@ -86,7 +86,8 @@ export function createSupervisor(opts: {
     const child = spawn(process.execPath, [...nodeArgs(spec.entry), spec.entry], {
       cwd: opts.cwd,
       env: spec.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // The IPC channel is how a service learns the run line is gone, however it died (ops/shutdown.ts).
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     const startedAt = Date.now();
     children.set(spec.name, child);

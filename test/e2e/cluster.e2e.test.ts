@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +10,7 @@ import { portOpen } from '@pm/shared/net';
 import { queuePrefix } from '@pm/shared/queues';
 import { createRedis, redisKeys } from '@pm/shared/redis';
 import { DEFAULT_PARTITIONS, partitionOf } from '../../services/ingestor/src/sharing/work-share.js';
-import { startStack, type Stack } from '../support/stack.js';
+import { runLineChildren, startStack, type Stack } from '../support/stack.js';
 import { until } from '../support/poll.js';
 
 /**
@@ -281,14 +280,13 @@ function listen(url: string, client: string, lastEventId?: string): { source: Ev
 
 /** The pid of the ingestor the run line started with this ops port (its environment says which). */
 function ingestorPid(opsPort: number): number {
-  const children = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(stack.pid)], { encoding: 'utf8' }).trim().split('\n');
-  for (const line of children) {
-    const [pid, ...args] = line.trim().split(/\s+/);
-    if (!args.join(' ').includes('services/ingestor/dist/main.mjs')) continue;
+  const children = runLineChildren(stack);
+  for (const { pid, args } of children) {
+    if (!args.includes('services/ingestor/dist/main.mjs')) continue;
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    if (environ.includes(`INGESTOR_PORT=${opsPort}`)) return Number(pid);
+    if (environ.includes(`INGESTOR_PORT=${opsPort}`)) return pid;
   }
-  throw new Error(`no ingestor with INGESTOR_PORT=${opsPort} among ${children.join(' | ')}`);
+  throw new Error(`no ingestor with INGESTOR_PORT=${opsPort} among ${children.map((c) => `${c.pid} ${c.args}`).join(' | ')}`);
 }
 
 /** Samples the simulator's subscriptions every 200 ms: the longest a token stayed on more than one socket. */

@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../support/poll.js';
-import { freePort, startStack, type Stack } from '../support/stack.js';
+import { freePort, runLineChildren, startStack, type Stack } from '../support/stack.js';
 
 /**
  * A crash-looping service under the run line: the ingestor is killed (SIGKILL, as a crash) six times
@@ -15,14 +14,7 @@ let ingestorPort: number;
 
 /** The pid of the run line's child running `entry`, or undefined while none is running. */
 function childPid(entry: string): number | undefined {
-  let listing: string;
-  try {
-    listing = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(stack.pid)], { encoding: 'utf8' });
-  } catch {
-    return undefined; // ps exits 1 when there is no child at all
-  }
-  const line = listing.split('\n').find((l) => l.includes(entry));
-  return line ? Number(line.trim().split(/\s+/)[0]) : undefined;
+  return runLineChildren(stack).find((child) => child.args.includes(entry))?.pid;
 }
 
 const INGESTOR = 'services/ingestor/dist/main.mjs';

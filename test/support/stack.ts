@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,6 +114,21 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
     await stack.stop();
     throw err;
   }
+}
+
+/** The run line's child processes now (the services it runs), each with its command line. */
+export function runLineChildren(stack: Pick<Stack, 'pid'>): Array<{ pid: number; args: string }> {
+  let listing: string;
+  try {
+    listing = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(stack.pid)], { encoding: 'utf8' });
+  } catch {
+    return []; // ps exits 1 when there is no child at all
+  }
+  return listing
+    .split('\n')
+    .map((line) => /^\s*(\d+)\s+(.*)$/.exec(line))
+    .filter((m) => m !== null)
+    .map((m) => ({ pid: Number(m[1]), args: m[2]! }));
 }
 
 /** Wait until the ingestor's market socket is subscribed: the feed hash says connected. */

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 
 /** Longest a shutdown may take before the process exits anyway (orchestrators' grace periods are longer). */
@@ -6,6 +7,11 @@ export const SHUTDOWN_DEADLINE_MS = 10_000;
 /**
  * A service's stop on SIGTERM or SIGINT, once: log, run `stop` (the service's own steps, in its
  * order), exit 0; exit 1 when a step throws or the deadline passes first.
+ *
+ * Started by a parent with an IPC channel (the run line's supervisor), the service also stops when
+ * that channel closes: the parent is gone, however it died (SIGKILL included), and nothing would
+ * ever stop the service otherwise; it would keep its ports and its share of the machine. (A node:cluster
+ * worker is left to its primary, which stops it.)
  */
 export function onShutdown(
   stop: () => Promise<void>,
@@ -34,4 +40,5 @@ export function onShutdown(
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  if (process.channel !== undefined && !cluster.isWorker) process.once('disconnect', () => shutdown('parent gone'));
 }

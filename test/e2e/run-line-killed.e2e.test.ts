@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../support/poll.js';
+import { runLineChildren, startStack, type Stack } from '../support/stack.js';
+
+/**
+ * The run line killed outright (SIGKILL: no handler runs, nothing is told): its services must not
+ * live on as orphans holding their ports and a share of the machine. Each learns of it when the
+ * IPC channel to the run line closes and stops as on SIGTERM (shared/src/ops/shutdown.ts).
+ */
+
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack({ env: { CROWD: '0' } });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('the run line killed with SIGKILL', () => {
+  it('takes every service it started with it within the shutdown deadline, and the API port closes', async () => {
+    const services = runLineChildren(stack).filter((child) => child.args.includes('/dist/main.mjs'));
+    expect(services.map((s) => s.args.match(/services\/([a-z-]+)\//)?.[1]).sort()).toEqual(['api', 'exchange-sim', 'ingestor', 'worker']);
+    expect((await fetch(`${stack.apiUrl}/healthz`)).status).toBe(200);
+
+    process.kill(stack.pid, 'SIGKILL');
+    // Each stops as on SIGTERM: at most the 10 s shutdown deadline, plus slack for a loaded machine.
+    await until('every service to exit', async () => services.every((s) => !alive(s.pid)), {
+      timeoutMs: 20_000,
+      everyMs: 100,
+      context: () => services.filter((s) => alive(s.pid)).map((s) => `${s.pid} ${s.args}`).join('\n'),
+    });
+    await expect(fetch(`${stack.apiUrl}/healthz`)).rejects.toThrow();
+  });
+});
