@@ -11,6 +11,7 @@ import { loadConfig } from '@pm/shared/config';
 import { createRedis } from '@pm/shared/redis';
 import { createDb, migrate } from '@pm/shared/db';
 import { createRecords } from '@pm/shared/records';
+import { onShutdown } from '@pm/shared/ops';
 import { parseCli } from './lib/cli.js';
 import { createCrowd } from './lib/crowd/crowd.js';
 
@@ -25,8 +26,6 @@ real exchange.
 options:
   -h, --help  this text`;
 
-const SHUTDOWN_DEADLINE_MS = 10_000;
-
 async function main(): Promise<void> {
   parseCli({ command: 'crowd', usage: USAGE, options: {} });
   const config = loadConfig();
@@ -40,22 +39,16 @@ async function main(): Promise<void> {
   if (!config.SIM_CONTROL_TOKEN) logger.warn('SIM_CONTROL_TOKEN is not set: the simulator will refuse the crowd\'s resolutions (the run line sets it)');
   const crowd = createCrowd({ records, db, redis, prefix: config.REDIS_PREFIX, simUrl, simToken: config.SIM_CONTROL_TOKEN, logger });
 
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'crowd stopping');
-    setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
-    void (async () => {
+  // As every service: SIGTERM/SIGINT, or the run line gone (its IPC channel closed), within the deadline.
+  onShutdown(
+    async () => {
       await crowd.stop();
       await records.close();
       await db.dispose();
       await redis.quit();
-      process.exit(0);
-    })().catch(() => process.exit(1));
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+    },
+    { logger, message: 'crowd stopping' },
+  );
 
   await crowd.start();
   logger.info({ simUrl }, 'crowd started');

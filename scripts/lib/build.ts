@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { build, stop, type Plugin } from 'esbuild';
 
 /**
  * The services as they run (`npm run build`, and the run line before it starts them): each one's
@@ -78,5 +78,7 @@ export async function buildServices(root: string): Promise<{ ms: number }> {
       for (const file of files) replace(file.path, file.contents);
     }),
   );
+  // esbuild's compiler process would otherwise stay beside the run line for the rest of its life.
+  await stop();
   return { ms: Math.round(performance.now() - started) };
 }
