@@ -13,8 +13,9 @@ import { redisKeys } from '../redis/keys.js';
  *   the window, so at least STREAM_RETENTION_MS (15 min; DESIGN.md promises 10) stays resumable
  *   whatever the rate. One constant, not a setting: every XADD trims the whole stream, so writers in
  *   different processes must agree on it. The key's TTL (twice the window) removes a stream nobody writes any more (a test's prefix).
- * - Messages offered in one turn of the event loop go out as one pipeline, in order; the next batch
- *   waits for the previous one, so entries are appended in the order they were offered.
+ * - Messages offered in one turn of the event loop go out as one pipeline, in order (at most
+ *   `BATCH` a pipeline); one pipeline is in flight at a time and what arrives meanwhile waits for
+ *   it, so entries are appended in the order they were offered.
  * - Best effort: the stream is a push channel over data that lives elsewhere (Redis chances, Postgres
  *   records), so a write that fails is logged and dropped, never retried out of order, and never fails
  *   the change it reports. A client then resumes past it; `/markets` and `/calls` still hold the truth.
@@ -22,8 +23,14 @@ import { redisKeys } from '../redis/keys.js';
 
 /** How long entries stay resumable (DESIGN.md: at least 10 minutes). */
 export const STREAM_RETENTION_MS = 15 * 60_000;
-/** Messages held while Redis is slow or away; past this the oldest are dropped (counted in the warning). */
-const MAX_PENDING = 10_000;
+/**
+ * Messages waiting to be written while Redis is slow or away; past this the oldest are dropped
+ * (counted in the warning). Well above one turn's burst: the ingestor's first books at 5,000 open
+ * events offer about 21,000 prices at once, and those must all be streamed.
+ */
+const MAX_PENDING = 100_000;
+/** Messages a pipeline: a first-books burst goes out as a few pipelines rather than one of megabytes. */
+const BATCH = 5_000;
 
 export interface StreamWriter {
   /** Queue one message; it is appended within this turn of the event loop or right after the previous batch. */
@@ -71,8 +78,12 @@ export function createStreamWriter(opts: StreamWriterOptions): StreamWriter {
   let pending: StreamMessage[] = [];
   let dropped = 0;
   let scheduled = false;
-  let inFlight: Promise<void> = Promise.resolve();
+  /** The pipeline being written, if any; `run` starts the next when it settles. */
+  let writing: Promise<void> | undefined;
   let closed = false;
+  /** Messages offered so far, and of those how many are done with: written, failed or dropped. */
+  let offered = 0;
+  let done = 0;
 
   async function write(batch: StreamMessage[]): Promise<void> {
     const pipe = opts.redis.pipeline();
@@ -90,23 +101,41 @@ export function createStreamWriter(opts: StreamWriterOptions): StreamWriter {
 
   function run(): void {
     scheduled = false;
-    if (pending.length === 0) return;
-    const batch = pending;
-    pending = [];
+    if (writing !== undefined || pending.length === 0) return;
     if (dropped > 0) {
       opts.logger.warn({ dropped }, 'event stream writes fell behind; the oldest messages were not streamed');
       dropped = 0;
     }
-    inFlight = inFlight.then(() => write(batch));
+    const batch = pending.length <= BATCH ? pending : pending.slice(0, BATCH);
+    pending = pending.length <= BATCH ? [] : pending.slice(BATCH);
+    writing = write(batch).finally(() => {
+      done += batch.length;
+      writing = undefined;
+      run();
+    });
+  }
+
+  /** Resolves when every message offered before the call is done with. */
+  async function flushed(): Promise<void> {
+    const target = offered;
+    run();
+    while (done < target && writing !== undefined) {
+      await writing;
+      run();
+    }
   }
 
   return {
     append(message) {
       if (closed) return;
+      offered++;
       pending.push(message);
-      if (pending.length > MAX_PENDING) {
-        pending.shift();
-        dropped++;
+      // Dropped in chunks (a tenth of the bound at a time), not one shift per message past it.
+      if (pending.length > MAX_PENDING + MAX_PENDING / 10) {
+        const over = pending.length - MAX_PENDING;
+        pending.splice(0, over);
+        dropped += over;
+        done += over;
       }
       if (!scheduled) {
         scheduled = true;
@@ -114,14 +143,10 @@ export function createStreamWriter(opts: StreamWriterOptions): StreamWriter {
         setImmediate(run);
       }
     },
-    async flush() {
-      run();
-      await inFlight;
-    },
+    flush: flushed,
     async close() {
-      run();
       closed = true;
-      await inFlight;
+      await flushed();
     },
   };
 }
