@@ -1,7 +1,7 @@
 /**
  * `npm run build`: bundles each service into `services/<name>/dist/main.mjs` (scripts/lib/build.ts),
  * what the run line and the Docker image run. The run line builds before it starts anything, so
- * this is for images and for running one service by hand: `node --enable-source-maps services/api/dist/main.mjs`.
+ * this is for images and for running one service by hand: `node services/api/dist/main.mjs`.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

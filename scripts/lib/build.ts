@@ -10,8 +10,9 @@ import { build, stop, type Plugin } from 'esbuild';
  * Why not run the sources through tsx as the tests do: its loader keeps a module-hooks thread and a
  * copy of every transformed file in each process — about 15 MB of RSS an API process at rest, a
  * tenth of its budget (SPEC/issue "API RSS ≤ 150 MB") — and re-transforms everything at each start.
- * The bundle starts in a few hundred milliseconds and its linked source map (`--enable-source-maps`,
- * set by the run line) keeps stack traces pointing at the TypeScript.
+ * The bundle starts in a few hundred milliseconds. Its linked source map is written beside it, for
+ * `NODE_OPTIONS=--enable-source-maps` when a stack trace should name the TypeScript (not on by
+ * default: scripts/lib/supervisor.ts says why).
  */
 
 export const SERVICE_NAMES = ['api', 'ingestor', 'worker', 'exchange-sim'] as const;
