@@ -1,5 +1,5 @@
 import type { Logger } from '@pm/shared/logger';
-import { priceMessageSchema, type Market } from '@pm/shared/api';
+import type { Market } from '@pm/shared/api';
 import { chanceChange, oddsForChance } from '@pm/shared/domain';
 import type { SnapshotName } from '@pm/shared/redis';
 import type { EventSnapshot } from '@pm/shared/snapshots';
@@ -56,7 +56,36 @@ interface Live {
   until: number;
 }
 
+/** A held price in the order it expires: `until` only grows, so the oldest is always first. */
+interface Expiry {
+  slug: string;
+  key: string;
+  live: Live;
+}
+
 const EVENT = 'event:';
+
+/**
+ * The fields of a `price` message this overlay uses (@pm/shared/api priceMessageSchema), checked by
+ * hand rather than through the zod schema: at 5,000 open events the ingestor's first books are some
+ * 21,000 messages in a second, and parsing each through zod was a third of what this process
+ * allocated in its first minute, which set its peak RSS. The stream is written by our own ingestor;
+ * this check only keeps a malformed entry from being laid over a page.
+ */
+function priceOf(data: string): { event: string; marketId: string; index: number; chance: number } | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  if (typeof message !== 'object' || message === null) return undefined;
+  const { event, market_id: marketId, outcome_index: index, chance } = message as Record<string, unknown>;
+  if (typeof event !== 'string' || event === '' || typeof marketId !== 'string') return undefined;
+  if (typeof index !== 'number' || !Number.isInteger(index) || index < 0) return undefined;
+  if (typeof chance !== 'number' || !(chance >= 0 && chance <= 1)) return undefined;
+  return { event, marketId, index, chance };
+}
 
 export function createLivePrices(opts: LivePricesOptions): LivePrices {
   const holdMs = opts.holdMs ?? 10_000;
@@ -77,17 +106,26 @@ export function createLivePrices(opts: LivePricesOptions): LivePrices {
     }
   };
 
+  /** Every price offered, oldest first; an entry whose price was replaced since is skipped when it comes up. */
+  let expiries: Expiry[] = [];
+  let next = 0;
+
+  // Only what has expired is looked at, not every held price each second.
   const sweep = setInterval(() => {
     const now = opts.clock();
     const changed = new Set<SnapshotName>();
-    for (const [slug, prices] of byEvent) {
-      for (const [key, live] of prices) {
-        if (live.until > now) continue;
-        prices.delete(key);
-        held--;
-        changed.add(`${EVENT}${slug}`);
-      }
+    while (next < expiries.length && expiries[next]!.live.until <= now) {
+      const { slug, key, live } = expiries[next++]!;
+      const prices = byEvent.get(slug);
+      if (prices?.get(key) !== live) continue;
+      prices.delete(key);
+      held--;
+      changed.add(`${EVENT}${slug}`);
       if (prices.size === 0) byEvent.delete(slug);
+    }
+    if (next > 1024 && next * 2 > expiries.length) {
+      expiries = expiries.slice(next);
+      next = 0;
     }
     notify(changed);
   }, opts.sweepMs ?? 1_000);
@@ -99,22 +137,19 @@ export function createLivePrices(opts: LivePricesOptions): LivePrices {
       const until = opts.clock() + holdMs;
       for (const entry of entries) {
         if (entry.topic !== 'price') continue;
-        let message;
-        try {
-          message = priceMessageSchema.safeParse(JSON.parse(entry.data));
-        } catch {
-          message = undefined;
-        }
-        if (!message?.success) {
+        const price = priceOf(entry.data);
+        if (price === undefined) {
           if (malformed++ % 1000 === 0) opts.logger.warn({ id: entry.id, malformed }, 'price message not understood; not overlaid');
           continue;
         }
-        const { event, market_id: marketId, outcome_index: index, chance } = message.data;
+        const { event, marketId, index, chance } = price;
         let prices = byEvent.get(event);
         if (prices === undefined) byEvent.set(event, (prices = new Map()));
         const key = `${marketId}\u0000${index}`;
         if (!prices.has(key)) held++;
-        prices.set(key, { marketId, index, chance, until });
+        const live: Live = { marketId, index, chance, until };
+        prices.set(key, live);
+        expiries.push({ slug: event, key, live });
         changed.add(`${EVENT}${event}`);
       }
       notify(changed);

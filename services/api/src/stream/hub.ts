@@ -164,14 +164,11 @@ export function createStreamHub(opts: StreamHubOptions): StreamHub {
         const reply = await r.xread('COUNT', READ_COUNT, 'BLOCK', blockMs, 'STREAMS', key, cursor);
         const items = reply?.[0]?.[1];
         if (!items || items.length === 0) continue;
-        const batch = items.map(([id, fields]) => {
-          const entry = toStreamEntry(id, fields);
-          return { entry, frame: frameOf(entry) };
-        });
-        cursor = batch[batch.length - 1]!.entry.id;
-        deliver(batch);
+        const entries = items.map(([id, fields]) => toStreamEntry(id, fields));
+        cursor = entries[entries.length - 1]!.id;
+        // Frames are made only for streams open now: with none, a burst costs no SSE text at all.
+        if (clients.size > 0) deliver(entries.map((entry) => ({ entry, frame: frameOf(entry) })));
         if (watchers.length > 0) {
-          const entries = batch.map((f) => f.entry);
           for (const watcher of watchers) {
             try {
               watcher(entries);
