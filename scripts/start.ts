@@ -118,7 +118,7 @@ async function main() {
     : [
         { name: 'ingestor', entry: builtEntry('ingestor'), env: serviceEnv },
         { name: 'worker', entry: builtEntry('worker'), env: serviceEnv },
-        { name: 'api', entry: builtEntry('api'), env: apiEnv(serviceEnv) },
+        { name: 'api', entry: builtEntry('api'), env: serviceEnv, nodeArgs: API_NODE_ARGS },
       ];
   // A service that dies is restarted with a growing, capped delay and never takes the others down:
   // a crash-looping ingestor must not stop the API from serving what it has. Every death, restart and
@@ -164,17 +164,19 @@ async function main() {
 }
 
 /**
- * V8 options of the API processes. The young generation is capped at 2 MB a semi-space: Node 24's
- * V8 default let it grow to 64 MB a semi-space under load: 128 MB of new space per process, the
- * largest part of the API's 340 MB peak RSS in bench:api. A request's garbage dies within its round
- * trip, so the small space promotes little. Given as NODE_OPTIONS so cluster workers inherit it; the Dockerfile
- * and docker-compose.yml start the API with the same flag.
+ * V8 options of the API processes, on node's command line (a node:cluster worker inherits them; the
+ * Dockerfile and docker-compose.yml start the API with the same):
+ * - the young generation capped at 2 MB a semi-space: Node 24's V8 default let it grow to 64 MB a
+ *   semi-space under load, 128 MB of new space per process, the largest part of the API's 340 MB
+ *   peak RSS in bench:api. A request's garbage dies within its round trip, so the small space
+ *   promotes little;
+ * - the first old-generation limit at 32 MB (V8's own is sized from the machine's memory and
+ *   survival rates): under the first load on a stack that is still building 5,000 event pages, what
+ *   the small young generation does promote (announcements, price batches and snapshot versions
+ *   queued behind requests) filled old space to 73 MB before the first full collection, and the RSS
+ *   that made (153–158 MB) stayed. The live heap is 20–30 MB; the limit is soft, later ones V8 sets.
  */
-const API_NODE_OPTIONS = '--max-semi-space-size=2';
-
-function apiEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return { ...env, NODE_OPTIONS: [env.NODE_OPTIONS, API_NODE_OPTIONS].filter(Boolean).join(' ') };
-}
+const API_NODE_ARGS = ['--max-semi-space-size=2', '--initial-old-space-size=32'];
 
 /** The second of each service listens this far above the first (PORT=p: the API replicas on p and p+100). */
 const REPLICA_PORT_STEP = 100;
@@ -194,8 +196,9 @@ function clusterServices(config: Config, env: NodeJS.ProcessEnv): ServiceSpec[] 
       {
         name: `api-${n}`,
         entry: builtEntry('api'),
+        nodeArgs: API_NODE_ARGS,
         env: {
-          ...apiEnv(env),
+          ...env,
           PORT: String(config.PORT + step),
           ...(config.API_METRICS_PORT === undefined ? {} : { API_METRICS_PORT: String(config.API_METRICS_PORT + step) }),
         },

@@ -13,6 +13,8 @@ export interface ServiceSpec {
   name: string;
   entry: string;
   env: NodeJS.ProcessEnv;
+  /** Options for node itself, before the entry (V8's heap flags; a node:cluster worker inherits them). */
+  nodeArgs?: string[];
 }
 
 export interface ServiceStatus {
@@ -88,7 +90,7 @@ export function createSupervisor(opts: {
   }
 
   function start(spec: ServiceSpec, index: number) {
-    const child = spawn(process.execPath, [...nodeArgs(spec.entry), spec.entry], {
+    const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), ...nodeArgs(spec.entry), spec.entry], {
       cwd: opts.cwd,
       env: spec.env,
       // The IPC channel is how a service learns the run line is gone, however it died (ops/shutdown.ts).
