@@ -40,5 +40,10 @@ export function onShutdown(
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  if (process.channel !== undefined && !cluster.isWorker) process.once('disconnect', () => shutdown('parent gone'));
+  // `process.send` exists in a process started with an IPC channel, also after it closed: a parent
+  // that died while this process was still starting (before this line) is noticed here.
+  if (typeof process.send === 'function' && !cluster.isWorker) {
+    if (process.connected) process.once('disconnect', () => shutdown('parent gone'));
+    else shutdown('parent gone');
+  }
 }
