@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processAlive as alive } from '@pm/shared/testing';
 import { until } from '../support/poll.js';
 import { runLineChildren, startStack, type Stack } from '../support/stack.js';
 
@@ -18,15 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('the run line killed with SIGKILL', () => {
   it('takes every service it started with it within the shutdown deadline, and the API port closes', async () => {

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { until } from '../poll.js';
+import { processAlive as alive, until } from '../testing/index.js';
 
 /**
  * A service started by a parent with an IPC channel (the run line's supervisor) stops when that
@@ -11,15 +11,6 @@ import { until } from '../poll.js';
  */
 
 const shutdownModule = path.join(path.dirname(fileURLToPath(import.meta.url)), 'shutdown.ts');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 it('stops a process whose parent died before it registered its shutdown', async () => {
   // The child registers onShutdown 1 s after it starts; its parent has exited long before.

@@ -73,6 +73,16 @@ function unusedPort(): Promise<number> {
   });
 }
 
+/** Whether a process with this pid is running (signal 0 checks without signalling). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function uniqueSuffix(): string {
   return `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 }
