@@ -37,7 +37,7 @@ export interface ServiceStatus {
  * API process spent 8.5% of its time there, 11 rather than 8 µs of CPU a request); set
  * NODE_OPTIONS=--enable-source-maps to have stack traces name the TypeScript while debugging.
  */
-function nodeArgs(entry: string): string[] {
+function loaderArgs(entry: string): string[] {
   return entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
 }
 
@@ -90,7 +90,7 @@ export function createSupervisor(opts: {
   }
 
   function start(spec: ServiceSpec, index: number) {
-    const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), ...nodeArgs(spec.entry), spec.entry], {
+    const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), ...loaderArgs(spec.entry), spec.entry], {
       cwd: opts.cwd,
       env: spec.env,
       // The IPC channel is how a service learns the run line is gone, however it died (ops/shutdown.ts).

@@ -22,6 +22,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { builtEntry } from '../../scripts/lib/build.js';
 import { until } from '../support/poll.js';
 import { freePort, startStack, type Stack } from '../support/stack.js';
 import { benchCli } from './cli.js';
@@ -116,7 +117,7 @@ function apiRssKb(rootPid: number): number {
       grew = true;
     }
   }
-  return rows.filter((r) => mine.has(r.pid) && r.args.includes('services/api/dist/main.mjs')).reduce((sum, r) => sum + r.rss, 0);
+  return rows.filter((r) => mine.has(r.pid) && r.args.includes(builtEntry('api'))).reduce((sum, r) => sum + r.rss, 0);
 }
 
 /** Pauses (or resumes) the simulator's walk: books, trades and match clocks stand still meanwhile. */

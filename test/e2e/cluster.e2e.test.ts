@@ -10,6 +10,7 @@ import { portOpen } from '@pm/shared/net';
 import { queuePrefix } from '@pm/shared/queues';
 import { createRedis, redisKeys } from '@pm/shared/redis';
 import { DEFAULT_PARTITIONS, partitionOf } from '../../services/ingestor/src/sharing/work-share.js';
+import { builtEntry } from '../../scripts/lib/build.js';
 import { runLineChildren, startStack, type Stack } from '../support/stack.js';
 import { until } from '../support/poll.js';
 
@@ -284,7 +285,7 @@ function listen(url: string, client: string, lastEventId?: string): { source: Ev
 function ingestorPid(opsPort: number): number {
   const children = runLineChildren(stack);
   for (const { pid, args } of children) {
-    if (!args.includes('services/ingestor/dist/main.mjs')) continue;
+    if (!args.includes(builtEntry('ingestor'))) continue;
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
     if (environ.includes(`INGESTOR_PORT=${opsPort}`)) return pid;
   }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtEntry } from '../../scripts/lib/build.js';
 import { until } from '../support/poll.js';
 import { freePort, runLineChildren, startStack, type Stack } from '../support/stack.js';
 
@@ -17,8 +18,8 @@ function childPid(entry: string): number | undefined {
   return runLineChildren(stack).find((child) => child.args.includes(entry))?.pid;
 }
 
-const INGESTOR = 'services/ingestor/dist/main.mjs';
-const API = 'services/api/dist/main.mjs';
+const INGESTOR = builtEntry('ingestor');
+const API = builtEntry('api');
 
 beforeAll(async () => {
   ingestorPort = await freePort();

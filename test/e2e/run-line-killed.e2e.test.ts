@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processAlive as alive } from '@pm/shared/testing';
+import { builtEntry, SERVICE_NAMES } from '../../scripts/lib/build.js';
 import { until } from '../support/poll.js';
 import { runLineChildren, startStack, type Stack } from '../support/stack.js';
 
@@ -23,7 +24,7 @@ afterAll(async () => {
 describe('the run line killed with SIGKILL', () => {
   it('takes every service it started with it within the shutdown deadline, and the API port closes', async () => {
     const services = runLineChildren(stack);
-    const names = services.map((s) => /services\/([a-z-]+)\/dist\/main\.mjs|scripts\/(crowd)\.ts/.exec(s.args)?.slice(1).find(Boolean));
+    const names = services.map(({ args }) => SERVICE_NAMES.find((name) => args.includes(builtEntry(name))) ?? (args.includes('scripts/crowd.ts') ? 'crowd' : undefined));
     // Besides the services, the run line may have a helper of its own (tsx's esbuild): it must go too.
     expect(names.filter(Boolean).sort()).toEqual(['api', 'crowd', 'exchange-sim', 'ingestor', 'worker']);
     expect((await fetch(`${stack.apiUrl}/healthz`)).status).toBe(200);

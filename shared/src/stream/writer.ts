@@ -75,7 +75,7 @@ export function createStreamWriter(opts: StreamWriterOptions): StreamWriter {
   const key = redisKeys(opts.prefix).stream;
   const retentionMs = STREAM_RETENTION_MS;
   const clock = opts.clock ?? Date.now;
-  let pending: StreamMessage[] = [];
+  const pending: StreamMessage[] = [];
   let dropped = 0;
   let scheduled = false;
   /** The pipeline being written, if any; `run` starts the next when it settles. */
@@ -106,8 +106,7 @@ export function createStreamWriter(opts: StreamWriterOptions): StreamWriter {
       opts.logger.warn({ dropped }, 'event stream writes fell behind; the oldest messages were not streamed');
       dropped = 0;
     }
-    const batch = pending.length <= BATCH ? pending : pending.slice(0, BATCH);
-    pending = pending.length <= BATCH ? [] : pending.slice(BATCH);
+    const batch = pending.splice(0, BATCH);
     writing = write(batch).finally(() => {
       done += batch.length;
       writing = undefined;
