@@ -4,13 +4,13 @@ import type { RequestObserver } from './metrics.js';
 import { clientKey, countedAlready, type RateLimitDecision, type RateLimiter } from './rate-limit.js';
 import type { ReadyCache } from './ready-cache.js';
 import { serveReady } from './ready-response.js';
-import { baseHeaderList, requestIdOf, sendError, sendRateLimited, setBaseHeaders, setRateLimitHeaders } from './respond.js';
+import { requestIdOf, sendError, sendRateLimited, setBaseHeaders, setRateLimitHeaders } from './respond.js';
 import { INTERNAL_MESSAGE } from './errors.js';
 
 /**
  * The request handler in front of Express (DESIGN.md "The read path"): a GET or HEAD whose ready
  * response is held and current is answered here — rate limit (one Redis round trip, shared by the
- * client's requests of that moment: rate-limit.ts), the shared headers written in one `writeHead`,
+ * client's requests of that moment: rate-limit.ts), the shared headers written at once (ready-response.ts `writeBlock`),
  * conditional request, encoding — without walking Express's router. Everything else (a
  * miss, another method, ops paths, docs, errors) is handed to the Express app unchanged, which makes
  * the ready response for the next time. Both paths write through respond.ts and ready-response.ts.
@@ -47,8 +47,8 @@ export function frontHandler(deps: {
       setBaseHeaders(req, res, requestId);
       return sendRateLimited(res, decision, Date.now());
     }
-    // Every header in one writeHead: the same headers, in the same order, as the Express path sets.
-    const written = serveReady(req, res, ready, baseHeaderList(requestId, decision));
+    // Every header written at once: the same headers, in the same order, as the Express path sets.
+    const written = serveReady(req, res, ready, { requestId, state: decision });
     if (written) written.catch((err: unknown) => fail(req, res, err, requestId, decision));
   };
 

@@ -1,7 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { JSON_TYPE } from './respond.js';
+import { baseHeaderBlock, baseHeaderList, headerBlock, JSON_TYPE, type RateLimitState } from './respond.js';
 
 /**
  * A ready response (DESIGN.md "The read path"): the bytes of one cacheable 200, made once per
@@ -27,10 +27,18 @@ export interface ReadyResponse {
   readonly body: Buffer;
   /** Encoded bodies, made on first demand and kept while this response is current. */
   readonly encoded: Map<'gzip' | 'br', Buffer | Promise<Buffer>>;
+  /** The response's own header lines of a 200 per coding (`ownHeaders` as a `headerBlock`), made on first demand. */
+  readonly blocks: Map<ContentCoding, string>;
 }
 
 export function readyResponse(route: string, etag: string, cacheControl: string, body: Buffer): ReadyResponse {
-  return { route, etag, cacheControl, body, encoded: new Map() };
+  return { route, etag, cacheControl, body, encoded: new Map(), blocks: new Map() };
+}
+
+/** What the front handler writes before a ready response's own headers (respond.ts `baseHeaderList`). */
+export interface Lead {
+  requestId: string;
+  state: RateLimitState;
 }
 
 /**
@@ -93,44 +101,87 @@ function encode(ready: ReadyResponse, coding: 'gzip' | 'br'): Buffer | Promise<B
  * 200 with the body in the negotiated coding, or 304 with no body (and no encoding made) when
  * If-None-Match matches. Resolves at once unless an encoding is being made for the first time.
  *
- * `leading`: headers to write before the response's own (respond.ts `baseHeaderList`), all in one
- * `writeHead` (the front handler's path). Without it the response's headers are added with
- * `setHeader` to those the caller set (the Express path). Both give the same headers in the same order.
+ * `lead`: the request id and rate-limit count whose headers come first (respond.ts), all written at
+ * once (the front handler's path: `writeBlock` for a 200, one `writeHead` otherwise). Without it the
+ * response's headers are added with `setHeader` to those the caller set (the Express path). All give
+ * the same headers in the same order.
  */
-export function serveReady(req: IncomingMessage, res: ServerResponse, ready: ReadyResponse, leading?: string[]): void | Promise<void> {
+export function serveReady(req: IncomingMessage, res: ServerResponse, ready: ReadyResponse, lead?: Lead): void | Promise<void> {
   const coding = ready.body.length >= COMPRESS_MIN_BYTES ? negotiateCoding(req.headers['accept-encoding']) : 'identity';
-  const etag = etagFor(ready, coding);
   if (etagMatches(req.headers['if-none-match'], ready.etag)) {
-    send(res, 304, leading, [ready.cacheControl, etag], undefined, undefined);
+    send(req, res, 304, lead, ready, coding, undefined);
     return;
   }
-  if (coding === 'identity') return send(res, 200, leading, [ready.cacheControl, etag], ready.body, undefined);
+  if (coding === 'identity') return send(req, res, 200, lead, ready, coding, ready.body);
   const body = encode(ready, coding);
-  if (Buffer.isBuffer(body)) return send(res, 200, leading, [ready.cacheControl, etag], body, coding);
-  return body.then((b) => send(res, 200, leading, [ready.cacheControl, etag], b, coding));
+  if (Buffer.isBuffer(body)) return send(req, res, 200, lead, ready, coding, body);
+  return body.then((b) => send(req, res, 200, lead, ready, coding, b));
 }
 
-/** Cache-Control, Vary and ETag, then (with a body) Content-Type, Content-Encoding and Content-Length. */
+/** Cache-Control, Vary and ETag, then (with a body) Content-Type and Content-Encoding; Content-Length comes after them. */
+function ownHeaders(ready: ReadyResponse, coding: ContentCoding, withBody: boolean): string[] {
+  const headers = ['Cache-Control', ready.cacheControl, 'Vary', 'Accept-Encoding', 'ETag', etagFor(ready, coding)];
+  if (withBody) {
+    headers.push('Content-Type', JSON_TYPE);
+    if (coding !== 'identity') headers.push('Content-Encoding', coding);
+  }
+  return headers;
+}
+
 function send(
+  req: IncomingMessage,
   res: ServerResponse,
   status: 200 | 304,
-  leading: string[] | undefined,
-  [cacheControl, etag]: [string, string],
+  lead: Lead | undefined,
+  ready: ReadyResponse,
+  coding: ContentCoding,
   body: Buffer | undefined,
-  coding: 'gzip' | 'br' | undefined,
 ): void {
-  const headers = leading ?? [];
-  headers.push('Cache-Control', cacheControl, 'Vary', 'Accept-Encoding', 'ETag', etag);
-  if (body) {
-    headers.push('Content-Type', JSON_TYPE);
-    if (coding) headers.push('Content-Encoding', coding);
-    headers.push('Content-Length', String(body.length));
+  if (lead && body && canWriteBlock(req)) {
+    let own = ready.blocks.get(coding);
+    if (own === undefined) ready.blocks.set(coding, (own = headerBlock(ownHeaders(ready, coding, true))));
+    writeBlock(res, baseHeaderBlock(lead.requestId, lead.state) + own, body.length);
+    res.end(body);
+    return;
   }
-  if (leading) {
-    res.writeHead(status, headers);
+  const headers = ownHeaders(ready, coding, body !== undefined);
+  if (body) headers.push('Content-Length', String(body.length));
+  if (lead) {
+    res.writeHead(status, [...baseHeaderList(lead.requestId, lead.state), ...headers]);
   } else {
     res.statusCode = status;
     for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
   }
   res.end(body);
+}
+
+/**
+ * Writing a 200's head from a ready block of header lines. `writeHead` checks every header name and
+ * value against Node's token and character rules and classifies each one, per response: with the
+ * dozen headers SPEC.md asks of every answer, that was the largest part of what a cached read cost
+ * the API beyond a bare server (issue 18). The lines here were checked once, when made (respond.ts
+ * `headerBlock`), so they go to ServerResponse's own `_storeHeader(firstLine, headers)` — the step
+ * `writeHead` ends with — as part of the first line. That step still adds Date and Connection/Keep-Alive
+ * and reads the one header given to it the usual way (Content-Length: it decides framing and keep-alive).
+ *
+ * `_storeHeader` is not public API, hence the guards: it is used only where ServerResponse has it
+ * with this shape and the request does not expect a 100-continue (writeHead's one other concern for
+ * a 200); anywhere else the response goes through `writeHead`. app.int.test.ts compares the bytes of
+ * both paths, so a Node release that changes this shows there.
+ */
+interface StoresHeader {
+  _storeHeader(firstLine: string, headers: string[]): void;
+}
+
+const storeHeader = (ServerResponse.prototype as unknown as Partial<StoresHeader>)._storeHeader;
+const BLOCKS_SUPPORTED = typeof storeHeader === 'function' && storeHeader.length === 2;
+
+function canWriteBlock(req: IncomingMessage): boolean {
+  return BLOCKS_SUPPORTED && req.headers.expect === undefined;
+}
+
+function writeBlock(res: ServerResponse, block: string, contentLength: number): void {
+  res.statusCode = 200;
+  res.statusMessage = 'OK';
+  (res as unknown as StoresHeader)._storeHeader(`HTTP/1.1 200 OK\r\n${block}`, ['Content-Length', String(contentLength)]);
 }

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { errorBody, ERROR_STATUS, type ErrorCode } from './errors.js';
 
 /**
@@ -52,6 +52,34 @@ export function setBaseHeaders(req: IncomingMessage, res: ServerResponse, reques
  */
 export function baseHeaderList(requestId: string, state: RateLimitState): string[] {
   return ['x-request-id', requestId, ...BASE_HEADER_LIST, ...rateLimitHeaderList(state)];
+}
+
+/**
+ * `headers` (name/value pairs) as header lines, `Name: value\r\n` each, checked once by Node's own
+ * validators (a bad name or value throws here, when the block is made, never on a request).
+ */
+export function headerBlock(headers: readonly string[]): string {
+  let block = '';
+  for (let i = 0; i < headers.length; i += 2) {
+    validateHeaderName(headers[i]!);
+    validateHeaderValue(headers[i]!, headers[i + 1]!);
+    block += `${headers[i]}: ${headers[i + 1]}\r\n`;
+  }
+  return block;
+}
+
+const BASE_HEADER_BLOCK = headerBlock(BASE_HEADER_LIST);
+
+/**
+ * The same lines as `baseHeaderList`, as one header block (ready-response.ts `writeBlock`). Every value
+ * is safe by construction: the request id is a sane client token or a UUID (`requestIdOf`), the rest
+ * are constants and integers.
+ */
+export function baseHeaderBlock(requestId: string, state: RateLimitState): string {
+  return (
+    `x-request-id: ${requestId}\r\n${BASE_HEADER_BLOCK}` +
+    `x-ratelimit-limit: ${state.limit}\r\nx-ratelimit-remaining: ${state.remaining}\r\nx-ratelimit-reset: ${Math.ceil(state.resetMs / 1000)}\r\n`
+  );
 }
 
 /** A CORS preflight (or plain OPTIONS): 204 with the methods and the headers a page may send. */
