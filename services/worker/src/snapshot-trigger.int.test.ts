@@ -3,7 +3,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createSnapshotTrigger, queuePrefix } from '@pm/shared/queues';
 import { redisKeys } from '@pm/shared/redis';
-import { createTestRedis, until, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, startOwnRedis, until, type TestRedis } from '@pm/shared/testing';
 
 /** The producer side (shared/src/queues/snapshot-trigger.ts), as the ingestor uses it. */
 let tr: TestRedis;
@@ -77,6 +77,36 @@ describe('the snapshot trigger', () => {
       expect(Number(await tr.redis.get(redisKeys(tr.prefix).catalogVersion))).toBe(before + 2);
     } finally {
       await trigger.close();
+    }
+  });
+
+  it('lets a call that misses its deadline go through late, and logs it as late, not as dropped', async () => {
+    // A Redis of its own whose writes are held for a second (a server busy, not away).
+    await using own = await startOwnRedis();
+    const redis = new Redis(own.url, { maxRetriesPerRequest: null });
+    const pauser = new Redis(own.url);
+    const warnings: Array<{ msg: string; fields: Record<string, unknown> }> = [];
+    const trigger = createSnapshotTrigger({
+      redis,
+      prefix: 'late',
+      timeoutMs: 200,
+      logger: { warn: (fields: Record<string, unknown>, msg?: string) => void warnings.push({ msg: msg ?? '', fields }) },
+    });
+    try {
+      await trigger.markEventsDirty(['warm']); // the trigger's connection and queue are ready
+      await pauser.client('PAUSE', 1000, 'WRITE');
+      const started = Date.now();
+      await trigger.markEventsDirty(['late-event']);
+      expect(Date.now() - started).toBeLessThan(900); // the caller did not wait for Redis
+      const dirty = redisKeys('late').dirtyEvents;
+      await until('the late call to land', async () => (await redis.sismember(dirty, 'late-event')) === 1, { timeoutMs: 5_000, everyMs: 20 });
+      await until('the late call to be logged', async () => warnings.some((w) => /late/.test(w.msg)), { timeoutMs: 5_000, everyMs: 20 });
+      expect(warnings.filter((w) => /dropped/.test(w.msg))).toEqual([]);
+      expect(warnings.find((w) => /late/.test(w.msg))?.fields).toMatchObject({ late: 1, what: 'markEventsDirty' });
+    } finally {
+      await trigger.close();
+      redis.disconnect();
+      pauser.disconnect();
     }
   });
 

@@ -19,7 +19,10 @@ import { redisKeys } from '../redis/keys.js';
  *
  * It fails fast: its own connection has no offline queue and every call has a deadline, so a Redis
  * outage never stalls the caller. A dropped call is logged (at most every 10 s) and otherwise
- * ignored: the next change triggers again and the worker rebuilds everything periodically.
+ * ignored: the next change triggers again and the worker rebuilds everything periodically. A call
+ * past its deadline is not cancelled: the caller goes on, and the call is counted as dropped only if
+ * it then fails; one that completes late (a Redis busy rather than away, as at a 5,000-event start)
+ * is logged as late, so the log does not report lost changes that were not lost.
  */
 export interface SnapshotTrigger {
   /** Mark these events' snapshots stale and request a coalesced build. Never throws. */
@@ -66,7 +69,9 @@ export function createSnapshotTrigger(opts: SnapshotTriggerOptions): SnapshotTri
   });
 
   let dropped = 0;
+  let late = 0;
   let lastWarnAt = 0;
+  let lastLateAt = 0;
   let closed = false;
   /** One warning per 10 s at most: during an outage every call of the hot path would log otherwise. */
   const warn = (what: string, err: unknown) => {
@@ -79,6 +84,15 @@ export function createSnapshotTrigger(opts: SnapshotTriggerOptions): SnapshotTri
   const noteDrop = (what: string, err: unknown) => {
     dropped += 1;
     warn(what, err);
+  };
+  /** A call that missed its deadline and then went through: nothing lost, but Redis answers slowly. */
+  const noteLate = (what: string) => {
+    late += 1;
+    const now = Date.now();
+    if (now - lastLateAt < DROP_LOG_EVERY_MS) return;
+    lastLateAt = now;
+    opts.logger?.warn({ late, what, deadlineMs: timeoutMs }, 'snapshot trigger: redis answered after the deadline; the calls went through late');
+    late = 0;
   };
   // Without listeners, an 'error' event from the connection or the queue would crash the caller.
   connection.on('error', (err: Error) => warn('connection', err));
@@ -108,11 +122,21 @@ export function createSnapshotTrigger(opts: SnapshotTriggerOptions): SnapshotTri
       await queue.waitUntilReady();
       await op();
     })();
-    work.catch(() => {}); // a late failure after the deadline is already accounted for
+    let pastDeadline = false;
+    // The work goes on after the deadline: its outcome then says whether the call was lost or late.
+    work.then(
+      () => {
+        if (pastDeadline) noteLate(what);
+      },
+      (err: unknown) => {
+        if (pastDeadline) noteDrop(what, err);
+      },
+    );
     try {
       await Promise.race([work, deadline]);
     } catch (err) {
-      noteDrop(what, err);
+      if (err instanceof DeadlineError) pastDeadline = true;
+      else noteDrop(what, err);
     } finally {
       clearTimeout(timer);
     }
