@@ -32,15 +32,18 @@ const BASE_HEADERS: ReadonlyArray<readonly [string, string]> = [
 
 const BASE_HEADER_LIST: readonly string[] = BASE_HEADERS.flat();
 
+/** Echoed or made per request (`requestIdOf`); the first header of every response. */
+const REQUEST_ID_HEADER = 'x-request-id';
+
 /** The request id: the client's own when it is sane, else a new one. It is returned so a user can quote it. */
 export function requestIdOf(req: IncomingMessage): string {
-  const given = req.headers['x-request-id'];
+  const given = req.headers[REQUEST_ID_HEADER];
   return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
 /** Sets the headers every response carries and the request id (`requestIdOf`); returns the id. */
 export function setBaseHeaders(req: IncomingMessage, res: ServerResponse, requestId = requestIdOf(req)): string {
-  res.setHeader('x-request-id', requestId);
+  res.setHeader(REQUEST_ID_HEADER, requestId);
   for (const [name, value] of BASE_HEADERS) res.setHeader(name, value);
   return requestId;
 }
@@ -51,7 +54,7 @@ export function setBaseHeaders(req: IncomingMessage, res: ServerResponse, reques
  * call instead of a dozen `setHeader`s.
  */
 export function baseHeaderList(requestId: string, state: RateLimitState): string[] {
-  return ['x-request-id', requestId, ...BASE_HEADER_LIST, ...rateLimitHeaderList(state)];
+  return [REQUEST_ID_HEADER, requestId, ...BASE_HEADER_LIST, ...rateLimitHeaderList(state)];
 }
 
 /**
@@ -59,13 +62,18 @@ export function baseHeaderList(requestId: string, state: RateLimitState): string
  * validators (a bad name or value throws here, when the block is made, never on a request).
  */
 export function headerBlock(headers: readonly string[]): string {
-  let block = '';
   for (let i = 0; i < headers.length; i += 2) {
     validateHeaderName(headers[i]!);
     validateHeaderValue(headers[i]!, headers[i + 1]!);
-    block += `${headers[i]}: ${headers[i + 1]}\r\n`;
   }
-  return block;
+  return headerLines(headers);
+}
+
+/** Name/value pairs as header lines, unchecked: only for values safe by construction. */
+function headerLines(headers: readonly string[]): string {
+  let lines = '';
+  for (let i = 0; i < headers.length; i += 2) lines += `${headers[i]}: ${headers[i + 1]}\r\n`;
+  return lines;
 }
 
 const BASE_HEADER_BLOCK = headerBlock(BASE_HEADER_LIST);
@@ -76,10 +84,7 @@ const BASE_HEADER_BLOCK = headerBlock(BASE_HEADER_LIST);
  * are constants and integers.
  */
 export function baseHeaderBlock(requestId: string, state: RateLimitState): string {
-  return (
-    `x-request-id: ${requestId}\r\n${BASE_HEADER_BLOCK}` +
-    `x-ratelimit-limit: ${state.limit}\r\nx-ratelimit-remaining: ${state.remaining}\r\nx-ratelimit-reset: ${Math.ceil(state.resetMs / 1000)}\r\n`
-  );
+  return `${REQUEST_ID_HEADER}: ${requestId}\r\n${BASE_HEADER_BLOCK}${headerLines(rateLimitHeaderList(state))}`;
 }
 
 /** A CORS preflight (or plain OPTIONS): 204 with the methods and the headers a page may send. */
