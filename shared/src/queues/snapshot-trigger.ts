@@ -68,31 +68,36 @@ export function createSnapshotTrigger(opts: SnapshotTriggerOptions): SnapshotTri
     prefix: queuePrefix(opts.prefix),
   });
 
-  let dropped = 0;
-  let late = 0;
-  let lastWarnAt = 0;
-  let lastLateAt = 0;
   let closed = false;
-  /** One warning per 10 s at most: during an outage every call of the hot path would log otherwise. */
-  const warn = (what: string, err: unknown) => {
-    const now = Date.now();
-    if (now - lastWarnAt < DROP_LOG_EVERY_MS) return;
-    lastWarnAt = now;
-    opts.logger?.warn({ err: err instanceof Error ? err.message : String(err), dropped, what }, 'snapshot trigger: redis unavailable, calls dropped');
-    dropped = 0;
+  /**
+   * A warning logged once per 10 s at most (during an outage every call of the hot path would log
+   * otherwise), with how many calls it stood for since the last one (`count`, under `countName`).
+   */
+  const throttledWarn = (countName: 'dropped' | 'late', message: string) => {
+    let count = 0;
+    let lastAt = 0;
+    return {
+      count: () => (count += 1),
+      warn: (fields: Record<string, unknown>) => {
+        const now = Date.now();
+        if (now - lastAt < DROP_LOG_EVERY_MS) return;
+        lastAt = now;
+        opts.logger?.warn({ ...fields, [countName]: count }, message);
+        count = 0;
+      },
+    };
   };
+  const drops = throttledWarn('dropped', 'snapshot trigger: redis unavailable, calls dropped');
+  const lates = throttledWarn('late', 'snapshot trigger: redis answered after the deadline; the calls went through late');
+  const warn = (what: string, err: unknown) => drops.warn({ err: err instanceof Error ? err.message : String(err), what });
   const noteDrop = (what: string, err: unknown) => {
-    dropped += 1;
+    drops.count();
     warn(what, err);
   };
   /** A call that missed its deadline and then went through: nothing lost, but Redis answers slowly. */
   const noteLate = (what: string) => {
-    late += 1;
-    const now = Date.now();
-    if (now - lastLateAt < DROP_LOG_EVERY_MS) return;
-    lastLateAt = now;
-    opts.logger?.warn({ late, what, deadlineMs: timeoutMs }, 'snapshot trigger: redis answered after the deadline; the calls went through late');
-    late = 0;
+    lates.count();
+    lates.warn({ what, deadlineMs: timeoutMs });
   };
   // Without listeners, an 'error' event from the connection or the queue would crash the caller.
   connection.on('error', (err: Error) => warn('connection', err));
