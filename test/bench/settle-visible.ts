@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { httpGet } from '../support/http-get.js';
 
 /**
  * bench:settle's outside view: when does a settlement show through the API over HTTP?
@@ -76,9 +77,9 @@ type Item =
   | { kind: 'board'; sort: string };
 
 async function getJson<S extends z.ZodType>(url: string, schema: S): Promise<z.output<S>> {
-  const res = await fetch(url);
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${url}: ${res.status} ${text.slice(0, 200)}`);
+  // node:http, not fetch: the pollers' own CPU is taken from the machine the settlement runs on (http-get.ts).
+  const { status, text } = await httpGet(url);
+  if (status !== 200) throw new Error(`${url}: ${status} ${text.slice(0, 200)}`);
   return schema.parse(JSON.parse(text));
 }
 

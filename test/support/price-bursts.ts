@@ -1,7 +1,7 @@
-import http from 'node:http';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { redisKeys } from '@pm/shared/redis';
+import { httpGet } from './http-get.js';
 import type { Stack } from './stack.js';
 
 /**
@@ -83,36 +83,13 @@ export function chanceIn(body: unknown, target: PriceTarget): number | undefined
 }
 
 /**
- * The pollers' HTTP client: node:http on kept-alive sockets. Fifty tight polling loops through
- * `fetch` (undici's whole Fetch machinery per request) kept this process's core busy during a burst
- * and its own event-loop lag showed up in every delay it timed (the first read after a frame was up
- * to 50 ms late): a reader should cost less than what it reads.
- */
-const pollAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-
-function getText(url: string, headers: Record<string, string>): Promise<{ status: number; etag: string | null; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent: pollAgent, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const etag = res.headers.etag;
-        resolve({ status: res.statusCode ?? 0, etag: typeof etag === 'string' ? etag : null, text: Buffer.concat(chunks).toString('utf8') });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-  });
-}
-
-/**
  * The target's chance as `GET /api/v1/markets/{slug}` shows it now (undefined: no such event or
  * market yet). With `since` (what an earlier call showed), the request is conditional: a 304 means
  * nothing changed, which costs the API no body, so a tight polling loop does not load it needlessly.
  */
 async function readShown(stack: Stack, target: PriceTarget, since?: Shown): Promise<Shown> {
   const headers: Record<string, string> = since?.etag ? { 'if-none-match': since.etag } : {};
-  const res = await getText(`${stack.apiUrl}/api/v1/markets/${encodeURIComponent(target.slug)}`, headers);
+  const res = await httpGet(`${stack.apiUrl}/api/v1/markets/${encodeURIComponent(target.slug)}`, headers);
   if (res.status === 304 && since !== undefined) return since;
   if (res.status !== 200) return { chance: undefined, etag: null };
   return { chance: chanceIn(JSON.parse(res.text), target), etag: res.etag };
