@@ -12,25 +12,20 @@ export { LEADERBOARD_SORTS, RIGHT_MIN_SETTLED, type LeaderboardSort };
  */
 export const LEADERBOARD_DEPTH = 1000;
 
-/**
- * Per board: its score and who is on it (fixed SQL, never input). Each is the key and the predicate
- * of a partial index (migration 0007): the top rows come in index order, so the score is the
- * column itself (no cast) and `right`'s minimum is written as the literal the index names.
- */
+/** Per board: its score and who is on it (fixed SQL, never input). */
 function board(sort: LeaderboardSort, weekStart: Date) {
   switch (sort) {
     case 'profit':
       return { score: sql`r.profit_on_10`, eligible: sql`r.settled >= 1` };
     case 'right':
-      return { score: sql`r.right_pct`, eligible: sql`r.settled >= ${sql.__dangerous__rawValue(String(RIGHT_MIN_SETTLED))}` };
+      return { score: sql`r.right_pct::numeric`, eligible: sql`r.settled >= ${RIGHT_MIN_SETTLED}` };
     case 'xp':
-      return { score: sql`r.xp`, eligible: sql`r.settled >= 1` };
+      return { score: sql`r.xp::numeric`, eligible: sql`r.settled >= 1` };
     case 'week':
-      // Who played this week: a probe of the person's calls (calls_user_newest_cover) per row read
-      // in board order, which stops after the top rows, not a set of every call settled this week.
+      // Who played this week is one pass over calls (a hashed set), not one probe per person.
       return {
         score: sql`r.profit_7d`,
-        eligible: sql`r.settled >= 1 and exists (select 1 from calls c where c.user_id = r.user_id and c.settled_at > ${weekStart})`,
+        eligible: sql`r.settled >= 1 and r.user_id in (select user_id from calls where settled_at > ${weekStart})`,
       };
   }
 }
