@@ -64,8 +64,13 @@ const SORT_KEYS: Record<string, (e: CatalogEvent) => number> = {
   id: (e) => num(e.id),
 };
 
-export function queryEvents<E extends CatalogEvent>(events: readonly E[], q: EventsQuery): E[] {
-  const matching = events.filter((e) => {
+/**
+ * The page a query asks for: `fieldsOf` gives each item's list fields (an event is its own), so a
+ * source can filter and sort light records and render only the page (protocol.ts ListedEvent).
+ */
+export function queryEvents<T>(items: readonly T[], q: EventsQuery, fieldsOf: (item: T) => CatalogEvent): T[] {
+  const matching = items.filter((item) => {
+    const e = fieldsOf(item);
     if (q.active !== undefined && (e.active ?? true) !== q.active) return false;
     if (q.closed !== undefined && (e.closed ?? false) !== q.closed) return false;
     if (q.live !== undefined && (e.live ?? false) !== q.live) return false;
@@ -80,7 +85,11 @@ export function queryEvents<E extends CatalogEvent>(events: readonly E[], q: Eve
   if (key && byId) {
     const dir = q.order ? (q.ascending ? 1 : -1) : 1;
     // Ties broken by id so that pages never overlap while nothing changes.
-    matching.sort((a, b) => dir * (key(a) - key(b)) || byId(a) - byId(b));
+    matching.sort((a, b) => {
+      const ea = fieldsOf(a);
+      const eb = fieldsOf(b);
+      return dir * (key(ea) - key(eb)) || byId(ea) - byId(eb);
+    });
   }
   return matching.slice(q.offset, q.offset + q.limit);
 }

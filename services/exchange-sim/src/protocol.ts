@@ -101,6 +101,12 @@ export interface CatalogEvent {
   tags?: ReadonlyArray<{ id: string | number; slug?: string; label?: string }> | null;
 }
 
+/** A catalog event for the list queries: the fields they filter and sort on, and the event itself on demand. */
+export interface ListedEvent {
+  fields: CatalogEvent;
+  render(): CatalogEvent;
+}
+
 export type {
   BestBidAskMessage,
   BookLevel,
@@ -167,6 +173,12 @@ export interface ExchangeSource {
   start(outlets: Outlets): void;
   stop(): void;
   events(): CatalogEvent[];
+  /**
+   * The catalog as the list queries filter and sort it: each event's list fields, and its full
+   * rendering made only for the events on the page asked for (a 5,000-event catalog paged 500 at a
+   * time rendered every event for every page: most of the simulator's CPU under a catalog sync).
+   */
+  listing(): ListedEvent[];
   sports(): unknown[];
   tags(): unknown[];
   /** undefined: no such token. */

@@ -27,8 +27,9 @@ export function handleExchangeRoute(source: ExchangeSource, method: string, url:
     if (!parsed.ok) sendJson(res, 400, { error: parsed.error });
     else {
       const hidden = source.unlisted();
-      const listed = hidden.size === 0 ? source.events() : source.events().filter((e) => !hidden.has(String(e.id)));
-      sendJson(res, 200, queryEvents(listed, parsed.query));
+      const listing = source.listing();
+      const listed = hidden.size === 0 ? listing : listing.filter((e) => !hidden.has(String(e.fields.id)));
+      sendJson(res, 200, queryEvents(listed, parsed.query, (e) => e.fields).map((e) => e.render()));
     }
     return true;
   }

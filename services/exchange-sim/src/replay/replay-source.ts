@@ -155,6 +155,10 @@ export class ReplayExchange implements ExchangeSource {
     return this.scenario.catalog;
   }
 
+  listing() {
+    return this.scenario.catalog.map((e) => ({ fields: e, render: () => e }));
+  }
+
   unlisted(): ReadonlySet<string> {
     return this.hidden;
   }

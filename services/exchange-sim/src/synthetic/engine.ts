@@ -9,7 +9,7 @@ import { advanceGame, gameFairs, normCdf, RESOLVE_DELAY_MS, sportsFrame } from '
 import { series } from './history.js';
 import type { SimEvent, SimMarket } from './model.js';
 import { Rng } from './prng.js';
-import { bookMessage, newMarketMessages, renderEvent, seriesSpec } from './render.js';
+import { bookMessage, newMarketMessages, listFields, renderEvent, seriesSpec } from './render.js';
 import { exclusiveWinner, naturalWinner, resolveMarket } from './resolution.js';
 import { marketFair, SPOT_VOL, World } from './world.js';
 
@@ -250,6 +250,11 @@ export class SyntheticExchange implements ExchangeSource {
   events() {
     const now = this.now();
     return this.world.events.map((e) => renderEvent(e, this.opts.seed, now));
+  }
+
+  listing() {
+    const now = this.now();
+    return this.world.events.map((e) => ({ fields: listFields(e), render: () => renderEvent(e, this.opts.seed, now) }));
   }
 
   sports(): unknown[] {

@@ -1,4 +1,4 @@
-import type { BookMessage, GammaEvent, GammaMarket, NewMarketMessage } from '../protocol.js';
+import type { BookMessage, CatalogEvent, GammaEvent, GammaMarket, NewMarketMessage } from '../protocol.js';
 import { bookHash, formatPrice, toLevels } from './book.js';
 import { priceAt, type SeriesSpec } from './history.js';
 import type { SimEvent, SimMarket } from './model.js';
@@ -107,8 +107,42 @@ function renderMarket(e: SimEvent, m: SimMarket, seed: number, nowMs: number): G
   return market;
 }
 
+/** An event's totals as its catalog entry shows them: one definition for renderEvent and listFields. */
+function totals(e: SimEvent): { volume: number; volume24hr: number; liquidity: number } {
+  let volume = 0;
+  let volume24hr = 0;
+  let liquidity = 0;
+  for (const m of e.markets) {
+    volume += round4(m.volume);
+    volume24hr += round4(m.volume24hr);
+    liquidity += bookLiquidity(m);
+  }
+  return { volume: round4(volume), volume24hr: round4(volume24hr), liquidity: round4(e.liquidityBase + liquidity) };
+}
+
+/**
+ * The fields of renderEvent's answer that the list queries filter and sort on (catalog-query.ts),
+ * without rendering the markets: the whole catalog is sorted for every page, and only the page is
+ * rendered (protocol.ts ListedEvent).
+ */
+export function listFields(e: SimEvent): CatalogEvent {
+  return {
+    id: e.id,
+    slug: e.slug,
+    active: true,
+    closed: e.closed,
+    live: e.game ? e.game.phase === 'live' : null,
+    gameId: e.game ? e.game.gameId : null,
+    ...totals(e),
+    startDate: formatDate(e.startDate, e.nonIsoDates),
+    endDate: formatDate(e.endDate, e.nonIsoDates),
+    tags: e.tags,
+  };
+}
+
 export function renderEvent(e: SimEvent, seed: number, nowMs: number): GammaEvent {
   const markets = e.markets.map((m) => renderMarket(e, m, seed, nowMs));
+  const sums = totals(e);
   const event: GammaEvent = {
     id: e.id,
     ticker: e.slug,
@@ -121,9 +155,9 @@ export function renderEvent(e: SimEvent, seed: number, nowMs: number): GammaEven
     active: true,
     closed: e.closed,
     archived: false,
-    volume: round4(markets.reduce((s, m) => s + m.volumeNum, 0)),
-    volume24hr: round4(markets.reduce((s, m) => s + m.volume24hr, 0)),
-    liquidity: round4(e.liquidityBase + markets.reduce((s, m) => s + m.liquidityNum, 0)),
+    volume: sums.volume,
+    volume24hr: sums.volume24hr,
+    liquidity: sums.liquidity,
     negRisk: e.exclusive,
     tags: e.tags ? e.tags.map((t) => ({ ...t })) : null,
     markets,
