@@ -172,11 +172,11 @@ export interface ExchangeSource {
   readonly mode: 'synthetic' | 'replay';
   start(outlets: Outlets): void;
   stop(): void;
-  events(): CatalogEvent[];
   /**
-   * The catalog as the list queries filter and sort it: each event's list fields, and its full
-   * rendering made only for the events on the page asked for (a 5,000-event catalog paged 500 at a
-   * time rendered every event for every page: most of the simulator's CPU under a catalog sync).
+   * The catalog: each event's list fields (what the list queries filter and sort on), and its full
+   * rendering, made only for the events an answer shows (a 5,000-event catalog paged 500 at a time
+   * rendered every event for every page, and for every lookup by id: most of the simulator's CPU
+   * under a catalog sync).
    */
   listing(): ListedEvent[];
   sports(): unknown[];

@@ -62,10 +62,10 @@ export async function handleControlRoute(
   const method = req.method ?? 'GET';
 
   if (method === 'GET' && path === '/_sim/state') {
-    const events = source.events();
+    const events = source.listing();
     sendJson(res, 200, {
       events: events.length,
-      openEvents: events.filter((e) => e.closed !== true).length,
+      openEvents: events.filter((e) => e.fields.closed !== true).length,
       sockets: { market: market.size, sports: sports.size },
       subscriptions: market.subscriptions(),
       tick: source.tick,

@@ -35,8 +35,8 @@ export function handleExchangeRoute(source: ExchangeSource, method: string, url:
   }
   const one = /^\/events\/(\d+)$/.exec(path);
   if (one) {
-    const event = source.events().find((e) => String(e.id) === one[1]);
-    if (event) sendJson(res, 200, event);
+    const event = source.listing().find((e) => String(e.fields.id) === one[1]);
+    if (event) sendJson(res, 200, event.render());
     else sendJson(res, 404, { error: 'event not found' });
     return true;
   }

@@ -151,10 +151,6 @@ export class ReplayExchange implements ExchangeSource {
     this.outlets.marketRaw(frame, assetId);
   }
 
-  events() {
-    return this.scenario.catalog;
-  }
-
   listing() {
     return this.scenario.catalog.map((e) => ({ fields: e, render: () => e }));
   }

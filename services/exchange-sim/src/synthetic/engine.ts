@@ -247,11 +247,6 @@ export class SyntheticExchange implements ExchangeSource {
     return out;
   }
 
-  events() {
-    const now = this.now();
-    return this.world.events.map((e) => renderEvent(e, this.opts.seed, now));
-  }
-
   listing() {
     const now = this.now();
     return this.world.events.map((e) => ({ fields: listFields(e), render: () => renderEvent(e, this.opts.seed, now) }));
