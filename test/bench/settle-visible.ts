@@ -213,12 +213,15 @@ export async function waitForSettlement(
   };
   // Per call: its page, its person's record (once a person) and their three lists, so no kind waits for the others' whole pass.
   const callerItems = (calls: Affected['calls']): Item[] => {
+    const items: Item[] = [];
     const people = new Set<string>();
-    return calls.flatMap((c): Item[] => [
-      { kind: 'call', id: c.id },
-      ...(people.has(c.handle) ? [] : (people.add(c.handle), [{ kind: 'user', handle: c.handle } as const])),
-      ...(['all', 'open', 'status'] as const).map((filter): Item => ({ kind: 'list', handle: c.handle, id: c.id, filter, status: c.status })),
-    ]);
+    for (const c of calls) {
+      items.push({ kind: 'call', id: c.id });
+      if (!people.has(c.handle)) items.push({ kind: 'user', handle: c.handle });
+      people.add(c.handle);
+      for (const filter of ['all', 'open', 'status'] as const) items.push({ kind: 'list', handle: c.handle, id: c.id, filter, status: c.status });
+    }
+    return items;
   };
   const callers = new Set(affected.calls.map((c) => c.handle));
   const ownersOnly = affected.comboOwners.filter((h) => !callers.has(h));
@@ -234,8 +237,13 @@ export async function waitForSettlement(
   const callerPages = callerItems(spread(affected.calls));
   const ownerPages = spread(ownersOnly).map((handle): Item => ({ kind: 'user', handle }));
   const every = Math.max(1, Math.ceil(callerPages.length / Math.max(1, ownerPages.length)));
-  const people = callerPages.flatMap((item, i) => (i % every === every - 1 && ownerPages.length > 0 ? [item, ownerPages.shift()!] : [item]));
-  const sentinels: Item[] = [...globals, ...people, ...ownerPages];
+  const people: Item[] = [];
+  let owner = 0;
+  callerPages.forEach((item, i) => {
+    people.push(item);
+    if (i % every === every - 1 && owner < ownerPages.length) people.push(ownerPages[owner++]!);
+  });
+  const sentinels: Item[] = [...globals, ...people, ...ownerPages.slice(owner)];
   // The shared lists (a handful of pages, the last to change: the worker builds them after the
   // commit) are polled in a loop of their own, so their time is not that of a pass over hundreds of
   // person pages that were already showing the settlement.
