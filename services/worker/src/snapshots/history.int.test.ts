@@ -133,6 +133,66 @@ describe('history snapshots', () => {
     }
   });
 
+  it('a rebuild from the last bucket on gives what reading every point gives, as time and the ranges move on', async () => {
+    let seed = 11;
+    const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+    const chance = () => Math.round(rand() * 10_000) / 10_000;
+    const all = new Map<number, number>();
+    const add = async (given: Array<[number, number]>) => {
+      // price_points keeps the first point of an instant (on conflict do nothing): so does the reference.
+      const points: Array<[number, number]> = [];
+      for (const [t, c] of given) {
+        if (all.has(t)) continue;
+        all.set(t, c);
+        points.push([t, c]);
+      }
+      await insertPoints(token('m2', 0), points.map(([t, c]) => ({ t, chance: c })));
+    };
+    const expectWhole = async (label: string) => {
+      const rows = [...all].map(([t, c]) => ({ t, chance: c }));
+      for (const range of HISTORY_RANGES) expect((await readHistory('m2', range)).points, `${label} ${range}`).toEqual(downsample(rows, range, now / 1000));
+    };
+    // 40 days of irregular points, read whole (a backfill).
+    await add(Array.from({ length: 2_000 }, () => [NOW_S - Math.floor(rand() * 40 * 86_400) + (rand() < 0.3 ? Math.round(rand() * 1000) / 1000 : 0), chance()]));
+    await tr.redis.sadd(redisKeys(tr.prefix).backfilledHistory, 'm2');
+    expect((await history.build()).incremental).toBe(0);
+    await expectWhole('backfilled');
+
+    // Rounds of new points, some written late (up to 100 s before the previous build), some on the
+    // bucket edges of every range; between rounds from a minute to two days pass, so every range
+    // is due and the starts of 1d, 1w and 1m move past buckets the previous build held.
+    let builtAt = now / 1000;
+    for (const [round, step] of [61, 600, 3_600, 2 * 86_400, 61, 86_400 + 7].entries()) {
+      now += step * 1000;
+      const nowS = now / 1000;
+      const fresh: Array<[number, number]> = Array.from({ length: 40 }, () => [builtAt - 100 + rand() * (nowS - builtAt + 100), chance()]);
+      // The last build held a point a second before it; one written late lands in the 5-minute bucket before that one.
+      const lateBucket = Math.floor((builtAt - 1) / 300) * 300;
+      if (lateBucket - 0.0005 >= builtAt - 100) fresh.push([lateBucket - 0.0005, chance()]);
+      fresh.push([nowS - 1, chance()]);
+      for (const edge of [300, 1800, 10_800, 86_400]) {
+        const b = Math.floor(nowS / edge) * edge;
+        if (b > builtAt - 100) fresh.push([b, chance()], [b - 0.001, chance()]);
+      }
+      await add(fresh);
+      await tr.redis.sadd(redisKeys(tr.prefix).dirtyHistory, 'm2');
+      const stats = await history.build();
+      expect(stats.built, `round ${round}`).toBe(4);
+      expect(stats.incremental, `round ${round}`).toBe(4);
+      await expectWhole(`round ${round}`);
+      builtAt = nowS;
+    }
+
+    // A snapshot Redis lost (or one another process wrote) is not a base: that range is read whole.
+    await tr.redis.del(redisKeys(tr.prefix).snapshot('history:m2:1w'));
+    await tr.redis.hset(redisKeys(tr.prefix).snapshot('history:m2:1m'), 'etag', '"someone-else"');
+    now += 61_000;
+    await add([[now / 1000 - 5, 0.5]]);
+    await tr.redis.sadd(redisKeys(tr.prefix).dirtyHistory, 'm2');
+    expect(await history.build()).toMatchObject({ built: 4, incremental: 2 });
+    await expectWhole('after losing two snapshots');
+  });
+
   it('a market with no points gets an empty history', async () => {
     expect((await readHistory('m5', 'max')).points).toEqual([]);
   });

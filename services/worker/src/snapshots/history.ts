@@ -1,10 +1,11 @@
 import type { Redis } from 'ioredis';
 import { HISTORY_RANGES, HISTORY_RANGE_WINDOWS, type HistoryRange, type HistorySnapshot } from '@pm/shared/snapshots';
-import { redisKeys } from '@pm/shared/redis';
+import { redisKeys, snapshotEtag, type SnapshotName } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import { anyOf, sql, tables, type Db, type Markets, type PricePoints } from '@pm/shared/db';
+import type { HistoryPoint } from '@pm/shared/api';
 import type { Clock } from './builder.js';
-import { dueRanges, endAtResolution, rangeStart, roundChance, type HistoryEnd } from './history-buckets.js';
+import { bucketOf, dueRanges, endAtResolution, rangeStart, roundChance, type HistoryEnd } from './history-buckets.js';
 import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
 
 /**
@@ -18,6 +19,14 @@ import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
  *
  * The downsample is one set-based statement per range for a whole batch of markets (DISTINCT ON
  * the bucket number, keeping each bucket's last point), never one query per market.
+ *
+ * Rebuilds are incremental: a bucket's last point cannot change once later points exist past it, so
+ * a range this process built before is re-read from its last bucket on (and from a margin behind
+ * its last build, for points written late), and joined to the buckets before it as the snapshot in
+ * Redis holds them — one or two index probes per market instead of one per bucket (288 for 1d).
+ * The snapshot is used only when it is the very one this process wrote (its ETag); anything else —
+ * the first build, a backfill (which writes the past), a resolution (the end point), a snapshot
+ * Redis lost or another wrote — is read whole, as before. A test holds the two ways equal.
  */
 
 export interface HistoryBuildStats {
@@ -27,6 +36,8 @@ export interface HistoryBuildStats {
   written: number;
   /** Markets still waiting (throttled, or beyond this build's batch). */
   pending: number;
+  /** Of `built`, those read from their last bucket on and joined to the snapshot before it. */
+  incremental: number;
 }
 
 export interface HistoryBuilder {
@@ -43,6 +54,12 @@ export interface HistoryBuilderDeps {
   batchSize?: number;
 }
 
+/**
+ * An incremental rebuild re-reads the buckets from this long before its previous build on: a live
+ * point is written up to a flush window (5 s) after its time, so one written after that build with
+ * a time before it is still read.
+ */
+const LATE_POINT_SECONDS = 120;
 /** How far back each look for newly resolved markets reaches behind the last resolved_at seen. */
 const RESOLVED_LOOKBACK_MS = 60_000;
 /** A resolved market's end: its id, resolved_at as Unix s (float8) and its first outcome's final chance (float8). */
@@ -65,10 +82,37 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
   /** Markets taken by newlyResolved in the last look-back window (id → resolved_at ms). */
   const resolvedTaken = new Map<string, number>();
   let chain: Promise<unknown> = Promise.resolve();
+  /** The ETag of each range snapshot this process wrote (or found unchanged) last: the base of the next incremental rebuild. */
+  const builtEtag = new Map<SnapshotName, string>();
 
   const markAll = (ids: Iterable<string>) => {
     for (const id of ids) pending.set(id, new Set(HISTORY_RANGES));
   };
+  const nameOf = (marketId: string, range: HistoryRange): SnapshotName => `history:${marketId}:${range}`;
+  /** The next build of every range of these markets reads them whole. */
+  const rebuildWhole = (ids: Iterable<string>) => {
+    for (const id of ids) for (const range of HISTORY_RANGES) builtEtag.delete(nameOf(id, range));
+  };
+
+  /**
+   * The points of the snapshots this process wrote last, for those still in Redis as written
+   * (same ETag); inputs: names; outputs: name → points (absent: read the range whole).
+   */
+  async function bases(names: readonly SnapshotName[]): Promise<Map<SnapshotName, HistoryPoint[]>> {
+    const known = names.filter((n) => builtEtag.has(n));
+    const out = new Map<SnapshotName, HistoryPoint[]>();
+    if (known.length === 0) return out;
+    const read = deps.redis.pipeline();
+    for (const name of known) read.hmget(keys.snapshot(name), 'body', 'etag');
+    const results = (await read.exec()) ?? [];
+    known.forEach((name, i) => {
+      const [err, value] = results[i] ?? [new Error('no reply'), null];
+      const [body, etag] = Array.isArray(value) ? value : [];
+      if (err || typeof body !== 'string' || etag !== builtEtag.get(name)) return;
+      out.set(name, (JSON.parse(body) as HistorySnapshot).points);
+    });
+    return out;
+  }
 
   /** Take both sets in one atomic step: markets with new points, and markets just backfilled. */
   async function popDirty(): Promise<{ dirty: string[]; backfilled: string[] }> {
@@ -148,7 +192,8 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
   }
 
   /**
-   * inputs: token ids, the range's bucket (s) and start (Unix s, or null for everything).
+   * inputs: token ids, each with the Unix second its points are read from (null: everything), and
+   * the range's bucket (s).
    * outputs: per token, the last point of each bucket, tokens grouped and buckets ascending.
    *
    * One index probe per bucket (price_points' key is (token_id, t)): each token's first and last
@@ -158,13 +203,12 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
    * and sorted it (43-45 s on a 12M-point table, the bulk of Postgres' CPU under a live 5,000-event
    * feed) where this takes 74 ms; the shorter ranges halve.
    */
-  async function downsampleRange(tokens: string[], range: HistoryRange, nowSeconds: number): Promise<Map<string, HistorySnapshot['points']>> {
+  async function downsampleRange(tokens: ReadonlyArray<{ token: string; since: number | null }>, range: HistoryRange): Promise<Map<string, HistoryPoint[]>> {
     const { bucketSeconds } = HISTORY_RANGE_WINDOWS[range];
-    const start = rangeStart(range, nowSeconds);
-    const since = start === null ? sql`` : sql`and q.t >= to_timestamp(${start}::float8)`;
+    const since = sql`and q.t >= coalesce(to_timestamp(tok.since), '-infinity'::timestamptz)`;
     const rows: PointRow[] = await deps.db.query(sql`
       select tok.token_id, floor(extract(epoch from p.t))::float8 as t, p.chance::float8 as chance
-      from unnest(${tokens}::text[]) as tok(token_id)
+      from unnest(${tokens.map((t) => t.token)}::text[], ${tokens.map((t) => t.since)}::float8[]) as tok(token_id, since)
       cross join lateral (
         select floor(extract(epoch from min(q.t)) / ${bucketSeconds}::numeric)::bigint as lo,
                floor(extract(epoch from max(q.t)) / ${bucketSeconds}::numeric)::bigint as hi
@@ -183,7 +227,7 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       ) p
       order by tok.token_id, b.bucket
     `);
-    const byToken = new Map<string, HistorySnapshot['points']>();
+    const byToken = new Map<string, HistoryPoint[]>();
     for (const r of rows) {
       let list = byToken.get(r.token_id);
       if (list === undefined) byToken.set(r.token_id, (list = []));
@@ -197,8 +241,9 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     const popped = await popDirty();
     markAll(popped.dirty);
     markAll(popped.backfilled);
-    // A backfill is a one-off that changes the whole chart: rebuild its ranges now, past the throttle.
+    // A backfill is a one-off that changes the whole chart: rebuild its ranges now, past the throttle, and whole.
     for (const id of popped.backfilled) lastBuilt.delete(id);
+    rebuildWhole(popped.backfilled);
     if (!started) {
       markAll(await openMarkets());
       started = true;
@@ -219,23 +264,53 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     const ends = await resolutionsOf(working);
 
     const nowSeconds = Math.floor(now / 1000);
-    const entries: SnapshotEntry[] = [];
+    const entries: Array<SnapshotEntry & { body: string; etag: string }> = [];
     const done: Array<[string, HistoryRange]> = [];
+    let incremental = 0;
     for (const [range, marketIds] of work) {
       const withToken = marketIds.filter((id) => firstToken.has(id));
       // A market without outcomes has no history to show: drop it from the pending list.
       for (const id of marketIds) if (!firstToken.has(id)) done.push([id, range]);
       if (withToken.length === 0) continue;
-      const points = await downsampleRange(withToken.map((id) => firstToken.get(id) as string), range, nowSeconds);
+      const { bucketSeconds } = HISTORY_RANGE_WINDOWS[range];
+      const start = rangeStart(range, nowSeconds);
+      // A resolved market's snapshot ends in its resolution point: read whole.
+      const based = await bases(withToken.filter((id) => !ends.has(id)).map((id) => nameOf(id, range)));
+      /** Per market, the first bucket read from Postgres (undefined: all of them). */
+      const fromBucket = new Map<string, number>();
+      for (const id of withToken) {
+        const base = based.get(nameOf(id, range));
+        const builtAt = lastBuilt.get(id)?.[range];
+        if (base === undefined || builtAt === undefined) continue;
+        const lateFrom = Math.floor(builtAt / 1000) - LATE_POINT_SECONDS;
+        fromBucket.set(id, bucketOf(Math.min(base.at(-1)?.t ?? lateFrom, lateFrom), bucketSeconds));
+      }
+      const points = await downsampleRange(
+        withToken.map((id) => {
+          const from = fromBucket.get(id);
+          const since = from === undefined ? start : Math.max(start ?? -Infinity, from * bucketSeconds);
+          return { token: firstToken.get(id) as string, since };
+        }),
+        range,
+      );
       for (const marketId of withToken) {
-        const recorded = points.get(firstToken.get(marketId) as string) ?? [];
+        let recorded = points.get(firstToken.get(marketId) as string) ?? [];
+        const from = fromBucket.get(marketId);
+        if (from !== undefined) {
+          // The buckets before `from` as built last time, those that are still in the range.
+          const kept = (based.get(nameOf(marketId, range)) ?? []).filter((p) => bucketOf(p.t, bucketSeconds) < from && (start === null || p.t >= start));
+          recorded = [...kept, ...recorded];
+          incremental++;
+        }
         const end = ends.get(marketId);
         const payload: HistorySnapshot = { market_id: marketId, range, points: end ? endAtResolution(recorded, range, end) : recorded };
-        entries.push({ name: `history:${marketId}:${range}`, payload });
+        const body = JSON.stringify(payload);
+        entries.push({ name: nameOf(marketId, range), body, etag: snapshotEtag(body) });
         done.push([marketId, range]);
       }
     }
     const { written } = entries.length > 0 ? await writer.write(entries) : { written: 0 };
+    for (const e of entries) builtEtag.set(e.name, e.etag);
     // Only after the write: a failed build leaves its markets pending for the next one.
     for (const [marketId, range] of done) {
       const ranges = pending.get(marketId);
@@ -243,7 +318,7 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       if (ranges?.size === 0) pending.delete(marketId);
       lastBuilt.set(marketId, { ...lastBuilt.get(marketId), [range]: now });
     }
-    return { built: entries.length, written, pending: pending.size };
+    return { built: entries.length, written, pending: pending.size, incremental };
   }
 
   return {
