@@ -4,7 +4,7 @@ import { eventually } from '@pm/shared/net';
 import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
 import { RecordRefused, type Records } from '@pm/shared/records';
-import { callableMarkets, type CallableMarket, type CallableQuery } from './markets.js';
+import { callableMarkets, openMarketIds, type CallableMarket, type CallableQuery } from './markets.js';
 import { PERSONAS, type Persona } from './people.js';
 import { copyThesis, fadeThesis, pick, thesisFor, updateFor, type Random } from './theses.js';
 
@@ -56,6 +56,8 @@ const HOUR = 3_600_000;
 const QUIET_CATEGORIES = new Set(['Politics', 'Economy', 'Tech', 'Culture', 'Crypto']);
 /** Open markets whose live prices one action reads (markets.ts): the crowd picks among these. */
 const SAMPLE = 200;
+/** How long the list of open markets the crowd samples from is kept. */
+const OPEN_IDS_MAX_AGE_MS = 30_000;
 
 export function createCrowd(deps: CrowdDeps): Crowd {
   const { records, db, logger } = deps;
@@ -115,8 +117,16 @@ export function createCrowd(deps: CrowdDeps): Crowd {
     return parsed.calls === 3 && parsed.combos === 2;
   }
 
+  /** The open markets to sample from: re-read every OPEN_IDS_MAX_AGE_MS, or sooner while there are few. */
+  let open: { at: number; ids: string[] } | undefined;
+  async function openIds(): Promise<string[]> {
+    if (open === undefined || open.ids.length < SAMPLE || clock() - open.at >= OPEN_IDS_MAX_AGE_MS) open = { at: clock(), ids: await openMarketIds(db) };
+    return open.ids;
+  }
+
   /** Callable markets among a random sample of the open ones, or among `ids`. */
-  const callable = (query: CallableQuery = { sample: { size: SAMPLE, random } }) => callableMarkets(db, deps.redis, deps.prefix, clock(), query);
+  const callable = async (query?: CallableQuery) =>
+    callableMarkets(db, deps.redis, deps.prefix, clock(), query ?? { sample: { size: SAMPLE, random, of: await openIds() } });
 
   /** The callable markets once there are `min` of them (or the crowd stops), else what there is after `timeoutMs`. */
   function waitForMarkets(min: number, timeoutMs: number): Promise<CallableMarket[]> {

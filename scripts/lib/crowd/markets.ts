@@ -8,7 +8,9 @@ import type { Random } from './theses.js';
  * will accept (seen by the feed within the last 30 s, well inside its 60 s limit).
  *
  * The live prices are read only for the markets the crowd is choosing among: `ids`, or a random
- * `sample` of the open ones. Reading all of them (20,000 tokens with 5,000 open events, from two
+ * `sample` of the open ones (`openMarketIds`, which the crowd re-reads every half minute: joining
+ * every open market to its outcomes each time it acted was the largest statement Postgres ran, a
+ * 130-ms sort spilled to disk every few seconds, beside a stack that is being measured). Reading all of them (20,000 tokens with 5,000 open events, from two
  * hashes) held Redis for 4–12 ms each time the crowd acted, and every other client of that Redis,
  * the API's rate-limit counts among them, waited behind it.
  */
@@ -33,13 +35,27 @@ type MarketRow = Pick<Markets, 'id' | 'event_id' | 'question' | 'kind'> &
 export interface CallableQuery {
   /** Only these markets (those that are callable, in this order). */
   ids?: readonly string[];
-  /** At most `size` of the open markets, drawn with `random`. */
-  sample?: { size: number; random: Random };
+  /** At most `size` of the markets `of` (ids from `openMarketIds`: any that closed since are left out), drawn with `random`. */
+  sample?: { size: number; random: Random; of: readonly string[] };
+}
+
+/** The open two-outcome markets of open events (what `callableMarkets` can return), in no order. */
+export async function openMarketIds(db: Db): Promise<string[]> {
+  // inputs: none. outputs: ids of open, unresolved markets of open events with exactly two outcomes.
+  const rows: Array<Pick<Markets, 'id'>> = await db.query(sql`
+    select m.id
+    from markets m
+    join events e on e.id = m.event_id
+    join (select market_id from outcomes group by market_id having count(*) = 2) o on o.market_id = m.id
+    where not m.closed and m.resolved_at is null and not m.voided and not e.closed
+  `);
+  return rows.map((r) => r.id);
 }
 
 export async function callableMarkets(db: Db, redis: Redis, prefix: string, now: number, query: CallableQuery = {}): Promise<CallableMarket[]> {
-  if (query.ids?.length === 0) return [];
-  const only = query.ids ? sql`and m.id = any(${[...query.ids]}::text[])` : sql``;
+  const ids = query.ids ?? (query.sample ? sampleOf(query.sample.of, query.sample.size, query.sample.random) : undefined);
+  if (ids?.length === 0) return [];
+  const only = ids ? sql`and m.id = any(${[...ids]}::text[])` : sql``;
   // inputs: optional market ids. outputs: open two-outcome markets of open events, with outcome names and token ids in outcome order.
   const found: MarketRow[] = await db.query(sql`
     select m.id, m.event_id, m.question, e.category, e.league, m.kind,
@@ -52,7 +68,7 @@ export async function callableMarkets(db: Db, redis: Redis, prefix: string, now:
     group by m.id, e.category, e.league
     having count(*) = 2
   `);
-  const rows = query.ids ? inOrder(found, query.ids) : query.sample ? sampleOf(found, query.sample.size, query.sample.random) : found;
+  const rows = ids ? inOrder(found, ids) : found;
   if (rows.length === 0) return [];
   const keys = redisKeys(prefix);
   const tokens = rows.flatMap((r) => r.tokens);
