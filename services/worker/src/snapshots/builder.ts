@@ -19,8 +19,8 @@ import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
  * Postgres: DESIGN.md "The read path", a price is visible as soon as it is known), and so again for
  * marks that arrived meanwhile, a few rounds at most; then bring the
  * catalog cache up to date, read the chances that can have moved (chances.ts), rebuild the dirty
- * events' pages again (now with the catalog, games and splits as Postgres has them; unchanged pages
- * are not rewritten) and every list (from the cards of the previous build, but those whose event or
+ * events' pages again, and those of events a catalog reload found changed (now with the catalog,
+ * games and splits as Postgres has them; unchanged pages are not rewritten) and every list (from the cards of the previous build, but those whose event or
  * shown chances changed: list-bodies.ts), write what changed.
  *
  * Builds never overlap within a process (a promise chain), whether they come from a job, the start-up
@@ -172,11 +172,13 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       const view = await catalog.refresh({ version: popped.version, dirty, full });
       const rebuild = view.rebuild;
       const pages = rebuild === 'all' ? view.open : view.open.filter((e) => rebuild.has(e.id));
-      // Fresh from Redis: every chance after a reload, else those of the events marked (or closed) since.
+      // Fresh from Redis: every chance on a full build, else those of the events marked (or closed)
+      // since; the tokens of an event new to the catalog are read anyway (chances.ts).
       const fresh = rebuild === 'all' ? 'all' : new Set([...taken, ...view.extra.map((e) => e.id)]);
       const chances = await chanceReader.read(view.extra.length === 0 ? view.open : [...view.open, ...view.extra], fresh);
       const built = [...pages, ...view.extra];
-      await indexMarkets(rebuild === 'all' ? [...view.open, ...view.extra] : view.extra, full);
+      // The rebuilt pages include every event new to the catalog (and any whose slug changed).
+      await indexMarkets(built, full);
       const dayAgoChances = await dayAgo.lookup(firstTokens(built), started);
 
       const entries = eventEntries(built, { chances, splits: view.splits, games: view.games, dayAgo: dayAgoChances });

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { categorySchema, type Category, type Team } from '@pm/shared/api';
 import { sql, type Db, type Events, type Games, type Markets, type MarketSplits, type Outcomes } from '@pm/shared/db';
@@ -10,6 +11,12 @@ import type { CatalogEvent, CatalogMarket, GameState } from './model.js';
  * from Postgres but what it already has. The events/markets/outcomes part is keyed by the ingestor's
  * `catalogVersion` counter (bumped after every sync that changed a row); games by a cheap probe
  * (a fingerprint of the games rows, including updated_at); platform splits are re-read for the events being rebuilt.
+ *
+ * A reload keeps the object of every event whose rows read the same as before: only the events that
+ * changed (or were marked) are rebuilt, and the list cards of the others stay as they were
+ * (list-bodies.ts tells a changed event by its object). A catalog sync bumps the version once per
+ * page it changes: rebuilding all 5,000 open events' pages and cards each time kept the worker busy
+ * for seconds per sync, beside the API on the same cores. A full build still rebuilds everything.
  */
 
 type Queryable = Pick<Db, 'query'>;
@@ -282,10 +289,15 @@ export function createCatalogCache(db: Db): CatalogCache {
     // Probe first: a games write during the load shows up as a changed key next build, never as a missed one.
     const gamesKey = await probeGames(db);
     const rows = await loadCatalog(db, { open: true });
-    const byId = new Map(rows.events.map((e) => [e.id, e] as const));
+    // The previous object of each event that reads the same: the builder and the lists see it unchanged.
+    const events = rows.events.map((e) => {
+      const before = state?.byId.get(e.id);
+      return before !== undefined && isDeepStrictEqual(before, e) ? before : e;
+    });
+    const byId = new Map(events.map((e) => [e.id, e] as const));
     // Events that were open and no longer are (closed, or deleted): rebuild their page once more.
     const left = state === undefined ? [] : [...state.byId.keys()].filter((id) => !byId.has(id));
-    return { next: { version, gamesKey, open: rows.events, byId, games: rows.games, splits: rows.splits }, left };
+    return { next: { version, gamesKey, open: events, byId, games: rows.games, splits: rows.splits }, left };
   }
 
   return {
@@ -294,9 +306,10 @@ export function createCatalogCache(db: Db): CatalogCache {
       let rebuild: CatalogView['rebuild'];
       let extraIds: string[];
       if (full || state === undefined || state.version !== version) {
+        const before = state;
         const { next, left } = await reload(version);
         state = next;
-        rebuild = 'all';
+        rebuild = full || before === undefined ? 'all' : reloadedChanges(before, next, dirty);
         extraIds = [...new Set([...left, ...dirty])].filter((id) => !next.byId.has(id));
       } else {
         const current = state;
@@ -332,6 +345,20 @@ export function createCatalogCache(db: Db): CatalogCache {
       };
     },
   };
+}
+
+/**
+ * The open events to rebuild after a reload: those marked, those whose rows changed (a new object:
+ * `reload` keeps the old one when they did not) or are new, and those whose game or splits changed.
+ */
+function reloadedChanges(before: CacheState, after: CacheState, dirty: readonly string[]): Set<string> {
+  const ids = new Set(dirty.filter((id) => after.byId.has(id)));
+  for (const e of after.open) {
+    if (before.byId.get(e.id) !== e) ids.add(e.id);
+    else if (e.markets.some((m) => !isDeepStrictEqual(before.splits.get(m.id), after.splits.get(m.id)))) ids.add(e.id);
+  }
+  for (const id of changedGames(before.games, after.games)) if (after.byId.has(id)) ids.add(id);
+  return ids;
 }
 
 /** Event ids whose game appeared, disappeared or changed in anything the event page shows. */

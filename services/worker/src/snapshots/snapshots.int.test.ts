@@ -286,9 +286,34 @@ describe('incremental builds', () => {
     expect((await event('ars-che')).title).toBe('Arsenal vs Chelsea');
     await tr.redis.incr(redisKeys(tr.prefix).catalogVersion);
     const stats = await builder.build();
-    expect(stats.events).toBe(3); // a new catalog rebuilds every open event
+    expect(stats.events).toBe(1); // a reload rebuilds the events whose rows changed (unmarked), not every open one
     expect((await event('ars-che')).title).toBe('Arsenal v Chelsea (renamed)');
     expect((await list('markets:trending')).events[1]?.title).toBe('Arsenal v Chelsea (renamed)');
+  });
+
+  it('after a reload, an event new to the catalog gets its page, its markets in the by-id index and its card; the others keep theirs', async () => {
+    const before = await scanSnapshots(tr.redis, tr.prefix);
+    await tdb.db.query(sql`
+      insert into events (id, slug, title, category, league, closes_at, volume, volume_24h, closed, teams)
+      values ('e-new', 'eth-10k', 'ETH above 10k?', 'Crypto', null, ${new Date('2030-05-01T19:00:00Z')}, 5e9, 1e6, false, '[]'::jsonb)
+    `);
+    await tdb.db.query(sql`
+      insert into markets (id, event_id, condition_id, position, question, label, kind, closes_at, closed)
+      values ('m99', 'e-new', '0xm99', 0, 'ETH above 10k?', 'ETH', null, ${new Date('2030-05-01T21:00:00Z')}, false)
+    `);
+    await tdb.db.query(sql`insert into outcomes (market_id, outcome_index, name, token_id, catalog_price) values ('m99', 0, 'Yes', ${token('m99', 0)}, 0.2), ('m99', 1, 'No', ${token('m99', 1)}, 0.8)`);
+    await tr.redis.incr(redisKeys(tr.prefix).catalogVersion);
+    now += 1000;
+    const stats = await builder.build();
+    expect(stats.events).toBe(1);
+    expect((await event('eth-10k')).markets.map((m) => m.id)).toEqual(['m99']);
+    expect(await tr.redis.hget(redisKeys(tr.prefix).marketEvents, 'm99')).toBe('eth-10k');
+    expect((await list('markets:trending')).events[0]?.slug).toBe('eth-10k'); // the busiest
+    const after = await scanSnapshots(tr.redis, tr.prefix);
+    for (const name of ['event:ars-che', 'event:btc-100k', 'event:us-election']) {
+      expect(before.get(name)?.etag, name).toBeTruthy();
+      expect(after.get(name), name).toEqual(before.get(name)); // same etag and built_at: not rewritten
+    }
   });
 
   it('a game update is picked up without a catalog bump or a dirty mark', async () => {
