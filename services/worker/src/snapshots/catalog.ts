@@ -1,8 +1,8 @@
-import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { categorySchema, type Category, type Team } from '@pm/shared/api';
 import { sql, type Db, type Events, type Games, type Markets, type MarketSplits, type Outcomes } from '@pm/shared/db';
 import type { CatalogEvent, CatalogMarket, GameState } from './model.js';
+import { sameData } from './same-data.js';
 
 /**
  * Loads the catalog from Postgres and keeps it in process memory between builds.
@@ -292,7 +292,7 @@ export function createCatalogCache(db: Db): CatalogCache {
     // The previous object of each event that reads the same: the builder and the lists see it unchanged.
     const events = rows.events.map((e) => {
       const before = state?.byId.get(e.id);
-      return before !== undefined && isDeepStrictEqual(before, e) ? before : e;
+      return before !== undefined && sameData(before, e) ? before : e;
     });
     const byId = new Map(events.map((e) => [e.id, e] as const));
     // Events that were open and no longer are (closed, or deleted): rebuild their page once more.
@@ -355,7 +355,7 @@ function reloadedChanges(before: CacheState, after: CacheState, dirty: readonly 
   const ids = new Set(dirty.filter((id) => after.byId.has(id)));
   for (const e of after.open) {
     if (before.byId.get(e.id) !== e) ids.add(e.id);
-    else if (e.markets.some((m) => !isDeepStrictEqual(before.splits.get(m.id), after.splits.get(m.id)))) ids.add(e.id);
+    else if (e.markets.some((m) => !sameData(before.splits.get(m.id), after.splits.get(m.id)))) ids.add(e.id);
   }
   for (const id of changedGames(before.games, after.games)) if (after.byId.has(id)) ids.add(id);
   return ids;
