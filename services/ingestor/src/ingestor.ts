@@ -211,10 +211,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     refreshDebounceMs: t.catalogRefreshDebounceMs,
     onRows: subscriptions.learn,
     onVanished: subscriptions.closeEvent,
-    onChanged: async (ids) => {
-      for (const id of ids) dirty.mark(id);
-      await trigger.markCatalogChanged();
-    },
+    onChanged: (ids) => trigger.markCatalogChanged(ids),
   });
 
   // Sports: game states into Postgres, their events marked stale.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createSnapshotTrigger, queuePrefix } from '@pm/shared/queues';
-import { redisKeys } from '@pm/shared/redis';
+import { CATALOG_RELOAD_ALL, redisKeys } from '@pm/shared/redis';
 import { createTestRedis, startOwnRedis, until, type TestRedis } from '@pm/shared/testing';
 
 /** The producer side (shared/src/queues/snapshot-trigger.ts), as the ingestor uses it. */
@@ -68,13 +68,18 @@ describe('the snapshot trigger', () => {
     }
   });
 
-  it('bumps the catalog version on a catalog change', async () => {
+  it('bumps the catalog version on a catalog change, marking the events it names for a re-read (all, when it names none)', async () => {
     const trigger = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix });
+    const keys = redisKeys(tr.prefix);
+    await tr.redis.del(keys.dirtyEvents, keys.catalogDirtyEvents);
     try {
-      const before = Number((await tr.redis.get(redisKeys(tr.prefix).catalogVersion)) ?? 0);
+      const before = Number((await tr.redis.get(keys.catalogVersion)) ?? 0);
+      await trigger.markCatalogChanged(['e1', 'e2']);
+      expect((await tr.redis.smembers(keys.catalogDirtyEvents)).sort()).toEqual(['e1', 'e2']);
+      expect((await tr.redis.smembers(keys.dirtyEvents)).sort()).toEqual(['e1', 'e2']);
       await trigger.markCatalogChanged();
-      await trigger.markCatalogChanged();
-      expect(Number(await tr.redis.get(redisKeys(tr.prefix).catalogVersion))).toBe(before + 2);
+      expect((await tr.redis.smembers(keys.catalogDirtyEvents)).sort()).toEqual([CATALOG_RELOAD_ALL, 'e1', 'e2']);
+      expect(Number(await tr.redis.get(keys.catalogVersion))).toBe(before + 2);
     } finally {
       await trigger.close();
     }

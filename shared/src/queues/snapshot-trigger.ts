@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 import { queuePrefix, SNAPSHOT_DEDUP_ID, type JobData } from './names.js';
 import { duplicateRedis } from '../redis/connection.js';
-import { redisKeys } from '../redis/keys.js';
+import { CATALOG_RELOAD_ALL, redisKeys } from '../redis/keys.js';
 
 /**
  * The producer side of snapshot rebuilds, used by the ingestor's hot path (every order-book change)
@@ -27,8 +27,11 @@ import { redisKeys } from '../redis/keys.js';
 export interface SnapshotTrigger {
   /** Mark these events' snapshots stale and request a coalesced build. Never throws. */
   markEventsDirty(eventIds: Iterable<string>): Promise<void>;
-  /** The catalog changed (any event/market/outcome row): bump `catalogVersion` and request a build. Never throws. */
-  markCatalogChanged(): Promise<void>;
+  /**
+   * The catalog rows of these events changed (or, without ids, any row): mark them stale and for a
+   * re-read of their rows, bump `catalogVersion` (one MULTI), and request a build. Never throws.
+   */
+  markCatalogChanged(eventIds?: Iterable<string>): Promise<void>;
   /** Request a coalesced build without marking anything (the worker's sweep). Never throws. */
   requestBuild(reason: string): Promise<void>;
   close(): Promise<void>;
@@ -159,9 +162,14 @@ export function createSnapshotTrigger(opts: SnapshotTriggerOptions): SnapshotTri
         await addBuildJob('dirty');
       });
     },
-    async markCatalogChanged() {
+    async markCatalogChanged(eventIds = []) {
+      const ids = [...new Set(eventIds)];
       await failFast('markCatalogChanged', async () => {
-        await connection.incr(keys.catalogVersion);
+        const tx = connection.multi();
+        if (ids.length > 0) tx.sadd(keys.dirtyEvents, ...ids).sadd(keys.catalogDirtyEvents, ...ids);
+        else tx.sadd(keys.catalogDirtyEvents, CATALOG_RELOAD_ALL);
+        const results = await tx.incr(keys.catalogVersion).exec();
+        for (const [err] of results ?? []) if (err) throw err;
         await addBuildJob('catalog');
       });
     },

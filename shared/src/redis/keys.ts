@@ -39,6 +39,12 @@ export interface RedisKeys {
   dirtyRecords: string;
   /** string counter: bumped by the ingestor after a catalog sync that changed any row. */
   catalogVersion: string;
+  /**
+   * set: event ids whose catalog rows changed (SADD with the version bump, in one MULTI; popped with
+   * it by the snapshot builder, which re-reads just these events). `CATALOG_RELOAD_ALL` among them:
+   * every event's rows are re-read.
+   */
+  catalogDirtyEvents: string;
   /** hash per snapshot: `body` (serialised JSON), `etag` (strong, quoted), `built_at` (ms). */
   snapshot: (name: SnapshotName) => string;
   /**
@@ -125,6 +131,7 @@ export function redisKeys(prefix: string): RedisKeys {
     backfilledHistory: `${base}:dirty:history:backfilled`,
     dirtyRecords: `${base}:dirty:records`,
     catalogVersion: `${base}:catalog:version`,
+    catalogDirtyEvents: `${base}:dirty:catalog`,
     snapshot: (name) => `${base}:snap:${name}`,
     snapshotAnnounce: `${base}:snap:announce`,
     feedAnnounce: `${base}:feed:announce`,
@@ -141,3 +148,6 @@ export function redisKeys(prefix: string): RedisKeys {
 
 /** Feed freshness rule (DESIGN.md): live while connected and the last message is under 30 s old. */
 export const FEED_FRESH_MS = 30_000;
+
+/** A member of `catalogDirtyEvents`: a catalog change that named no event, so every event's rows are re-read. */
+export const CATALOG_RELOAD_ALL = '*';

@@ -74,16 +74,20 @@ describe('catalog sync', () => {
     expect(after[0].t.getTime()).toBe(before[0].t.getTime());
   });
 
-  it('reports only the event whose price moved, marks it dirty and bumps the catalog version', async () => {
+  it('reports only the event whose price moved, in the outbox row written with its page (the relay of the worker marks it)', async () => {
     await h.redis.redis.del(h.keys.dirtyEvents);
     const version = Number((await h.redis.redis.get(h.keys.catalogVersion)) ?? 0);
+    const [{ last }] = await h.database.db.query(sql`select coalesce(max(id), 0)::int as last from outbox`);
     const e7 = h.fake.events.find((e) => e.id === 'e7')!;
     (e7.markets as Array<Record<string, unknown>>)[0]!.outcomePrices = '["0.3","0.7"]';
     const r = await ingestor.syncCatalog();
     expect(r.changedEventIds).toEqual(['e7']);
+    const rows: Array<{ topic: string; payload: unknown }> = await h.database.db.query(sql`select topic, payload from outbox where id > ${last} order by id`);
+    expect(rows).toEqual([{ topic: 'events-changed', payload: { eventIds: ['e7'] } }]);
+    // Not marked a second time by the ingestor itself: the relay's delivery is the one mark.
     await ingestor.flush();
-    expect(await h.redis.redis.smembers(h.keys.dirtyEvents)).toEqual(['e7']);
-    expect(Number(await h.redis.redis.get(h.keys.catalogVersion))).toBe(version + 1);
+    expect(await h.redis.redis.smembers(h.keys.dirtyEvents)).toEqual([]);
+    expect(Number(await h.redis.redis.get(h.keys.catalogVersion))).toBe(version);
   });
 
   it('retries a failed page and completes the sync', async () => {

@@ -41,8 +41,14 @@ export interface CatalogSyncOptions {
   resolve: (r: SettleMarket) => Promise<unknown>;
   /** Every page's rows after they are written (the live feed learns new tokens and catalog prices). */
   onRows?: (rows: CatalogRows) => void;
-  /** After a sync or refresh that changed rows. */
-  onChanged?: (changedEventIds: string[]) => Promise<void>;
+  /**
+   * After a sync or refresh, the events changed in ways the outbox does not carry: catalog game
+   * states, and events closed here because the catalog no longer knows them. Every other change is
+   * in the `events-changed` outbox row written with its page (catalog-db.ts), which the worker's
+   * relay delivers: handing those on here as well had the worker re-read and rebuild every event a
+   * sync changed a second time.
+   */
+  onChanged?: (eventIds: string[]) => Promise<void>;
   /** An event the catalog no longer knows was closed here: its tokens are no longer wanted. */
   onVanished?: (eventId: string) => void;
   /** Events per page; default 100. */
@@ -138,13 +144,17 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
     return fn();
   }
 
-  async function writeEvents(events: GammaEvent[], changed: Set<string>): Promise<{ markets: number; skipped: number }> {
+  /** Writes a page; `changed` gains every event whose rows changed, `direct` those not in the outbox (`onChanged`). */
+  async function writeEvents(events: GammaEvent[], changed: Set<string>, direct: Set<string>): Promise<{ markets: number; skipped: number }> {
     const rows = mapEvents(events, sports);
     const written = await writeCatalogPage(db, rows);
     for (const id of written.changedEventIds) changed.add(id);
     try {
       const leagues = new Map(rows.events.map((e) => [e.id, e.league]));
-      for (const id of await writeCatalogGames(db, catalogGameRows(events, (id) => leagues.get(id) ?? null))) changed.add(id);
+      for (const id of await writeCatalogGames(db, catalogGameRows(events, (id) => leagues.get(id) ?? null))) {
+        changed.add(id);
+        direct.add(id);
+      }
     } catch (err) {
       // Game state is the sports channel's first; the next sync fills it again.
       logger.warn({ err }, 'writing catalog game states failed');
@@ -165,6 +175,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
     const started = clock.now();
     const seen = new Set<string>();
     const changed = new Set<string>();
+    const direct = new Set<string>();
     let events = 0;
     let markets = 0;
     let skipped = 0;
@@ -176,7 +187,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
       skipped += body.skippedEvents + body.skippedMarkets;
       const fresh = body.events.filter((e) => !seen.has(e.id));
       for (const e of fresh) seen.add(e.id);
-      const w = await writeEvents(fresh, changed);
+      const w = await writeEvents(fresh, changed, direct);
       events += fresh.length;
       markets += w.markets;
       skipped += w.skipped;
@@ -186,7 +197,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
     const absent = (await openEventIds(db)).filter((id) => !seen.has(id));
     for (const id of absent.slice(0, confirmLimit)) {
       try {
-        await confirmAbsent(id, changed);
+        await confirmAbsent(id, changed, direct);
       } catch (err) {
         logger.warn({ err, eventId: id }, 'confirming an absent event failed; left as is');
       }
@@ -200,19 +211,20 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
       skipped,
       durationMs: clock.now() - started,
     };
-    if (changed.size > 0) await opts.onChanged?.(result.changedEventIds);
+    if (direct.size > 0) await opts.onChanged?.([...direct]);
     logger.info({ ...result, changedEventIds: result.changedEventIds.length }, 'catalog synced');
     return result;
   }
 
   /** Ask the catalog about one event it no longer lists as open, and write what it answers. */
-  async function confirmAbsent(id: string, changed: Set<string>) {
+  async function confirmAbsent(id: string, changed: Set<string>, direct: Set<string>) {
     const listed = (await paced(() => gamma.events({ id }))).events.filter((e) => e.id === id);
     const answer = listed.length > 0 ? listed : ((await paced(() => gamma.eventById(id)))?.events.filter((e) => e.id === id) ?? null);
     if (answer === null) {
       if (await closeVanishedEvent(db, id)) {
         stats.vanished++;
         changed.add(id);
+        direct.add(id);
         logger.warn({ eventId: id }, 'event unknown to the catalog (404 by id); closed without a resolution');
         opts.onVanished?.(id);
       }
@@ -223,11 +235,12 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
       return;
     }
     stats.confirmedAbsent++;
-    await writeEvents(answer, changed);
+    await writeEvents(answer, changed, direct);
   }
 
   async function runRefresh(refs: Array<{ id?: string | null; slug?: string | null }>): Promise<string[]> {
     const changed = new Set<string>();
+    const direct = new Set<string>();
     const done = new Set<string>();
     for (const ref of refs) {
       const query: Record<string, string> | null = ref.id ? { id: ref.id } : ref.slug ? { slug: ref.slug } : null;
@@ -237,12 +250,12 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
       done.add(key);
       try {
         const body = await paced(() => gamma.events(query));
-        if (body.events.length > 0) await writeEvents(body.events, changed);
+        if (body.events.length > 0) await writeEvents(body.events, changed, direct);
       } catch (err) {
         logger.warn({ err, query }, 'refreshing an event failed');
       }
     }
-    if (changed.size > 0) await opts.onChanged?.([...changed]);
+    if (direct.size > 0) await opts.onChanged?.([...direct]);
     return [...changed];
   }
 

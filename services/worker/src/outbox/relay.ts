@@ -95,7 +95,9 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
   async function deliver(rows: readonly OutboxRow[]): Promise<void> {
     const settle = new Set<string>();
     const events = new Set<string>();
-    let catalog = false;
+    const catalog = new Set<string>();
+    /** An events-changed row that names no event: every event's rows are re-read. */
+    let catalogAll = false;
     const userIds = new Set<string>();
     const marketIds = new Set<string>();
     const dirty = new Set<RecordsDirtyMember>();
@@ -111,8 +113,8 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
         settle.add(p.marketId);
         events.add(p.eventId);
       } else if ('eventIds' in p) {
-        for (const id of p.eventIds) events.add(id);
-        catalog = true;
+        for (const id of p.eventIds) catalog.add(id);
+        if (p.eventIds.length === 0) catalogAll = true;
       } else if ('callIds' in p) {
         if (p.projectedInTx) {
           // Records and boards committed with the settlement: only the boards' snapshots are owed
@@ -138,7 +140,8 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
     // The snapshot trigger never throws (it drops during a Redis outage, by design of the hot path);
     // what it drops the worker's periodic full build and the reconciler restore.
     if (events.size > 0) await deps.snapshots.markEventsDirty(events);
-    if (catalog) await deps.snapshots.markCatalogChanged();
+    if (catalog.size > 0) await deps.snapshots.markCatalogChanged(catalog);
+    if (catalogAll) await deps.snapshots.markCatalogChanged();
   }
 
   /** One transaction: claim up to `batch` rows, deliver them, mark them sent. Returns rows sent. */

@@ -86,17 +86,23 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   /** The market index entries (market id → event slug) this process wrote, so a build writes only new ones. */
   const indexed = new Map<string, string>();
 
-  /** Take the dirty set and the catalog version in one atomic step. */
-  async function popDirty(): Promise<{ ids: string[]; version: string }> {
-    const results = await deps.redis.multi().smembers(keys.dirtyEvents).del(keys.dirtyEvents).get(keys.catalogVersion).exec();
+  /** Take the dirty sets and the catalog version in one atomic step. */
+  async function popDirty(): Promise<{ ids: string[]; catalogIds: string[]; version: string }> {
+    const results = await deps.redis
+      .multi()
+      .smembers(keys.dirtyEvents)
+      .smembers(keys.catalogDirtyEvents)
+      .del(keys.dirtyEvents, keys.catalogDirtyEvents)
+      .get(keys.catalogVersion)
+      .exec();
     if (results === null) throw new Error('dirty set pop aborted');
     for (const [err] of results) if (err) throw err;
-    const ids = results[0]?.[1];
-    const version = results[2]?.[1];
-    return {
-      ids: Array.isArray(ids) ? ids.filter((v): v is string => typeof v === 'string') : [],
-      version: typeof version === 'string' ? version : '0',
+    const members = (i: number) => {
+      const v = results[i]?.[1];
+      return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
     };
+    const version = results[3]?.[1];
+    return { ids: members(0), catalogIds: members(1), version: typeof version === 'string' ? version : '0' };
   }
 
   /**
@@ -157,6 +163,8 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
     let popped = await popDirty();
     /** Every id popped in this build: rebuilt from Postgres below, put back if the build fails. */
     const taken = new Set(popped.ids);
+    /** Every catalog-dirty id popped: its rows are re-read below (put back if the build fails). */
+    const catalogTaken = new Set(popped.catalogIds);
     try {
       if (full) writer.forget(); // compare with Redis again: it may have been flushed since
       let early = 0;
@@ -167,9 +175,10 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
         early += await writeDirtyPagesFirst(popped.ids);
         popped = await popDirty();
         for (const id of popped.ids) taken.add(id);
+        for (const id of popped.catalogIds) catalogTaken.add(id);
       }
       const dirty = [...taken];
-      const view = await catalog.refresh({ version: popped.version, dirty, full });
+      const view = await catalog.refresh({ version: popped.version, dirty, catalogDirty: [...catalogTaken], full });
       const rebuild = view.rebuild;
       const pages = rebuild === 'all' ? view.open : view.open.filter((e) => rebuild.has(e.id));
       // Fresh from Redis: every chance on a full build, else those of the events marked (or closed)
@@ -200,6 +209,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
     } catch (err) {
       // Put the popped ids back so the next build (the sweep requests one within a second) retries them.
       if (taken.size > 0) await deps.redis.sadd(keys.dirtyEvents, ...taken).catch(() => {});
+      if (catalogTaken.size > 0) await deps.redis.sadd(keys.catalogDirtyEvents, ...catalogTaken).catch(() => {});
       throw err;
     }
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { categorySchema, type Category, type Team } from '@pm/shared/api';
+import { CATALOG_RELOAD_ALL } from '@pm/shared/redis';
 import { sql, type Db, type Events, type Games, type Markets, type MarketSplits, type Outcomes } from '@pm/shared/db';
 import type { CatalogEvent, CatalogMarket, GameState } from './model.js';
 import { sameData } from './same-data.js';
@@ -268,9 +269,11 @@ export interface CatalogCache {
    * Bring the cache up to date and say what to rebuild.
    * @param version the `catalogVersion` read from Redis in this build
    * @param dirty event ids popped from the dirty set
+   * @param catalogDirty event ids popped from the catalog-dirty set, with the version: only these
+   *   events' rows are re-read; `CATALOG_RELOAD_ALL` among them (or a new version without any) re-reads all
    * @param full reload everything from Postgres (start, periodic safety sweep)
    */
-  refresh(input: { version: string; dirty: readonly string[]; full: boolean }): Promise<CatalogView>;
+  refresh(input: { version: string; dirty: readonly string[]; catalogDirty?: readonly string[]; full: boolean }): Promise<CatalogView>;
 }
 
 interface CacheState {
@@ -302,10 +305,11 @@ export function createCatalogCache(db: Db): CatalogCache {
 
   return {
     cached: () => state,
-    async refresh({ version, dirty, full }) {
+    async refresh({ version, dirty, catalogDirty = [], full }) {
       let rebuild: CatalogView['rebuild'];
       let extraIds: string[];
-      if (full || state === undefined || state.version !== version) {
+      const reloadAll = catalogDirty.includes(CATALOG_RELOAD_ALL) || (state !== undefined && state.version !== version && catalogDirty.length === 0);
+      if (full || state === undefined || reloadAll) {
         const before = state;
         const { next, left } = await reload(version);
         state = next;
@@ -313,8 +317,22 @@ export function createCatalogCache(db: Db): CatalogCache {
         extraIds = [...new Set([...left, ...dirty])].filter((id) => !next.byId.has(id));
       } else {
         const current = state;
-        const ids = new Set(dirty.filter((id) => current.byId.has(id)));
-        extraIds = dirty.filter((id) => !current.byId.has(id));
+        // The events whose rows changed, re-read: the open ones replace theirs, the others leave.
+        if (catalogDirty.length > 0) {
+          const rows = await loadCatalog(db, { ids: catalogDirty });
+          const loaded = new Map(rows.events.map((e) => [e.id, e] as const));
+          for (const id of catalogDirty) {
+            const e = loaded.get(id);
+            if (e !== undefined && !e.closed) current.byId.set(id, e);
+            else current.byId.delete(id);
+          }
+          current.open = [...current.byId.values()];
+          current.version = version;
+        }
+        // Marked events (the catalog ones are marked as well): open ones are rebuilt, the others once more as extra.
+        const marked = [...new Set([...dirty, ...catalogDirty])];
+        const ids = new Set(marked.filter((id) => current.byId.has(id)));
+        extraIds = marked.filter((id) => !current.byId.has(id));
         const gamesKey = await probeGames(db);
         if (gamesKey !== current.gamesKey) {
           const games = await loadGames(db, { open: true });

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { redisKeys } from '@pm/shared/redis';
+import { CATALOG_RELOAD_ALL, redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { eventually, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
 import { useFreshStores } from '../testing/stores.js';
@@ -39,6 +39,14 @@ beforeEach(async () => {
 const event = (slug: string) => readSnapshot(tr.redis, tr.prefix, `event:${slug}`, eventSnapshotSchema).then((s) => s.event);
 const list = (name: Parameters<typeof readSnapshot>[2]) => readSnapshot(tr.redis, tr.prefix, name, listSnapshotSchema);
 const dirty = (...ids: string[]) => tr.redis.sadd(redisKeys(tr.prefix).dirtyEvents, ...ids);
+/** What SnapshotTrigger.markCatalogChanged(ids) writes: the ids marked, for a re-read of their rows (none: all), and the version bumped. */
+const catalogChanged = async (...ids: string[]) => {
+  const keys = redisKeys(tr.prefix);
+  const tx = tr.redis.multi();
+  if (ids.length > 0) tx.sadd(keys.dirtyEvents, ...ids).sadd(keys.catalogDirtyEvents, ...ids);
+  else tx.sadd(keys.catalogDirtyEvents, CATALOG_RELOAD_ALL);
+  await tx.incr(keys.catalogVersion).exec();
+};
 
 describe('a full build of the test catalog', () => {
   let stats: BuildStats;
@@ -332,10 +340,24 @@ describe('incremental builds', () => {
     expect(e.markets[0]?.platform_split).toEqual([3, 1]);
   });
 
+  it('a catalog change that names its events re-reads only their rows; one that names none re-reads all', async () => {
+    await tdb.db.query(sql`update events set title = title || ' (renamed)' where id in ('e-soccer', 'e-btc')`);
+    await catalogChanged('e-soccer');
+    now += 1000;
+    expect((await builder.build()).events).toBe(1);
+    expect((await event('ars-che')).title).toBe('Arsenal vs Chelsea (renamed)');
+    expect((await list('markets:trending')).events.find((e) => e.slug === 'ars-che')?.title).toBe('Arsenal vs Chelsea (renamed)');
+    expect((await event('btc-100k')).title).not.toContain('(renamed)'); // not named: not re-read
+    await catalogChanged();
+    now += 1000;
+    expect((await builder.build()).events).toBe(1);
+    expect((await event('btc-100k')).title).toContain('(renamed)');
+  });
+
   it('an event that closes leaves the lists, its league list empties, its page is rebuilt', async () => {
     await tdb.db.query(sql`update events set closed = true where id = 'e-btc'`);
     await tdb.db.query(sql`update markets set closed = true where event_id = 'e-btc'`);
-    await tr.redis.incr(redisKeys(tr.prefix).catalogVersion);
+    await catalogChanged('e-btc');
     await builder.build();
     const trending = await list('markets:trending');
     expect(trending.events.map((e) => e.slug)).toEqual(['ars-che', 'us-election']);
