@@ -15,10 +15,10 @@ import type { RecordsDirtyMember, RecordsTrigger } from '@pm/shared/records';
  * Several relays at once each claim different rows (skip locked) and never wait on each other.
  *
  * Rows become jobs as follows (a batch is merged first, so a burst of records makes one request):
- *   market-resolved → `settle-market` (id `settle-<marketId>`), and the event's snapshots are stale
+ *   market-resolved → `settle-market` (id `settle-<marketId>`), and the event's rows re-read (its market closed)
  *   records-changed, market-settled → projections and record snapshots (shared/src/records/trigger.ts);
  *                    a settlement projected in its own transaction (`projectedInTx`) only the snapshots
- *   events-changed  → the events' snapshots and the catalog version (shared/src/queues/snapshot-trigger.ts)
+ *   events-changed  → the events' rows re-read, their snapshots rebuilt (shared/src/queues/snapshot-trigger.ts)
  *
  * It wakes on the `outbox` NOTIFY that every insert sends on commit (migration 0002), and polls as
  * well, so a lost LISTEN connection costs at most one poll interval.
@@ -32,7 +32,7 @@ export interface OutboxRelayDeps {
   connection: Redis;
   prefix: string;
   records: Pick<RecordsTrigger, 'projectionStale' | 'snapshotsDirty'>;
-  snapshots: Pick<SnapshotTrigger, 'markEventsDirty' | 'markCatalogChanged'>;
+  snapshots: Pick<SnapshotTrigger, 'markCatalogChanged'>;
   logger: Logger;
   /** Rows claimed per transaction. Default 500. */
   batch?: number;
@@ -94,7 +94,7 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
   /** Add every job the rows owe; throws when any add fails (the rows then stay unsent). */
   async function deliver(rows: readonly OutboxRow[]): Promise<void> {
     const settle = new Set<string>();
-    const events = new Set<string>();
+    /** Events whose catalog rows changed: a page written (events-changed), a market resolved (its row closed). */
     const catalog = new Set<string>();
     /** An events-changed row that names no event: every event's rows are re-read. */
     let catalogAll = false;
@@ -111,7 +111,7 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
       const p = parsed.data;
       if ('eventId' in p) {
         settle.add(p.marketId);
-        events.add(p.eventId);
+        catalog.add(p.eventId);
       } else if ('eventIds' in p) {
         for (const id of p.eventIds) catalog.add(id);
         if (p.eventIds.length === 0) catalogAll = true;
@@ -139,7 +139,6 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
     if (dirty.size > 0) await deps.records.snapshotsDirty(dirty);
     // The snapshot trigger never throws (it drops during a Redis outage, by design of the hot path);
     // what it drops the worker's periodic full build and the reconciler restore.
-    if (events.size > 0) await deps.snapshots.markEventsDirty(events);
     if (catalog.size > 0) await deps.snapshots.markCatalogChanged(catalog);
     if (catalogAll) await deps.snapshots.markCatalogChanged();
   }
