@@ -115,6 +115,26 @@ describe('the reconciler', () => {
     expect((await reconciler.pass()).projection).toBe(0);
   });
 
+  it('leaves alone a person projected after the relay delivered the change, however soon after it', async () => {
+    await reconciler.pass(); // this Redis takes its epoch
+    const userId = await aCall('rc2');
+    await writeOutbox(tdb.db, 'records-changed', { userIds: [userId], marketIds: ['rc2'], dirty: [] });
+    // The usual case: delivered 50 ms after the change, projected 200 ms after it (before, the rule
+    // "5 s after the change" counted every such person as lost work and projected them again).
+    await tdb.db.query(sql`
+      update outbox set created_at = now() - interval '20 seconds', sent_at = now() - interval '19.95 seconds'
+      where payload -> 'userIds' @> ${JSON.stringify([userId])}::jsonb`);
+    await tdb.db.query(sql`insert into user_records (user_id, updated_at) values (${userId}, now() - interval '19.8 seconds')`);
+    await tr.redis.del(projectionUsersDirtyKey(tr.prefix));
+    const counted = repairs.projection ?? 0;
+    expect((await reconciler.pass()).projection).toBe(0);
+    expect(repairs.projection ?? 0).toBe(counted); // no repair reported
+    expect(await tr.redis.smembers(projectionUsersDirtyKey(tr.prefix))).toEqual([]);
+    // A record projected before the relay read the change (its job then lost) is re-projected.
+    await tdb.db.query(sql`update user_records set updated_at = now() - interval '19.97 seconds' where user_id = ${userId}`);
+    expect((await reconciler.pass()).projection).toBe(1);
+  });
+
   it('leaves a settlement projected by its own job alone, and re-projects one whose job died before projecting', async () => {
     const users: Array<{ id: number }> = await tdb.db.query(sql`
       insert into users (handle, display_name) values ('uset1', 'U'), ('uset2', 'U') returning id`);

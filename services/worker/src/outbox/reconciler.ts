@@ -135,6 +135,11 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
           -- second time here, 10-25 s later, for nothing.
           when o.payload ->> 'projected' = 'true' and o.payload ->> 'writtenAt' ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T'
             then (o.payload ->> 'writtenAt')::timestamptz
+          -- Delivered: sent_at is when the relay read the row, after the change committed and before
+          -- the projection it asked for started. Compared with created_at + slack instead, every
+          -- change projected within 5 s (all of them) was projected again here and counted as a
+          -- repair: a healthy stack reported lost work every pass.
+          when o.sent_at is not null then o.sent_at
           else o.created_at + ${PROJECTION_SLACK}::interval end)
         and exists (select 1 from users where id = u.id::bigint)
         and u.id ~ '^[0-9]{1,18}$'

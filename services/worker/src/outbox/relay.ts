@@ -51,7 +51,7 @@ export interface OutboxRelay {
 }
 
 /** A claimed row: its topic narrowed to the ones the relay knows, its payload unknown until its topic's schema parses it. */
-type OutboxRow = Pick<Outbox, 'id'> & { topic: OutboxTopic; payload: unknown };
+type OutboxRow = Pick<Outbox, 'id'> & { topic: OutboxTopic; payload: unknown; claimed_at: Date };
 
 /**
  * Settlement jobs: retried with backoff (a Postgres blip). Finished jobs stay visible, capped; while
@@ -146,9 +146,10 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
   /** One transaction: claim up to `batch` rows, deliver them, mark them sent. Returns rows sent. */
   async function pass(): Promise<number> {
     return deps.db.tx(async (tx) => {
-      // Input: batch size. Output: the oldest unsent rows no other relay holds, locked until commit.
+      // Input: batch size. Output: the oldest unsent rows no other relay holds, locked until commit,
+      // each with the moment it was read: after its change committed, before anything it triggers.
       const rows: OutboxRow[] = await tx.query(sql`
-        select id, topic, payload from outbox
+        select id, topic, payload, clock_timestamp() as claimed_at from outbox
         where sent_at is null
         order by id
         limit ${batch}
@@ -158,8 +159,10 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
       // Bounded, so a Redis that does not answer releases the rows (and the connection) instead of
       // holding them locked; adds that land after the deadline are repeated later, harmlessly.
       await withDeadline(deliver(rows), deliverTimeoutMs, 'relaying outbox rows');
-      // Input: the claimed ids. Output: none.
-      await tx.query(sql`update outbox set sent_at = now() where id = any(${rows.map((r) => r.id)}::bigint[])`);
+      // Input: the claimed ids and when they were read. Output: none. sent_at is that moment, so a
+      // projection that started after it saw the change (the reconciler's test of a stale record).
+      const claimedAt = new Date(Math.max(...rows.map((r) => r.claimed_at.getTime())));
+      await tx.query(sql`update outbox set sent_at = ${claimedAt} where id = any(${rows.map((r) => r.id)}::bigint[])`);
       return rows.length;
     });
   }
