@@ -9,14 +9,16 @@ import { sameData } from './same-data.js';
  * Loads the catalog from Postgres and keeps it in process memory between builds.
  *
  * Why a cache: builds run every ~250 ms while prices move, and a price-only rebuild needs nothing
- * from Postgres but what it already has. The events/markets/outcomes part is keyed by the ingestor's
- * `catalogVersion` counter (bumped after every sync that changed a row); games by a cheap probe
- * (a fingerprint of the games rows, including updated_at); platform splits are re-read for the events being rebuilt.
+ * from Postgres but what it already has. The events/markets/outcomes part changes when a catalog
+ * change names its events (SnapshotTrigger.markCatalogChanged: a page the ingestor wrote, a market
+ * resolved), and only those events' rows are re-read; a change that names none, or a `catalogVersion`
+ * moved without any, re-reads all. Games by a cheap probe (a fingerprint of the games rows, including
+ * updated_at); platform splits are re-read for the events being rebuilt.
  *
- * A reload keeps the object of every event whose rows read the same as before: only the events that
- * changed (or were marked) are rebuilt, and the list cards of the others stay as they were
- * (list-bodies.ts tells a changed event by its object). A catalog sync bumps the version once per
- * page it changes: rebuilding all 5,000 open events' pages and cards each time kept the worker busy
+ * A whole reload keeps the object of every event whose rows read the same as before: only the events
+ * that changed (or were marked) are rebuilt, and the list cards of the others stay as they were
+ * (list-bodies.ts tells a changed event by its object). A catalog sync changes a page at a time:
+ * re-reading all 5,000 open events and rebuilding every page and card for each kept the worker busy
  * for seconds per sync, beside the API on the same cores. A full build still rebuilds everything.
  */
 
