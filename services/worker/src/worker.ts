@@ -201,7 +201,10 @@ export function createWorker(deps: WorkerDeps): WorkerService {
         connection: bullConnection,
         prefix: config.REDIS_PREFIX,
         records: recordsTrigger,
-        rebuildMarketSnapshots: () => builder.build({ full: true, reason: 'reconcile' }),
+        rebuildMarketSnapshots: () => {
+          history.rebuildAll();
+          return builder.build({ full: true, reason: 'reconcile' });
+        },
         // Before this process's first full build has completed (the one at start, over a big history
         // minutes long) `calls:latest` is missing because that build writes the lists last: a second
         // full build behind it would only repeat it. After it, a lost `calls:latest` is also caught by

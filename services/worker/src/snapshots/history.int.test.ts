@@ -217,6 +217,26 @@ describe('history snapshots', () => {
     expect((await history.build()).built).toBe(0);
   });
 
+  it('after Redis lost them, rebuildAll writes every range again, a resolved market and a quiet one included', async () => {
+    await tdb.db.query(sql`update markets set closed = true, resolved_outcome_index = 0, resolved_at = to_timestamp(${NOW_S - 30}) where id = 'm1'`);
+    now += 1_000;
+    await history.build(); // the resolution: m1 ends at it
+    const before = await Promise.all(HISTORY_RANGES.map((r) => readHistory('m1', r)));
+    expect(before[0]!.points.at(-1)).toEqual({ t: NOW_S - 30, chance: 1 });
+    const names = [...HISTORY_RANGES.map((r) => `history:m1:${r}` as const), 'history:m10:1d' as const];
+    const lose = () => tr.redis.del(...names.map((n) => redisKeys(tr.prefix).snapshot(n)));
+    await lose();
+    now += 120_000;
+    await history.build();
+    // Nothing marks them again (m1 is resolved, m10 has no points): they stay missing.
+    expect(await readStored(tr.redis, tr.prefix, 'history:m1:1d')).toBeNull();
+    history.rebuildAll();
+    now += 1_000;
+    await history.build();
+    expect(await Promise.all(HISTORY_RANGES.map((r) => readHistory('m1', r)))).toEqual(before);
+    expect((await readHistory('m10', '1d')).points).toEqual([]);
+  });
+
   it('a market just backfilled is rebuilt at once in every range, past the throttle', async () => {
     await insertPoints(token('m10', 0), [{ t: NOW_S - 30 * 86_400, chance: 0.4 }]);
     await tr.redis.sadd(redisKeys(tr.prefix).dirtyHistory, 'm10');

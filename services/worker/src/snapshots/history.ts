@@ -42,6 +42,13 @@ export interface HistoryBuildStats {
 
 export interface HistoryBuilder {
   build(): Promise<HistoryBuildStats>;
+  /**
+   * Redis lost its contents (the reconciler saw its epoch key gone): the next builds write every
+   * range again, of every open event's markets and of every resolved market, as at start. Without
+   * it a snapshot whose body does not change again (a resolved market's chart) stayed missing: the
+   * writer remembers having written it, and the API showed the market with no points.
+   */
+  rebuildAll(): void;
 }
 
 export interface HistoryBuilderDeps {
@@ -241,8 +248,19 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     return byToken;
   }
 
+  let lost = false;
+
   async function run(): Promise<HistoryBuildStats> {
     const now = deps.clock.now();
+    if (lost) {
+      lost = false;
+      writer.forget();
+      builtEtag.clear();
+      lastBuilt.clear();
+      started = false;
+      resolvedSince = undefined;
+      resolvedTaken.clear();
+    }
     const popped = await popDirty();
     markAll(popped.dirty);
     markAll(popped.backfilled);
@@ -331,6 +349,9 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       const next = chain.then(run);
       chain = next.catch(() => {});
       return next;
+    },
+    rebuildAll() {
+      lost = true;
     },
   };
 }
