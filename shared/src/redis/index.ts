@@ -7,3 +7,4 @@ export * from './keys.js';
 export * from './snapshot-announce.js';
 export * from './connection.js';
 export * from './batches.js';
+export * from './take-sets.js';

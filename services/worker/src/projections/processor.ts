@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { WEEK_MS } from '@pm/shared/domain';
 import type { JobData, SnapshotTrigger } from '@pm/shared/queues';
 import type { Logger } from '@pm/shared/logger';
-import { redisKeyBase } from '@pm/shared/redis';
+import { redisKeyBase, takeSets } from '@pm/shared/redis';
 import { tables, type Db } from '@pm/shared/db';
 import { projectionMarketsDirtyKey, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
 import { projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';
@@ -33,18 +33,6 @@ export interface ProjectionProcessorDeps {
   now?: () => Date;
 }
 
-/** Every member of both sets, and the sets emptied, in one step. */
-async function takeSets(redis: Redis, a: string, b: string): Promise<[string[], string[]]> {
-  const results = await redis.multi().smembers(a).smembers(b).del(a, b).exec();
-  if (results === null) throw new Error('dirty projection sets: MULTI aborted');
-  for (const [err] of results) if (err) throw err;
-  const members = (i: number) => {
-    const v = results[i]?.[1];
-    return Array.isArray(v) ? v.filter((m): m is string => typeof m === 'string') : [];
-  };
-  return [members(0), members(1)];
-}
-
 /** Positive integer ids only: a malformed member of the dirty set is dropped, not a failed batch. */
 function userIdsOf(values: Array<string | number>): number[] {
   return values.map(Number).filter((n) => Number.isSafeInteger(n) && n > 0);
@@ -67,7 +55,9 @@ export function createProjectUsersProcessor(deps: ProjectionProcessorDeps) {
     // Take the sets atomically (read and delete in one MULTI), as the record snapshot builder does:
     // removing only the members read, after the work, would also remove a member added again
     // meanwhile — whose job was deduplicated into a later one that then never saw it.
-    const [dirtyUsers, dirtyMarkets] = await takeSets(deps.redis, usersKey, marketsKey);
+    const {
+      members: [dirtyUsers = [], dirtyMarkets = []],
+    } = await takeSets(deps.redis, [usersKey, marketsKey]);
     const at = now();
     // profit_7d also changes with the clock alone, when a settled call turns 7 days old: those
     // people join the batch (the job scheduler in schedule.ts makes sure a batch runs when quiet).

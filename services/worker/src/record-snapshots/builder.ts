@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { redisKeys } from '@pm/shared/redis';
+import { redisKeys, takeSets } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { createBuildChain, type BuildChain } from '../snapshots/build-chain.js';
@@ -119,11 +119,8 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
   let lastFullAt: number | undefined;
 
   async function popDirty(): Promise<string[]> {
-    const results = await deps.redis.multi().smembers(keys.dirtyRecords).del(keys.dirtyRecords).exec();
-    if (results === null) throw new Error('dirty records pop aborted');
-    for (const [err] of results) if (err) throw err;
-    const members = results[0]?.[1];
-    return Array.isArray(members) ? members.filter((v): v is string => typeof v === 'string') : [];
+    const { members } = await takeSets(deps.redis, [keys.dirtyRecords]);
+    return members[0] ?? [];
   }
 
   // Each family's bodies are made in SQL (bodies.ts): here they are only paged and written.

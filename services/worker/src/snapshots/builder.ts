@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { REDIS_FIELDS_PER_COMMAND, redisKeys, slices, type SnapshotName } from '@pm/shared/redis';
+import { REDIS_FIELDS_PER_COMMAND, redisKeys, slices, takeSets, type SnapshotName } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { createBuildChain, type BuildChain } from './build-chain.js';
@@ -88,21 +88,8 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
 
   /** Take the dirty sets and the catalog version in one atomic step. */
   async function popDirty(): Promise<{ ids: string[]; catalogIds: string[]; version: string }> {
-    const results = await deps.redis
-      .multi()
-      .smembers(keys.dirtyEvents)
-      .smembers(keys.catalogDirtyEvents)
-      .del(keys.dirtyEvents, keys.catalogDirtyEvents)
-      .get(keys.catalogVersion)
-      .exec();
-    if (results === null) throw new Error('dirty set pop aborted');
-    for (const [err] of results) if (err) throw err;
-    const members = (i: number) => {
-      const v = results[i]?.[1];
-      return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-    };
-    const version = results[3]?.[1];
-    return { ids: members(0), catalogIds: members(1), version: typeof version === 'string' ? version : '0' };
+    const { members, value } = await takeSets(deps.redis, [keys.dirtyEvents, keys.catalogDirtyEvents], keys.catalogVersion);
+    return { ids: members[0] ?? [], catalogIds: members[1] ?? [], version: value ?? '0' };
   }
 
   /**

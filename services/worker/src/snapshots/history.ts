@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { HISTORY_RANGES, HISTORY_RANGE_WINDOWS, type HistoryRange, type HistorySnapshot } from '@pm/shared/snapshots';
-import { redisKeys, snapshotEtag, type SnapshotName } from '@pm/shared/redis';
+import { redisKeys, snapshotEtag, takeSets, type SnapshotName } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import { anyOf, sql, tables, type Db, type Markets, type PricePoints } from '@pm/shared/db';
 import type { HistoryPoint } from '@pm/shared/api';
@@ -123,19 +123,8 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
 
   /** Take both sets in one atomic step: markets with new points, and markets just backfilled. */
   async function popDirty(): Promise<{ dirty: string[]; backfilled: string[] }> {
-    const results = await deps.redis
-      .multi()
-      .smembers(keys.dirtyHistory)
-      .smembers(keys.backfilledHistory)
-      .del(keys.dirtyHistory, keys.backfilledHistory)
-      .exec();
-    if (results === null) throw new Error('history dirty set pop aborted');
-    for (const [err] of results) if (err) throw err;
-    const ids = (i: number) => {
-      const v = results[i]?.[1];
-      return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-    };
-    return { dirty: ids(0), backfilled: ids(1) };
+    const { members } = await takeSets(deps.redis, [keys.dirtyHistory, keys.backfilledHistory]);
+    return { dirty: members[0] ?? [], backfilled: members[1] ?? [] };
   }
 
   /** Every market of every open event (the first build). inputs: none. outputs: market ids. */
