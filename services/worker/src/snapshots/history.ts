@@ -89,24 +89,18 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
   /** Markets taken by newlyResolved in the last look-back window (id → resolved_at ms). */
   const resolvedTaken = new Map<string, number>();
   let chain: Promise<unknown> = Promise.resolve();
-  /** The ETag of each range snapshot this process wrote (or found unchanged) last: the base of the next incremental rebuild. */
-  const builtEtag = new Map<SnapshotName, string>();
 
   const markAll = (ids: Iterable<string>) => {
     for (const id of ids) pending.set(id, new Set(HISTORY_RANGES));
   };
   const nameOf = (marketId: string, range: HistoryRange): SnapshotName => `history:${marketId}:${range}`;
-  /** The next build of every range of these markets reads them whole. */
-  const rebuildWhole = (ids: Iterable<string>) => {
-    for (const id of ids) for (const range of HISTORY_RANGES) builtEtag.delete(nameOf(id, range));
-  };
 
   /**
-   * The points of the snapshots this process wrote last, for those still in Redis as written
-   * (same ETag); inputs: names; outputs: name → points (absent: read the range whole).
+   * The points of the snapshots this process wrote last (the writer's ETag), for those still in
+   * Redis as written; inputs: names; outputs: name → points (absent: read the range whole).
    */
   async function bases(names: readonly SnapshotName[]): Promise<Map<SnapshotName, HistoryPoint[]>> {
-    const known = names.filter((n) => builtEtag.has(n));
+    const known = names.filter((n) => writer.etagOf(n) !== undefined);
     const out = new Map<SnapshotName, HistoryPoint[]>();
     if (known.length === 0) return out;
     const read = deps.redis.pipeline();
@@ -115,7 +109,7 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     known.forEach((name, i) => {
       const [err, value] = results[i] ?? [new Error('no reply'), null];
       const [body, etag] = Array.isArray(value) ? value : [];
-      if (err || typeof body !== 'string' || etag !== builtEtag.get(name)) return;
+      if (err || typeof body !== 'string' || etag !== writer.etagOf(name)) return;
       out.set(name, (JSON.parse(body) as HistorySnapshot).points);
     });
     return out;
@@ -244,7 +238,6 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     if (lost) {
       lost = false;
       writer.forget();
-      builtEtag.clear();
       lastBuilt.clear();
       started = false;
       resolvedSince = undefined;
@@ -253,9 +246,9 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     const popped = await popDirty();
     markAll(popped.dirty);
     markAll(popped.backfilled);
-    // A backfill is a one-off that changes the whole chart: rebuild its ranges now, past the throttle, and whole.
+    // A backfill is a one-off that changes the whole chart: rebuild its ranges now, past the throttle,
+    // and whole (a range never built, or not since, has no base below).
     for (const id of popped.backfilled) lastBuilt.delete(id);
-    rebuildWhole(popped.backfilled);
     if (!started) {
       markAll(await openMarkets());
       started = true;
@@ -276,7 +269,7 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     const ends = await resolutionsOf(working);
 
     const nowSeconds = Math.floor(now / 1000);
-    const entries: Array<SnapshotEntry & { body: string; etag: string }> = [];
+    const entries: SnapshotEntry[] = [];
     const done: Array<[string, HistoryRange]> = [];
     let incremental = 0;
     for (const [range, marketIds] of work) {
@@ -286,15 +279,17 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       if (withToken.length === 0) continue;
       const { bucketSeconds } = HISTORY_RANGE_WINDOWS[range];
       const start = rangeStart(range, nowSeconds);
-      // A resolved market's snapshot ends in its resolution point: read whole.
-      const based = await bases(withToken.filter((id) => !ends.has(id)).map((id) => nameOf(id, range)));
+      // A base: the range as this process last built it, unless the market resolved since (its
+      // snapshot ends in the resolution point) or was backfilled (lastBuilt dropped): those are read whole.
+      const builtAt = (id: string) => lastBuilt.get(id)?.[range];
+      const based = await bases(withToken.filter((id) => !ends.has(id) && builtAt(id) !== undefined).map((id) => nameOf(id, range)));
       /** Per market, the first bucket read from Postgres (undefined: all of them). */
       const fromBucket = new Map<string, number>();
       for (const id of withToken) {
         const base = based.get(nameOf(id, range));
-        const builtAt = lastBuilt.get(id)?.[range];
-        if (base === undefined || builtAt === undefined) continue;
-        const lateFrom = Math.floor(builtAt / 1000) - LATE_POINT_SECONDS;
+        const at = builtAt(id);
+        if (base === undefined || at === undefined) continue;
+        const lateFrom = Math.floor(at / 1000) - LATE_POINT_SECONDS;
         fromBucket.set(id, bucketOf(Math.min(base.at(-1)?.t ?? lateFrom, lateFrom), bucketSeconds));
       }
       const points = await downsampleRange(
@@ -322,7 +317,6 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       }
     }
     const { written } = entries.length > 0 ? await writer.write(entries) : { written: 0 };
-    for (const e of entries) builtEtag.set(e.name, e.etag);
     // Only after the write: a failed build leaves its markets pending for the next one.
     for (const [marketId, range] of done) {
       const ranges = pending.get(marketId);

@@ -30,6 +30,8 @@ export interface SnapshotWriter {
   write(entries: readonly SnapshotEntry[]): Promise<WriteResult>;
   /** Drop the remembered ETags, so the next write compares with Redis (which may have been flushed). */
   forget(): void;
+  /** The ETag last written (or found stored and kept) under `name`; undefined after `forget` or before any write of it. */
+  etagOf(name: SnapshotName): string | undefined;
 }
 
 export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: () => number }): SnapshotWriter {
@@ -40,6 +42,7 @@ export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: 
     forget() {
       known.clear();
     },
+    etagOf: (name) => known.get(name),
     async write(entries) {
       const serialised = entries.map((e) => {
         if ('body' in e) return { name: e.name, body: e.body, etag: e.etag ?? snapshotEtag(e.body) };
