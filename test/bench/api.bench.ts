@@ -8,8 +8,8 @@
  * (fastify and express as ratios to raw) and the API's peak RSS (the sum over its processes).
  * Each path is measured twice: with the exchange feed live (the simulator moving 5,000 events' books,
  * the ingestor, worker and Postgres working beside the API on the same cores), and again, API and raw
- * baseline only, with the simulator paused (`feed=paused`: the API's own cost per request, as on a
- * machine of its own; the stack is still up and the API still holds 5,000 events).
+ * baseline only, with the simulator paused (`feed=paused`: nearer the API's own cost per request on a
+ * machine of its own; the stack is still up, its catalog syncs still run, and the API still holds 5,000 events).
  * The API and the raw server are measured in turn (API, raw, raw, API, …; 2-second slices of
  * BENCH_SECONDS each) so that the stack's changing background work falls on both alike.
  * The simulator keeps BENCH_EVENTS (default 5,000) open events (SIM_EVENTS), the size the API's
@@ -215,7 +215,9 @@ async function benchStack(apiProcesses: number): Promise<void> {
       const e = measure(`${express.url}${p}`);
       line(p, pair, ` fastify=${(f.rps / pair[1].rps).toFixed(2)} express=${(e.rps / pair[1].rps).toFixed(2)}`, 'live');
     }
-    // The same paths with the exchange feed paused: no book moves, so no ingest and no snapshot builds.
+    // The same paths with the exchange feed paused: no book moves, so no price ingest and no price
+    // builds. The catalog syncs go on (every 30 s): the first one after the pause still brings back the
+    // events whose volumes and catalog prices the live phase moved, and they are rebuilt as usual.
     await pauseFeed(stack, true);
     try {
       for (const p of paths) line(p, paired(`${stack.apiUrl}${p}`, `${raw.url}${p}`), '', 'paused');
