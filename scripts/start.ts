@@ -23,6 +23,7 @@ import { until } from '@pm/shared/net';
 import { ensureInfra, InfraError, portOpen } from './lib/infra.js';
 import { startRedisCluster, type LocalRedisCluster } from './lib/redis-cluster.js';
 import { createSupervisor, describeStatus, type ServiceSpec } from './lib/supervisor.js';
+import { API_NODE_ARGS } from './lib/api-node-args.js';
 import { buildServices, builtEntry } from './lib/build.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -163,23 +164,6 @@ async function main() {
   else say(`API on http://localhost:${config.PORT}/api/v1/markets, reference at http://localhost:${config.PORT}/api/v1/docs — Ctrl-C stops everything`);
 }
 
-/**
- * V8 options of the API processes, on node's command line (a node:cluster worker inherits them; the
- * Dockerfile and docker-compose.yml start the API with the same):
- * - the young generation capped at 4 MB a semi-space: Node 24's V8 default let it grow to 64 MB a
- *   semi-space under load, 128 MB of new space per process, the largest part of the API's 340 MB
- *   peak RSS in bench:api. A request's garbage dies within its round trip, so a small space promotes
- *   little, but the smaller it is the more often it is collected: under wrk with the feed live
- *   (`--trace-gc`, 15-s windows) 2 MB meant 769–1,067 scavenges and 920–1,020 ms of pauses, 4 MB
- *   539–652 and 660–700 ms, 8 MB 256–356 and 520–560 ms; bench:api's peak RSS was 117–121 MB at
- *   2 MB, 124.5 at 4 MB and 143.5 at 8 MB;
- * - the first old-generation limit at 32 MB (V8's own is sized from the machine's memory and
- *   survival rates): under the first load on a stack that is still building 5,000 event pages, what
- *   the small young generation does promote (announcements, price batches and snapshot versions
- *   queued behind requests) filled old space to 73 MB before the first full collection, and the RSS
- *   that made (153–158 MB) stayed. The live heap is 20–30 MB; the limit is soft, later ones V8 sets.
- */
-const API_NODE_ARGS = ['--max-semi-space-size=4', '--initial-old-space-size=32'];
 
 /** The second of each service listens this far above the first (PORT=p: the API replicas on p and p+100). */
 const REPLICA_PORT_STEP = 100;

@@ -14,7 +14,7 @@ export interface ServiceSpec {
   entry: string;
   env: NodeJS.ProcessEnv;
   /** Options for node itself, before the entry (V8's heap flags; a node:cluster worker inherits them). */
-  nodeArgs?: string[];
+  nodeArgs?: readonly string[];
 }
 
 export interface ServiceStatus {

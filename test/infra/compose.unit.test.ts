@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { configSchema, parseConfig } from '@pm/shared/config';
+import { API_NODE_ARGS } from '../../scripts/lib/api-node-args.js';
 import { builtEntry, sourceEntry } from '../../scripts/lib/build.js';
 
 /**
@@ -95,6 +96,13 @@ describe('docker-compose.yml', () => {
       expect(existsSync(path.join(root, sourceEntry(name))), sourceEntry(name)).toBe(true);
     }
     expect(read('Dockerfile')).toMatch(/^RUN npm run build$/m);
+  });
+
+  it('starts every API process with the V8 heap options `npm start` gives it (its peak RSS)', () => {
+    const command = ['node', ...API_NODE_ARGS, builtEntry('api')];
+    for (const name of ['api', 'api-2']) expect(services[name]!.command, name).toEqual(command);
+    const cmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
+    expect(cmd && JSON.parse(cmd)).toEqual(command);
   });
 
   it('sets only real configuration variables, every one valid', () => {
