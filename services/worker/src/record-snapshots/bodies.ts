@@ -48,16 +48,25 @@ const { jsonList, callObject, comboObject, leaderboardRowObject, CALL_JOINS } = 
 const CACHED_CALL = sql`join record_call_json cj on cj.call_id = r.id`;
 
 /**
+ * The end of every insert into record_call_json (call_id, body, src_xmin): a row is rewritten only
+ * when its text or the version of the call row it was made from changed.
+ */
+export const CALL_JSON_UPSERT = sql`
+  on conflict (call_id) do update set body = excluded.body, src_xmin = excluded.src_xmin
+  where record_call_json.body is distinct from excluded.body or record_call_json.src_xmin is distinct from excluded.src_xmin
+`;
+
+/**
  * inputs: call ids, the public web url. outputs: none; record_call_json holds the current Call
  * object of each of those calls (a row is rewritten only when its text changed).
  */
 export async function refreshCallJson(db: Queryable, ids: readonly string[], webUrl: string): Promise<void> {
   if (ids.length === 0) return;
   await db.query(sql`
-    insert into record_call_json (call_id, body)
-    select c.id, ${callObject(webUrl)}
+    insert into record_call_json (call_id, body, src_xmin)
+    select c.id, ${callObject(webUrl)}, c.xmin
     from (select distinct id from unnest(${[...ids]}::text[]) as u(id)) k join calls c on c.id = k.id ${CALL_JOINS}
-    on conflict (call_id) do update set body = excluded.body where record_call_json.body is distinct from excluded.body
+    ${CALL_JSON_UPSERT}
   `);
 }
 
@@ -65,7 +74,8 @@ export async function refreshCallJson(db: Queryable, ids: readonly string[], web
  * inputs: dirty call ids and market ids, the public web url, and `listedOn`: the markets they touch
  * (touchedMarkets), to refresh only the calls a list snapshot shows (the CALL_LIST_SIZE newest of
  * each of those markets, and of all calls).
- * outputs: how many calls it covered; record_call_json holds the current Call object of each dirty
+ * outputs: how many calls it covered, and of those how many objects it made (the others' rows had not
+ * changed since theirs was made); record_call_json holds the current Call object of each dirty
  * call and of every call on a dirty market that has resolved (settlement changed them all) — of
  * those the lists show, with `listedOn` — in ONE statement: the calls are found and their objects made
  * where they are, never sent to Node and back (a settlement's 10,000 ids). A settlement's build
@@ -76,11 +86,11 @@ export async function refreshTouchedCallJson(
   dirty: { calls: readonly string[]; markets: readonly string[] },
   webUrl: string,
   opts: { listedOn?: readonly string[] } = {},
-): Promise<number> {
-  if (dirty.calls.length === 0 && dirty.markets.length === 0) return 0;
+): Promise<{ calls: number; made: number }> {
+  if (dirty.calls.length === 0 && dirty.markets.length === 0) return { calls: 0, made: 0 };
   const calls = [...dirty.calls];
   const markets = [...dirty.markets];
-  const rows: Array<{ calls: number }> = await db.query(sql`
+  const rows: Array<{ calls: number; made: number }> = await db.query(sql`
     with resolved as (
       select id from markets where id = any(${markets}::text[]) and (resolved_at is not null or closed)
     ), k as (
@@ -102,14 +112,19 @@ export async function refreshTouchedCallJson(
       union
       select id from calls where market_id in (select id from resolved)`
       }
+    ), stale as (
+      -- Only calls whose row changed since their object was made (migration 0007): a settlement's
+      -- calls are asked for by the job and again by the relay's delivery of the same outbox row.
+      select k.id from k join calls c on c.id = k.id
+      where not exists (select 1 from record_call_json j where j.call_id = c.id and j.src_xmin = c.xmin)
     ), made as (
-      insert into record_call_json (call_id, body)
-      select c.id, ${callObject(webUrl)} from k join calls c on c.id = k.id ${CALL_JOINS}
-      on conflict (call_id) do update set body = excluded.body where record_call_json.body is distinct from excluded.body
+      insert into record_call_json (call_id, body, src_xmin)
+      select c.id, ${callObject(webUrl)}, c.xmin from stale s join calls c on c.id = s.id ${CALL_JOINS}
+      ${CALL_JSON_UPSERT}
     )
-    select count(*)::integer as calls from k
+    select (select count(*) from k)::integer as calls, (select count(*) from stale)::integer as made
   `);
-  return rows[0]?.calls ?? 0;
+  return { calls: rows[0]?.calls ?? 0, made: rows[0]?.made ?? 0 };
 }
 
 /**

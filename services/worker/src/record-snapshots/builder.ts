@@ -41,6 +41,11 @@ import { touchedMarkets } from './queries.js';
 export interface RecordBuildStats {
   full: boolean;
   calls: number;
+  /**
+   * An incremental build's Call objects made: of `calls`, those whose row changed since their object
+   * was made (a settlement's calls are requested twice: the second build makes none).
+   */
+  made?: number;
   markets: number;
   /** Snapshots whose body changed and were written. */
   written: number;
@@ -154,15 +159,16 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
     // shows: the API's pages make theirs from the record), so the cache is whole again when the
     // build ends.
     const markets = await touchedMarkets(db, dirty);
-    await refreshTouchedCallJson(db, dirty, webUrl, { listedOn: markets });
+    const listed = await refreshTouchedCallJson(db, dirty, webUrl, { listedOn: markets });
     mark('call_json_listed');
     for (let i = 0; i < markets.length; i += batchMarkets) await write(await marketEntries(markets.slice(i, i + batchMarkets)));
     mark('markets');
     await write(await globalEntries());
     mark('boards');
-    const calls = await refreshTouchedCallJson(db, dirty, webUrl);
+    const all = await refreshTouchedCallJson(db, dirty, webUrl);
     mark('call_json');
-    stats.calls = calls;
+    stats.calls = all.calls;
+    stats.made = listed.made + all.made;
     stats.markets = markets.length;
   }
 

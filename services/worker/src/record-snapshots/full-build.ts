@@ -1,5 +1,5 @@
 import { recordJson, sql, type Db } from '@pm/shared/db';
-import { globalBodies, marketBodies, type SnapshotBody } from './bodies.js';
+import { CALL_JSON_UPSERT, globalBodies, marketBodies, type SnapshotBody } from './bodies.js';
 import type { BulkSnapshotWriter } from './bulk-writer.js';
 import { calledMarketIdsAfter } from './queries.js';
 
@@ -48,9 +48,9 @@ export async function refreshAllCallJson(db: Db, webUrl: string): Promise<void> 
   await db.tx(async (tx) => {
     await tx.query(sql`set local jit = off`);
     await tx.query(sql`
-      insert into record_call_json (call_id, body)
-      select c.id, ${recordJson.callObject(webUrl)} from calls c ${recordJson.CALL_JOINS}
-      on conflict (call_id) do update set body = excluded.body where record_call_json.body is distinct from excluded.body
+      insert into record_call_json (call_id, body, src_xmin)
+      select c.id, ${recordJson.callObject(webUrl)}, c.xmin from calls c ${recordJson.CALL_JOINS}
+      ${CALL_JSON_UPSERT}
     `);
   });
 }

@@ -200,6 +200,27 @@ describe('incremental builds from the dirty set', () => {
     expect(await snapshotNames()).toEqual(SEEDED_NAMES);
   });
 
+  it("makes a settled call's object once when the settlement is requested twice (the job, then the relay), and again once its row changes", async () => {
+    await settleM1Calls();
+    const members = ['market:m1', 'call:c1', 'call:b2', 'call:b1', 'call:a7', 'leaderboard'];
+    await markDirty(...members);
+    await expect(builder.build()).resolves.toMatchObject({ calls: 4, made: 4 });
+    const settled = await cachedCall('a7');
+    expect(settled).toMatchObject({ status: 'won', settled_at: at(90).toISOString() });
+    const bodies = await Promise.all((await snapshotKeys()).map((k) => tr.redis.hget(k, 'body')));
+    // The relay's delivery of the same outbox row: the same calls, none of whose rows changed since.
+    await markDirty(...members);
+    await expect(builder.build()).resolves.toMatchObject({ calls: 4, made: 0, written: 0 });
+    expect(await cachedCall('a7')).toEqual(settled);
+    expect(await Promise.all((await snapshotKeys()).map((k) => tr.redis.hget(k, 'body')))).toEqual(bodies);
+    // A row that changed (any update gives it a new version) is made again, and shows the change.
+    await tdb.db.query(sql`update calls set thesis = 'Called it' where id = 'a7'`);
+    await markDirty('call:a7');
+    await expect(builder.build()).resolves.toMatchObject({ calls: 1, made: 1 });
+    expect(await cachedCall('a7')).toEqual({ ...settled, thesis: 'Called it' });
+    expect((await read('calls:market:m1', marketCallsSnapshotSchema)).calls.find((c) => c.id === 'a7')?.thesis).toBe('Called it');
+  });
+
   it('asks for a full build when Redis lost the snapshots, and that build restores them', async () => {
     expect(await builder.fullBuildDue()).toBe(false);
     const keys = await snapshotKeys();
