@@ -115,8 +115,10 @@ export async function refreshTouchedCallJson(
     ), stale as (
       -- Only calls whose row changed since their object was made (migration 0007): a settlement's
       -- calls are asked for by the job and again by the relay's delivery of the same outbox row.
+      -- A probe of record_call_json's key per call (a correlated subquery: as an anti-join the planner
+      -- hashed all of record_call_json, a million rows, to check 10,000).
       select k.id from k join calls c on c.id = k.id
-      where not exists (select 1 from record_call_json j where j.call_id = c.id and j.src_xmin = c.xmin)
+      where (select j.src_xmin from record_call_json j where j.call_id = c.id) is distinct from c.xmin
     ), made as (
       insert into record_call_json (call_id, body, src_xmin)
       select c.id, ${callObject(webUrl)}, c.xmin from stale s join calls c on c.id = s.id ${CALL_JOINS}
