@@ -17,7 +17,8 @@
  *   (up to 4 for a small heap that it sees collected fast) set the limit after the start's first
  *   collection (21 MB kept) near 84 MB, old space filled to 86 MB under the first load (`--trace-gc`),
  *   and the freed pages stayed in V8's page pool (48 MB "pooled") and in the RSS: a fresh stack loaded
- *   at once peaked at 168–171 MB (bench:api 146.6 and 170.7); with 1.5, 132–136 MB, the heap
- *   between 37 and 48 MB, a full collection every 5–7 s (2–15 ms, mostly concurrent) as before.
+ *   at once peaked at 168–171 MB (bench:api 146.6 and 170.7); with 1.5, 132–141 MB (bench:api
+ *   133–143), the heap between 37 and 58 MB, a full collection every 3–7 s (2–15 ms, mostly
+ *   concurrent), requests/s unchanged.
  */
 export const API_NODE_ARGS: readonly string[] = ['--max-semi-space-size=4', '--initial-old-space-size=32', '--heap-growing-percent=50'];

@@ -58,7 +58,7 @@ export const CALL_JSON_UPSERT = sql`
 
 /**
  * inputs: call ids, the public web url. outputs: none; record_call_json holds the current Call
- * object of each of those calls (a row is rewritten only when its text changed).
+ * object of each of those calls (a row is rewritten only when its text or its call row's version changed).
  */
 export async function refreshCallJson(db: Queryable, ids: readonly string[], webUrl: string): Promise<void> {
   if (ids.length === 0) return;
