@@ -103,6 +103,21 @@ export function defineEndpoint<const Path extends string, Params extends z.ZodOb
 
 const emptyIsOmitted = (v: unknown): unknown => (v === '' ? undefined : v);
 
+/** A UTF-16 surrogate without its other half. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const unstorable = (v: string) => v.includes('\u0000') || LONE_SURROGATE.test(v);
+
+/**
+ * Free text a store can take: no NUL (Postgres text cannot hold U+0000 and refuses the whole
+ * statement) and no lone surrogate (it has no UTF-8 form). Checked here, in the parameter schema, so
+ * such a value is the client's 400 on every endpoint before any handler reads a store with it: a
+ * database error would answer 503 "unavailable", which a client and an alert both read as an outage.
+ */
+export function storableText(name: string) {
+  const error = `${name} must be text without NUL characters or unpaired surrogates`;
+  return (schema: z.ZodString) => schema.refine((v) => !unstorable(v), { error });
+}
+
 /** An optional integer parameter in [min, max] with a default. Digits only: `1.5`, `1e1`, `0x10`, `-1` are 400s. */
 export function intParam(name: string, opts: { min: number; max: number; default: number; description: string }) {
   const error = `${name} must be an integer from ${opts.min} to ${opts.max}`;
@@ -139,14 +154,14 @@ export function enumParam<const V extends readonly [string, ...string[]]>(name: 
 export function textParam(name: string, opts: { max: number; description: string }) {
   const error = `${name} must be a string of at most ${opts.max} characters`;
   return z
-    .preprocess(emptyIsOmitted, z.string({ error }).max(opts.max, { error }).optional())
+    .preprocess(emptyIsOmitted, storableText(name)(z.string({ error }).max(opts.max, { error })).optional())
     .meta({ description: opts.description });
 }
 
 /** A path parameter: a non-empty string of at most `max` characters. */
 export function pathParam(name: string, opts: { max: number; description: string }) {
   const error = `${name} must be a non-empty string of at most ${opts.max} characters`;
-  return z.string({ error }).min(1, { error }).max(opts.max, { error }).meta({ description: opts.description });
+  return storableText(name)(z.string({ error }).min(1, { error }).max(opts.max, { error })).meta({ description: opts.description });
 }
 
 /** A market id in a path: the exchange's ids are digits; letters, `-` and `_` are allowed too. */
@@ -162,7 +177,7 @@ export function marketIdParam(name: string) {
 export function cursorParam() {
   const error = 'cursor must be a next_cursor exactly as a previous page of this list gave it';
   return z
-    .preprocess(emptyIsOmitted, z.string({ error }).max(512, { error }).optional())
+    .preprocess(emptyIsOmitted, storableText('cursor')(z.string({ error }).max(512, { error })).optional())
     .meta({
       description:
         'The `next_cursor` of the previous page, as given: the page after it. Omitted: the first page. A cursor that was altered, or that another list (or the same list with other parameters) gave, is a 400.',
