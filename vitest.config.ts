@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 // Test tiers by suffix (CONVENTIONS.md): unit = pure, int = real Postgres/Redis, e2e = running services.
 export default defineConfig({
   test: {
+    // Postgres and Redis containers for the whole run, where a Docker engine answers (test/support/containers.global.ts).
+    globalSetup: ['test/support/containers.global.ts'],
     projects: [
       { test: { name: 'unit', include: ['**/*.unit.test.ts'], exclude: ['**/node_modules/**'] } },
       {

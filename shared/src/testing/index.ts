@@ -3,46 +3,18 @@ import net from 'node:net';
 import { Redis } from 'ioredis';
 import { ensureDatabase, dropDatabase, migrate } from '../db/migrate.js';
 import { createDb, type Db } from '../db/connection.js';
-import { portOpen } from '../net.js';
 import { queuePrefix } from '../queues/names.js';
 import { redisKeyBase } from '../redis/keys.js';
-
-/**
- * Real Postgres and Redis for tests — never mocks. URLs come from the environment
- * (TEST_DATABASE_URL or DATABASE_URL, REDIS_URL); without them the local servers on their standard
- * ports are used; where none answers and a Docker engine does, testcontainers starts them.
- */
-export interface TestServices {
-  /** A server URL; each test file creates its own database on it. */
-  postgresUrl: string;
-  redisUrl: string;
-}
+import { resolveTestServices, type TestServices } from './services.js';
 
 let services: Promise<TestServices> | undefined;
 
-async function resolveServices(): Promise<TestServices> {
-  const pgEnv = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
-  const redisEnv = process.env.TEST_REDIS_URL ?? process.env.REDIS_URL;
-  let postgresUrl = pgEnv ?? (await portOpen('127.0.0.1', 5432, 500) ? 'postgres://postgres@127.0.0.1:5432/postgres' : undefined);
-  let redisUrl = redisEnv ?? (await portOpen('127.0.0.1', 6379, 500) ? 'redis://127.0.0.1:6379/0' : undefined);
-  if (!postgresUrl || !redisUrl) {
-    // Only where no server answers: testcontainers needs a Docker engine.
-    if (!postgresUrl) {
-      const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
-      const c = await new PostgreSqlContainer('postgres:16-alpine').withUsername('postgres').withPassword('postgres').start();
-      postgresUrl = c.getConnectionUri();
-    }
-    if (!redisUrl) {
-      const { RedisContainer } = await import('@testcontainers/redis');
-      const c = await new RedisContainer('redis:7-alpine').start();
-      redisUrl = c.getConnectionUrl();
-    }
-  }
-  return { postgresUrl, redisUrl };
-}
-
+/**
+ * Real Postgres and Redis for tests — never mocks: the URLs given, else containers where a Docker
+ * engine answers, else the local servers (services.ts says how it chooses). Resolved once per process.
+ */
 export function testServices(): Promise<TestServices> {
-  services ??= resolveServices();
+  services ??= resolveTestServices();
   return services;
 }
 
@@ -164,3 +136,14 @@ export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promis
 export { createTestRedisPrefixes, resetDatabase, type TestRedisPrefix, type TestRedisPrefixes } from './reset.js';
 export { startOwnRedis, type OwnRedis } from './own-redis.js';
 export { eventually, until } from '../poll.js';
+export {
+  chooseTestServices,
+  dockerReachable,
+  givenUrls,
+  POSTGRES_IMAGE,
+  REDIS_IMAGE,
+  startTestContainers,
+  type ServiceSource,
+  type TestContainers,
+  type TestServices,
+} from './services.js';
