@@ -51,7 +51,7 @@ const scriptsPublicOnly = [
 
 /** The areas of shared/src the API may load (directly or through another of them). */
 const LIGHT_SHARED = ['api', 'redis', 'ops', 'exchange'].map((a) => `shared/src/${a}/**/*.ts`).concat(
-  ['config', 'logger', 'metrics', 'net', 'snapshots'].map((f) => `shared/src/${f}.ts`),
+  ['config', 'logger', 'metrics', 'net', 'snapshots', 'wait'].map((f) => `shared/src/${f}.ts`),
 );
 
 export const boundaries = [

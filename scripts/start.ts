@@ -19,7 +19,7 @@ import { ConfigError, parseConfig, type Config } from '@pm/shared/config';
 import { ensureDatabase, migrate } from '@pm/shared/db';
 import { isClusterUrl } from '@pm/shared/redis';
 import { parseCli } from './lib/cli.js';
-import { until } from '@pm/shared/net';
+import { until } from '@pm/shared/wait';
 import { ensureInfra, InfraError, portOpen } from './lib/infra.js';
 import { startRedisCluster, type LocalRedisCluster } from './lib/redis-cluster.js';
 import { createSupervisor, describeStatus, type ServiceSpec } from './lib/supervisor.js';

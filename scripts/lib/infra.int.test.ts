@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { portOpen } from '@pm/shared/net';
-import { until } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 import { freePort } from '../../test/support/stack.js';
 import { ensureInfra, InfraError } from './infra.js';
 

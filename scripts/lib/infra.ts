@@ -3,7 +3,8 @@ import { mkdirSync, chownSync, existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { portOpen, until } from '@pm/shared/net';
+import { portOpen } from '@pm/shared/net';
+import { until } from '@pm/shared/wait';
 
 export { portOpen };
 

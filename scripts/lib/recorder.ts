@@ -2,6 +2,7 @@ import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { z } from 'zod';
+import { sleep } from '@pm/shared/wait';
 
 /**
  * Records a scenario from the exchange in PROTOCOL.md §5's format: catalog.json (open events as
@@ -191,7 +192,7 @@ export async function recordScenario(opts: RecordOptions): Promise<RecordSummary
   try {
     await Promise.all([...shards.map(openMarket), openSports()]);
     say(`recording ${shards.length} market socket(s) and the sports socket for ${Math.round(opts.durationMs / 1000)} s…`);
-    await new Promise((r) => setTimeout(r, opts.durationMs));
+    await sleep(opts.durationMs);
   } finally {
     stopping = true;
     for (const t of timers) clearTimeout(t);

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { portOpen, until } from '@pm/shared/net';
+import { portOpen } from '@pm/shared/net';
+import { until } from '@pm/shared/wait';
 import { InfraError } from './infra.js';
 
 /**

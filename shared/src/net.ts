@@ -13,4 +13,3 @@ export function portOpen(host: string, port: number, timeoutMs = 700): Promise<b
     socket.once('error', () => done(false));
   });
 }
-export { eventually, until } from './poll.js';

@@ -23,7 +23,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtEntry } from '../../scripts/lib/build.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 import { freePort, startStack, type Stack } from '../support/stack.js';
 import { benchCli } from './cli.js';
 

@@ -29,7 +29,7 @@ import { createMarketFeed } from '../../services/ingestor/src/market-feed/market
 import { OutcomeDirectory } from '../../services/ingestor/src/catalog/outcome-directory.js';
 import { systemClock } from '../../services/ingestor/src/common/clock.js';
 import { startStack, type Stack } from '../support/stack.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 import { apiChance, priceBurst, priceTargets, snapshotReader, type PriceTarget, type Seen, type ShownReader } from '../support/price-bursts.js';
 import { benchCli } from './cli.js';
 

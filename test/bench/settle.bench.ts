@@ -29,7 +29,7 @@ import { projectChanges, rebuildProjections } from '../../services/worker/src/pr
 import { settleMarket } from '../../services/worker/src/settlement/index.js';
 import { reconcilerEpochKey } from '../../services/worker/src/outbox/reconciler.js';
 import { datasetSteps, resolveMarket } from '../support/records-dataset.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 import { readBefore, waitForSettlement, type Affected, type Expected } from './settle-visible.js';
 import { benchCli } from './cli.js';
 

@@ -19,7 +19,7 @@ import { pino } from 'pino';
 import { redisKeys } from '@pm/shared/redis';
 import { createStreamWriter, priceMessage } from '@pm/shared/stream';
 import { deleteKeysWithPrefix, testServices, uniqueSuffix } from '@pm/shared/testing';
-import { until } from '../support/poll.js';
+import { sleep, until } from '@pm/shared/wait';
 import { freePort } from '../support/stack.js';
 import { benchCli } from './cli.js';
 
@@ -86,7 +86,7 @@ async function measure(url: string, redis: Redis, prefix: string, watchPid?: num
   const started = Date.now();
   for (let i = 0; i < messages; i++) {
     const due = started + (i * 1000) / rate;
-    if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+    if (due > Date.now()) await sleep(due - Date.now());
     writer.append(priceMessage({ eventSlug: 'bench-event', marketId: `m${i % 50}`, outcomeIndex: 0, name: 'Yes' }, (i % 98) / 100 + 0.01, Date.now()));
     if (watchPid !== undefined && i % rate === 0) peakRssMb = Math.max(peakRssMb, rssMb(watchPid));
   }

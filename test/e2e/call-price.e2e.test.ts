@@ -4,7 +4,7 @@ import { createDb, type Db } from '@pm/shared/db';
 import { eventSchema, type Event } from '@pm/shared/api';
 import { createRecords, type Records } from '@pm/shared/records';
 import { startStack, type Stack } from '../support/stack.js';
-import { until as poll } from '../support/poll.js';
+import { until as poll } from '@pm/shared/wait';
 
 /**
  * Issue 4: "a call recorded through the write path carries exactly the chance the API showed at

@@ -12,7 +12,7 @@ import { createRedis, redisKeys } from '@pm/shared/redis';
 import { DEFAULT_PARTITIONS, partitionOf } from '../../services/ingestor/src/sharing/work-share.js';
 import { builtEntry } from '../../scripts/lib/build.js';
 import { runLineChildren, startStack, type Stack } from '../support/stack.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 
 /**
  * The cluster mode of the run line (`npm start -- --cluster`, issue 14): a 3-master Redis Cluster,

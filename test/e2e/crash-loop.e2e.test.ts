@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtEntry } from '../../scripts/lib/build.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 import { freePort, runLineChildren, startStack, type Stack } from '../support/stack.js';
 
 /**

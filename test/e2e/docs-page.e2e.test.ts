@@ -6,7 +6,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointList, marketListResponseSchema, STREAM_PATH } from '@pm/shared/api';
 import { startStack, type Stack } from '../support/stack.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 
 /**
  * The API reference page and the typed client, against the whole stack (simulator, demo crowd,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, sql } from '@pm/shared/db';
-import { eventually } from '@pm/shared/net';
+import { eventually } from '@pm/shared/wait';
 import { startStack, untilMarketConnected, type Stack } from '../support/stack.js';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@pm/shared/redis';
 import { startStack, type Stack } from '../support/stack.js';
-import { until as poll } from '../support/poll.js';
+import { until as poll } from '@pm/shared/wait';
 
 /**
  * The issue's proofs, end to end on the whole stack against the simulator: cutting the market

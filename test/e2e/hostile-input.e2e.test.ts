@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callListResponseSchema, endpointList, marketListResponseSchema, STREAM_PATH, streamQueryParams } from '@pm/shared/api';
-import { until } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 import { startStack, type Stack } from '../support/stack.js';
 
 /**

@@ -9,7 +9,7 @@ import {
 } from '@pm/shared/api';
 import { createDb, sql, type Db } from '@pm/shared/db';
 import { startStack, type Stack } from '../support/stack.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 
 /**
  * Paging and links through the whole stack while the demo crowd plays (issue 13 items 2 and 3):

@@ -10,7 +10,7 @@ import {
   type MarketHistoryResponse,
 } from '@pm/shared/api';
 import { startStack, type Stack } from '../support/stack.js';
-import { until as poll } from '../support/poll.js';
+import { until as poll } from '@pm/shared/wait';
 
 /**
  * Endpoints 1–4 on the simulator's data, field by field against SPEC.md: the whole stack started by

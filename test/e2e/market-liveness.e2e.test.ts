@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../support/stack.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 
 /**
  * Market-socket liveness on the whole stack against the simulator (PROTOCOL.md §1): PONGs count as

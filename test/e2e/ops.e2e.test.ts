@@ -2,7 +2,7 @@ import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portOpen } from '@pm/shared/net';
 import { freePort, startStack, type Stack } from '../support/stack.js';
-import { until as poll } from '../support/poll.js';
+import { until as poll } from '@pm/shared/wait';
 import { promtool } from '../support/promtool.js';
 
 /**

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '@pm/shared/redis';
 import { startStack, type Stack } from '../support/stack.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 import { apiChance, missed, priceBurst, priceTargets, snapshotReader, waitVisible, type PriceTarget, type Seen } from '../support/price-bursts.js';
 
 /**

@@ -10,7 +10,7 @@ import {
   type CallStatus,
 } from '@pm/shared/api';
 import { startStack, type Stack } from '../support/stack.js';
-import { until as poll } from '../support/poll.js';
+import { until as poll } from '@pm/shared/wait';
 
 /**
  * Calls, combos and records end to end: the run line starts the simulator with the demo crowd, and

@@ -4,7 +4,7 @@ import { createDb, sql, type Db } from '@pm/shared/db';
 import { createRecords, RecordRefused, type Records } from '@pm/shared/records';
 import { freePort, startStack, type Stack } from '../support/stack.js';
 import { startOwnRedis, type OwnRedis } from '../support/own-servers.js';
-import { until as poll } from '../support/poll.js';
+import { until as poll } from '@pm/shared/wait';
 
 /**
  * Issue 9, "Done when" 1, on the README's stack (the run line, with REDIS_URL pointing at a

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startStack, untilMarketConnected, type Stack } from '../support/stack.js';
-import { until as poll } from '../support/poll.js';
+import { until as poll } from '@pm/shared/wait';
 
 /**
  * Golden-file test of the whole stack on the hand-made scenario (test/fixtures/scenario-basic):

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processAlive as alive } from '@pm/shared/testing';
 import { builtEntry, SERVICE_NAMES } from '../../scripts/lib/build.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 import { runLineChildren, startStack, type Stack } from '../support/stack.js';
 
 /**

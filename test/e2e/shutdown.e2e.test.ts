@@ -12,7 +12,7 @@ import { profitOn10, round2, xpIfRight } from '@pm/shared/domain';
 import { createRecords } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { freePort } from '../support/stack.js';
-import { until as poll } from '../support/poll.js';
+import { until as poll } from '@pm/shared/wait';
 import { logResolution } from '../../services/worker/src/settlement/test-fixture.js';
 
 /**

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { CATEGORIES, eventCardSchema, eventSchema, type EventCard, type Event } from '@pm/shared/api';
 import { redisKeys } from '@pm/shared/redis';
 import { startStack, type Stack } from '../support/stack.js';
-import { until as poll } from '../support/poll.js';
+import { until as poll } from '@pm/shared/wait';
 
 /**
  * The spine, end to end: simulator → ingestor → worker → API, started through the README's run

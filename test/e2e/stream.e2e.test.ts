@@ -7,7 +7,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { priceMessageSchema } from '@pm/shared/api';
 import { freePort, startStack, untilMarketConnected, type Stack } from '../support/stack.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 import { priceTargets, sendChance, type PriceTarget } from '../support/price-bursts.js';
 
 /**

@@ -3,7 +3,7 @@ import { redisKeys } from '@pm/shared/redis';
 import { marketCallsSnapshotSchema } from '@pm/shared/api';
 import { sql, type Db } from '@pm/shared/db';
 import type { Records } from '@pm/shared/records';
-import { until } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 import { setChance } from '../../services/worker/src/settlement/test-fixture.js';
 
 /**

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { portOpen } from '@pm/shared/net';
 import { startEmbeddedPostgres } from '../../scripts/lib/infra.js';
 import { freePort } from './stack.js';
-import { until } from './poll.js';
+import { until } from '@pm/shared/wait';
 
 /**
  * Throwaway servers for the fault tests: a test that flushes or restarts Redis, or restarts

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { redisKeys } from '@pm/shared/redis';
 import { httpGet } from './http-get.js';
 import type { Stack } from './stack.js';
+import { sleep } from '@pm/shared/wait';
 
 /**
  * Price bursts through the simulator, read back through the API over HTTP, as the issue measured
@@ -173,7 +174,7 @@ export async function priceBurst(
   // a reader that starts late cannot see a change sooner, and would time its own wait.
   const burstSeen = Promise.all(sent.slice(1).map(async (change) => waitVisible(read, await change, opts.deadlineMs)));
   await Promise.all(sent);
-  await new Promise((r) => setTimeout(r, opts.trailingGapMs ?? 50));
+  await sleep(opts.trailingGapMs ?? 50);
   // 0.93 / 0.07 never occur in a burst, and alternate, so the last frame always moves the chance.
   const last = await sendChance(stack, first, round % 2 === 0 ? 0.93 : 0.07);
   const [lastSeen, burstResult] = await Promise.all([waitVisible(read, last, opts.deadlineMs), burstSeen]);

@@ -6,7 +6,7 @@ import { dropDatabase } from '@pm/shared/db';
 import { redisKeys } from '@pm/shared/redis';
 import { deleteKeysWithPrefix, freePort, testServices, uniqueSuffix } from '@pm/shared/testing';
 import { Redis } from 'ioredis';
-import { until } from './poll.js';
+import { until } from '@pm/shared/wait';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

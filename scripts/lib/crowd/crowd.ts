@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { eventually } from '@pm/shared/net';
+import { eventually } from '@pm/shared/wait';
 import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
 import { RecordRefused, type Records } from '@pm/shared/records';

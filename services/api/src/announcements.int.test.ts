@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { marketEventResponseSchema } from '@pm/shared/api';
 import { redisKeys } from '@pm/shared/redis';
-import { eventually, startOwnRedis, until, type OwnRedis } from '@pm/shared/testing';
+import { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
+import { eventually, until } from '@pm/shared/wait';
 import { event, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 
 /**

@@ -4,7 +4,8 @@ import zlib from 'node:zlib';
 import { redisKeys } from '@pm/shared/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { until, type TestRedis } from '@pm/shared/testing';
+import { type TestRedis } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 import {
   errorBodySchema,
   marketEventResponseSchema,

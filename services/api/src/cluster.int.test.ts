@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestRedis, freePort, until, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, freePort, type TestRedis } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 
 /**
  * Issue 18 item 3: API_PROCESSES=2 runs two processes on one port (node:cluster), and /metrics on

@@ -5,7 +5,7 @@ import { oddsForChance } from '@pm/shared/domain';
 import { snapshotEtag } from '@pm/shared/redis';
 import type { EventSnapshot } from '@pm/shared/snapshots';
 import { appendStreamMessage, priceMessage } from '@pm/shared/stream';
-import { eventually } from '@pm/shared/testing';
+import { eventually } from '@pm/shared/wait';
 import { event, startSeededApps, writeSnapshot, type RunningApp } from './testing/fixtures.js';
 
 /**

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterEach, expect, it } from 'vitest';
 import type { EventSnapshot } from '@pm/shared/snapshots';
 import type { StreamEntry } from '@pm/shared/stream';
-import { until } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 import { createLivePrices, type LivePrices } from './live-prices.js';
 
 /**

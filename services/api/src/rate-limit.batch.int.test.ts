@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { redisKeys } from '@pm/shared/redis';
-import { startOwnRedis, until, uniqueSuffix, type OwnRedis } from '@pm/shared/testing';
+import { startOwnRedis, uniqueSuffix, type OwnRedis } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 import { createRateLimiter, type RateLimitDecision } from './rate-limit.js';
 
 /**

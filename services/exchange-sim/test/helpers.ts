@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import { z } from 'zod';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { sleep, until } from '@pm/shared/wait';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../src/simulator.js';
 
 /** Test-side client helpers: JSON over HTTP, and a websocket that records every frame. */
@@ -93,11 +94,7 @@ export class RecordingSocket {
 
   /** Resolve once `predicate` holds over what was recorded (polls), or fail after the timeout. */
   async waitFor(predicate: (rec: Recorded) => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate(this.rec)) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await sleep(20);
-    }
+    await until(what, async () => predicate(this.rec), { timeoutMs, everyMs: 20 });
   }
 
   /**
@@ -118,10 +115,6 @@ export class RecordingSocket {
   close(): void {
     this.ws.terminate();
   }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export const gammaMarket = z.looseObject({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { RunningSimulator } from '../src/simulator.js';
-import { until } from '@pm/shared/net';
+import { until } from '@pm/shared/wait';
 import { control, family, type GammaEventT, getEvents, getJson, openEvents, RecordingSocket, strings, useSimulator } from './helpers.js';
 
 const historySchema = z.object({ history: z.array(z.object({ t: z.number(), p: z.number() })) });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../src/simulator.js';
-import { until } from '@pm/shared/net';
+import { until } from '@pm/shared/wait';
 import { control, type GammaEventT, getEvents, getJson, type Message, openEvents, RecordingSocket, strings, useSimulator } from './helpers.js';
 
 /**

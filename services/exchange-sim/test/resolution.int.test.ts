@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../src/simulator.js';
-import { until } from '@pm/shared/net';
+import { until } from '@pm/shared/wait';
 import { gammaEvent, getEvents, getJson, openEvents, RecordingSocket, strings, useSimulator } from './helpers.js';
 
 describe('automatic resolutions in accelerated time', () => {

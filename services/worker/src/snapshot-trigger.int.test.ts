@@ -3,7 +3,8 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createSnapshotTrigger, queuePrefix } from '@pm/shared/queues';
 import { CATALOG_RELOAD_ALL, redisKeys } from '@pm/shared/redis';
-import { createTestRedis, startOwnRedis, until, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, startOwnRedis, type TestRedis } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 
 /** The producer side (shared/src/queues/snapshot-trigger.ts), as the ingestor uses it. */
 let tr: TestRedis;

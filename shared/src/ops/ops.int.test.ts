@@ -5,7 +5,8 @@ import { createLogger } from '../logger.js';
 import { createServiceMetrics } from '../metrics.js';
 import { checkReadiness, redisCheck, startOpsServer, type OpsServer } from './ops.js';
 import { postgresCheck } from '../db/readiness.js';
-import { eventually, freePort, startOwnRedis, testServices, uniqueSuffix, until, type OwnRedis } from '../testing/index.js';
+import { freePort, startOwnRedis, testServices, uniqueSuffix, type OwnRedis } from '../testing/index.js';
+import { eventually, until } from '../wait.js';
 
 /**
  * /readyz says what is down in words: a Redis of this test's own (never the shared one) is stopped

@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { processAlive as alive, until } from '../testing/index.js';
+import { processAlive as alive } from '../testing/index.js';
+import { until } from '../wait.js';
 
 /**
  * A service started by a parent with an IPC channel (the run line's supervisor) stops when that

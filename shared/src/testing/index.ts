@@ -135,7 +135,6 @@ export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promis
 }
 export { createTestRedisPrefixes, resetDatabase, type TestRedisPrefix, type TestRedisPrefixes } from './reset.js';
 export { startOwnRedis, type OwnRedis } from './own-redis.js';
-export { eventually, until } from '../poll.js';
 export {
   chooseTestServices,
   dockerReachable,

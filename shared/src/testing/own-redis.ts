@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { portOpen } from '../net.js';
 import { freePort } from './index.js';
-import { until } from '../poll.js';
+import { until } from '../wait.js';
 
 /**
  * A redis-server of a test's own, on a free port, without persistence (`--save "" --appendonly no`,

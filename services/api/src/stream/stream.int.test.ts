@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createTestRedis, until, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 import { errorBodySchema, type StreamMessage } from '@pm/shared/api';
 import { appendStreamMessage } from '@pm/shared/stream';
 import { apiRedis, startApp, type RunningApp } from '../testing/fixtures.js';

@@ -7,6 +7,7 @@ import type { GammaClient } from './gamma-client.js';
 import type { GammaEvent } from '@pm/shared/exchange';
 import type { Clock } from '../common/clock.js';
 import type { SettleMarket } from '../resolution/settlement.js';
+import { sleep } from '@pm/shared/wait';
 
 /**
  * The catalog sync (DESIGN.md "The flow" 1): page the catalog's open events busiest first until an
@@ -86,7 +87,6 @@ export interface CatalogSync {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
   const { db, gamma, logger, clock } = opts;

@@ -1,6 +1,7 @@
 import type { Logger } from '@pm/shared/logger';
 import { getJson, HttpStatusError } from '../common/http.js';
 import { parseGammaEvents, parseGammaSports, type GammaEventsPage, type GammaSport } from '@pm/shared/exchange';
+import { sleep } from '@pm/shared/wait';
 
 /**
  * The catalog's REST endpoints (`GET /events`, `/events/:id`, `/sports`), with a timeout per
@@ -32,7 +33,6 @@ export interface GammaClient {
   sports(): Promise<GammaSport[]>;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export function createGammaClient(opts: GammaClientOptions): GammaClient {
   const timeoutMs = opts.timeoutMs ?? 10_000;

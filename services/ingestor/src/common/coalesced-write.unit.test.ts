@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { until } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 import { createCoalescedWrite } from './coalesced-write.js';
 
 /** A write whose round trips the test ends by hand, recording what each one carried. */

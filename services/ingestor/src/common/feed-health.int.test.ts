@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FEED_FRESH_MS, redisKeys } from '@pm/shared/redis';
-import { startOwnRedis, until, type OwnRedis } from '@pm/shared/testing';
+import { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 import { createIngestor, type Ingestor } from '../ingestor.js';
 import { createHarness, quietLogger, TEST_TUNING, type Harness } from '../testing/harness.js';
 import { gammaEvent } from '../testing/fake-exchange.js';

@@ -1,5 +1,6 @@
 import type { Logger } from '@pm/shared/logger';
 import type { FetchHistory, HistoryQuery, PricePoint } from './history-client.js';
+import { sleep } from '@pm/shared/wait';
 
 /**
  * Backfills a market's past from /prices-history, off the feed's path: a queue drained by a few
@@ -57,7 +58,6 @@ const COARSE: readonly HistoryQuery[] = [
 ];
 const FINE: HistoryQuery = { interval: '1w', fidelity: 5 };
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export function createHistoryBackfill(opts: HistoryBackfillOptions): HistoryBackfill {
   const concurrency = opts.concurrency ?? 2;

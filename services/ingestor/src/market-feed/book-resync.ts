@@ -2,6 +2,7 @@ import type { Logger } from '@pm/shared/logger';
 import { parseRestBook, type BookMessage } from '@pm/shared/exchange';
 import type { Clock } from '../common/clock.js';
 import { getJson } from '../common/http.js';
+import { sleep } from '@pm/shared/wait';
 
 /**
  * REST resync of books after a market socket reconnects (PROTOCOL.md §1, §4). The resubscribe's
@@ -90,7 +91,7 @@ export function createBookResync(opts: BookResyncOptions): BookResync {
         stats.failed++;
         opts.logger.warn({ tokenId, err: err instanceof Error ? err.message : String(err) }, 'book resync failed');
       }
-      if (pending.size > 0 && !closed) await new Promise((r) => setTimeout(r, paceMs));
+      if (pending.size > 0 && !closed) await sleep(paceMs);
     }
   }
 

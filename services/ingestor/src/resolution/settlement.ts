@@ -2,6 +2,7 @@ import type { Logger } from '@pm/shared/logger';
 import { tables, type Db } from '@pm/shared/db';
 import { writeOutbox } from '@pm/shared/outbox';
 import { isConnectionLoss } from '@pm/shared/records';
+import { sleep } from '@pm/shared/wait';
 
 /**
  * MarketResolved, from either source (the ws `market_resolved` message, or the catalog showing a
@@ -40,7 +41,6 @@ export interface Settlement {
   idle(): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export function createSettlement(opts: SettlementOptions): Settlement {
   const retryDelays = opts.retryDelaysMs ?? [500, 1000, 2000, 4000, 8000];

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { createLogger } from '@pm/shared/logger';
-import { createTestRedis, until, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 import { createWorkShare, partitionOf, type WorkShare } from './work-share.js';
 
 /**

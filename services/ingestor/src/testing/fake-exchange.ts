@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket } from 'ws';
-import { until } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 
 /**
  * A tiny in-process stand-in for the exchange's interfaces, for the ingestor's integration tests:

@@ -7,7 +7,8 @@ import { writeOutbox } from '@pm/shared/outbox';
 import { redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { createRecordsTrigger, projectionUsersDirtyKey, recordsDirtyKey, type RecordsTrigger } from '@pm/shared/records';
-import { until, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 import { useFreshStores } from '../testing/stores.js';
 import { createOutboxRelay, type OutboxRelayDeps } from './relay.js';
 

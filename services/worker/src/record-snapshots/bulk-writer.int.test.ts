@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { redisKeys, snapshotAnnouncementSchema, snapshotEtag, type SnapshotName } from '@pm/shared/redis';
-import { createTestRedis, until, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import { until } from '@pm/shared/wait';
 import { createBulkSnapshotWriter } from './bulk-writer.js';
 
 let tr: TestRedis;

@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG_RELOAD_ALL, redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
-import { eventually, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
+import { eventually } from '@pm/shared/wait';
 import { useFreshStores } from '../testing/stores.js';
 import { builderSource } from '../testing/builder-source.js';
 import { createSnapshotBuilder, type BuildStats, type SnapshotBuilder } from './builder.js';

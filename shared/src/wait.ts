@@ -1,3 +1,10 @@
+/** Waiting, in one place: a pause, and polling with a deadline. */
+
+/** Resolves after `ms` milliseconds: a pacing or back-off delay, never a stand-in for waiting on a condition. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 /**
  * Polls `check` until it gives a value other than undefined, null or false, and returns it. A check
  * that throws counts as "not yet"; the last error is reported if time runs out, together with
@@ -18,7 +25,7 @@ export async function until<T>(
     } catch (err) {
       last = err;
     }
-    await new Promise((r) => setTimeout(r, options.everyMs ?? 250));
+    await sleep(options.everyMs ?? 250);
   }
   const described = typeof what === 'string' ? what : what();
   const context = options.context?.().slice(-3000);
