@@ -10,7 +10,7 @@
  *                             (REDIS_CLUSTER_PORT, default 7000, and the two after it; or the one
  *                             REDIS_URL=redis+cluster://… names), two API replicas (PORT and PORT+100),
  *                             two workers, two ingestors sharing the markets by leases, the simulator
- *                             and the crowd (docs/SCALING.md)
+ *                             and the crowd (docs/operations.md "Cluster mode")
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -53,7 +53,7 @@ options:
   --speed N            replay speed with --scenario, default 1
   --no-sim             no simulator: the exchange URLs come from the environment
   --cluster            several machines' shape on one: a 3-master Redis Cluster (unless REDIS_URL
-                       names one), two API replicas (PORT, PORT+100), two workers, two ingestors; docs/SCALING.md
+                       names one), two API replicas (PORT, PORT+100), two workers, two ingestors; docs/operations.md
   -h, --help           this text`;
 
 async function main() {

@@ -10,7 +10,7 @@ import { freePort } from '../../test/support/stack.js';
 import { ensureInfra, InfraError } from './infra.js';
 
 /**
- * The run line's promise (README "Quick start"): use what is configured, else the local servers,
+ * The run line's promise (docs/operations.md "Running it"): use what is configured, else the local servers,
  * else start Redis from PATH or an embedded Postgres, else say in one line how to get Redis.
  * Probed ports point at free ports here so the fallbacks really run.
  */

@@ -9,7 +9,7 @@ import { until } from '@pm/shared/wait';
 export { portOpen };
 
 /**
- * Finds, or starts, the Postgres and Redis the stack needs, in the order the README promises:
+ * Finds, or starts, the Postgres and Redis the stack needs, in the order docs/operations.md promises:
  * Postgres — DATABASE_URL, else the local server on 5432, else an embedded Postgres in .data/pg18;
  * Redis — REDIS_URL, else the local one on 6379, else `redis-server` from PATH, else one clear line.
  */

@@ -103,7 +103,7 @@ describe('Prometheus scrape config', () => {
     .parse(parse(read('docker-compose.yml'), { merge: true }));
 
   it('scrapes the api, ingestor and worker on the ports compose gives them', () => {
-    // The API's metrics (summed over its processes) are on their own port, not the public one (README).
+    // The API's metrics (summed over its processes) are on their own port, not the public one (docs/operations.md).
     const portKey = { api: 'API_METRICS_PORT', ingestor: 'INGESTOR_PORT', worker: 'WORKER_PORT' } as const;
     expect(prometheus.scrape_configs.map((s) => s.job_name).sort()).toEqual(['api', 'ingestor', 'worker']);
     for (const job of prometheus.scrape_configs) {

@@ -2,7 +2,7 @@ import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 
 /**
  * promtool (Debian's `prometheus` package) checks /metrics, the dashboard's queries and the alert
- * rules. It is a test dependency like Postgres and Redis (.ci/run installs it; README "Tests"): where
+ * rules. It is a test dependency like Postgres and Redis (.ci/run installs it; docs/operations.md "Tests"): where
  * it is missing the calling test fails saying so, on every machine alike, rather than passing
  * without having checked anything.
  */
