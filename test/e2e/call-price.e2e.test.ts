@@ -4,7 +4,7 @@ import { createDb, type Db } from '@pm/shared/db';
 import { eventSchema, type Event } from '@pm/shared/api';
 import { createRecords, type Records } from '@pm/shared/records';
 import { startStack, type Stack } from '../support/stack.js';
-import { until as poll } from '@pm/shared/wait';
+import * as waiting from '@pm/shared/wait';
 
 /**
  * Issue 4: "a call recorded through the write path carries exactly the chance the API showed at
@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 const until = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000) =>
-  poll(what, fn, { timeoutMs, everyMs: 200, context: () => stack.logs() });
+  waiting.until(what, fn, { timeoutMs, everyMs: 200, context: () => stack.logs() });
 
 describe('a call and the price the API showed', () => {
   it('records exactly the chance shown at /api/v1/markets/{slug} at that moment', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@pm/shared/redis';
 import { startStack, type Stack } from '../support/stack.js';
-import { until as poll } from '@pm/shared/wait';
+import * as waiting from '@pm/shared/wait';
 
 /**
  * The issue's proofs, end to end on the whole stack against the simulator: cutting the market
@@ -31,7 +31,7 @@ async function getJson<T>(path: string): Promise<T> {
 }
 
 const waitFor = <T>(label: string, check: () => Promise<T | undefined | null | false>, timeoutMs: number, everyMs = 50) =>
-  poll(label, check, { timeoutMs, everyMs, context: () => stack.logs() });
+  waiting.until(label, check, { timeoutMs, everyMs, context: () => stack.logs() });
 
 const apiLive = async () => (await getJson<MarketsBody>('/api/v1/markets')).live;
 const post = (path: `/_sim/${string}`, body: unknown = {}) => stack.simControl(path, body);

@@ -10,7 +10,7 @@ import {
   type MarketHistoryResponse,
 } from '@pm/shared/api';
 import { startStack, type Stack } from '../support/stack.js';
-import { until as poll } from '@pm/shared/wait';
+import * as waiting from '@pm/shared/wait';
 
 /**
  * Endpoints 1–4 on the simulator's data, field by field against SPEC.md: the whole stack started by
@@ -64,7 +64,7 @@ async function simEvent(id: string | number): Promise<GammaEvent> {
 }
 
 const waitFor = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number) =>
-  poll(what, fn, { timeoutMs, everyMs: 500, context: () => stack.logs() });
+  waiting.until(what, fn, { timeoutMs, everyMs: 500, context: () => stack.logs() });
 
 beforeAll(async () => {
   // Field-by-field checks of every event take a few hundred requests: lift the per-IP limit.

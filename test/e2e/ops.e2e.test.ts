@@ -2,7 +2,7 @@ import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portOpen } from '@pm/shared/net';
 import { freePort, startStack, type Stack } from '../support/stack.js';
-import { until as poll } from '@pm/shared/wait';
+import * as waiting from '@pm/shared/wait';
 import { promtool } from '../support/promtool.js';
 
 /**
@@ -34,7 +34,7 @@ async function scrape(service: 'api' | 'ingestor' | 'worker'): Promise<string> {
   return res.text();
 }
 
-const until = (what: string, ok: () => Promise<boolean>, timeoutMs: number) => poll(what, ok, { timeoutMs, context: () => stack.logs() });
+const until = (what: string, ok: () => Promise<boolean>, timeoutMs: number) => waiting.until(what, ok, { timeoutMs, context: () => stack.logs() });
 
 beforeAll(async () => {
   ports = { ingestor: await freePort(), worker: await freePort() };
@@ -95,7 +95,7 @@ describe('operations surface of every service', () => {
     const moved = (s: typeof first) =>
       requests(s.api) - requests(first.api) >= 5 && frames(s.ingestor) > frames(first.ingestor) && jobs(s.worker) > jobs(first.worker);
     // The second scrape once every counter moved (the API's requests, the feed's frames, the builds).
-    const second = await poll(
+    const second = await waiting.until(
       'the metrics to move',
       async () => {
         const s = { api: await scrape('api'), ingestor: await scrape('ingestor'), worker: await scrape('worker') };

@@ -10,7 +10,7 @@ import {
   type CallStatus,
 } from '@pm/shared/api';
 import { startStack, type Stack } from '../support/stack.js';
-import { until as poll } from '@pm/shared/wait';
+import * as waiting from '@pm/shared/wait';
 
 /**
  * Calls, combos and records end to end: the run line starts the simulator with the demo crowd, and
@@ -39,7 +39,7 @@ async function get<S extends z.ZodType>(path: string, schema: S): Promise<z.outp
 
 /** Poll until `check` returns a value, or fail at the 90 s mark (from readiness) with the last thing seen. */
 const eventually = <T>(what: string, check: () => Promise<T | undefined>) =>
-  poll(`${what} within ${WITHIN_MS / 1000} s`, check, { timeoutMs: Math.max(0, readyAt + WITHIN_MS - Date.now()), everyMs: 1000, context: () => stack.logs() });
+  waiting.until(`${what} within ${WITHIN_MS / 1000} s`, check, { timeoutMs: Math.max(0, readyAt + WITHIN_MS - Date.now()), everyMs: 1000, context: () => stack.logs() });
 
 const STATUSES: CallStatus[] = ['open', 'won', 'lost', 'void'];
 
@@ -106,7 +106,7 @@ describe('the demo crowd through the whole stack', () => {
     const disagreeing: string[] = [];
     for (const row of board.rows) {
       const last: { reading?: unknown } = {};
-      const agreed = await poll(
+      const agreed = await waiting.until(
         `${row.handle}'s record to agree with their calls`,
         async () => {
           const user = await get(`/api/v1/users/@${row.handle.toUpperCase()}`, userResponseSchema);

@@ -4,7 +4,7 @@ import { createDb, sql, type Db } from '@pm/shared/db';
 import { createRecords, RecordRefused, type Records } from '@pm/shared/records';
 import { freePort, startStack, type Stack } from '../support/stack.js';
 import { startOwnRedis, type OwnRedis } from '../support/own-servers.js';
-import { until as poll } from '@pm/shared/wait';
+import * as waiting from '@pm/shared/wait';
 
 /**
  * Issue 9, "Done when" 1, on the README's stack (the run line, with REDIS_URL pointing at a
@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 const until = <T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000) =>
-  poll(what, fn, { timeoutMs, everyMs: 500, context: () => stack.logs() });
+  waiting.until(what, fn, { timeoutMs, everyMs: 500, context: () => stack.logs() });
 
 async function workerPid(): Promise<number> {
   const res = await fetch(`http://127.0.0.1:${workerPort}/healthz`);

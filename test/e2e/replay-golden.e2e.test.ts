@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startStack, untilMarketConnected, type Stack } from '../support/stack.js';
-import { until as poll } from '@pm/shared/wait';
+import * as waiting from '@pm/shared/wait';
 
 /**
  * Golden-file test of the whole stack on the hand-made scenario (test/fixtures/scenario-basic):
@@ -35,7 +35,7 @@ const catalog = JSON.parse(readFileSync(path.join(scenario, 'catalog.json'), 'ut
 
 type Captured = Record<string, { status: number; body: unknown }>;
 
-const waitFor = <T>(label: string, check: () => Promise<T | undefined | null | false>, timeoutMs: number) => poll(label, check, { timeoutMs, everyMs: 200 });
+const waitFor = <T>(label: string, check: () => Promise<T | undefined | null | false>, timeoutMs: number) => waiting.until(label, check, { timeoutMs, everyMs: 200 });
 
 /** Every `resolved_at` timestamp in `value` replaced by "<set>" (null stays null). */
 function stripResolvedAt(value: unknown): unknown {
@@ -102,7 +102,7 @@ async function replayOnce(): Promise<Captured> {
     // apart agree.
     let previous = await capture(stack);
     let previousAt = Date.now();
-    return await poll(
+    return await waiting.until(
       'the API output to settle (two captures 2.5 s apart agreeing)',
       async () => {
         if (Date.now() - previousAt < 2_500) return false;

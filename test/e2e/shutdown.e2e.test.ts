@@ -12,7 +12,7 @@ import { profitOn10, round2, xpIfRight } from '@pm/shared/domain';
 import { createRecords } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { freePort } from '../support/stack.js';
-import { until as poll } from '@pm/shared/wait';
+import * as waiting from '@pm/shared/wait';
 import { logResolution } from '../../services/worker/src/settlement/test-fixture.js';
 
 /**
@@ -135,7 +135,7 @@ async function stopIfRunning(service: Service): Promise<void> {
 }
 
 const until = (what: string, ok: () => Promise<boolean>, timeoutMs: number, logs: () => string) =>
-  poll(what, ok, { timeoutMs, everyMs: 100, context: logs });
+  waiting.until(what, ok, { timeoutMs, everyMs: 100, context: logs });
 
 beforeAll(async () => {
   database = await createTestDatabase('shutdown');

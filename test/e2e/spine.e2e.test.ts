@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { CATEGORIES, eventCardSchema, eventSchema, type EventCard, type Event } from '@pm/shared/api';
 import { redisKeys } from '@pm/shared/redis';
 import { startStack, type Stack } from '../support/stack.js';
-import { until as poll } from '@pm/shared/wait';
+import * as waiting from '@pm/shared/wait';
 
 /**
  * The spine, end to end: simulator → ingestor → worker → API, started through the README's run
@@ -31,7 +31,7 @@ interface GammaMarket {
 }
 
 const waitFor = <T>(what: string | (() => string), fn: () => Promise<T | undefined>, timeoutMs: number) =>
-  poll(what, fn, { timeoutMs, context: () => stack.logs() });
+  waiting.until(what, fn, { timeoutMs, context: () => stack.logs() });
 
 beforeAll(async () => {
   stack = await startStack();

@@ -6,7 +6,7 @@ import { parseConfig } from '@pm/shared/config';
 import { redisKeys, snapshotEtag } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
-import { eventually as settle } from '@pm/shared/wait';
+import * as waiting from '@pm/shared/wait';
 import { useFreshStores } from './testing/stores.js';
 import { createWorker, type WorkerService } from './main.js';
 import { eventSnapshotSchema, insertFixture, readSnapshot, scanSnapshots, token, WEB_URL } from './snapshots/test-fixture.js';
@@ -25,7 +25,7 @@ beforeEach(async () => {
 
 const config = () => parseConfig({ REDIS_PREFIX: tr.prefix, PUBLIC_WEB_URL: WEB_URL, SNAPSHOT_INTERVAL_MS: '250' });
 
-const eventually = <T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 8000) => settle(read, ok, { timeoutMs, everyMs: 25 });
+const eventually = <T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 8000) => waiting.eventually(read, ok, { timeoutMs, everyMs: 25 });
 
 /**
  * Calls `seen(n)` just before the n-th command (from 0) goes out on this connection, pipelines

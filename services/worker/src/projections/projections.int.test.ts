@@ -5,7 +5,7 @@ import { createSnapshotTrigger, queuePrefix, type SnapshotTrigger } from '@pm/sh
 import { sql, tables } from '@pm/shared/db';
 import { createRecords, createRecordsTrigger, projectionMarketsDirtyKey, projectionUsersDirtyKey, type Records, type RecordsTrigger } from '@pm/shared/records';
 import { type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
-import { eventually as settle, until } from '@pm/shared/wait';
+import * as waiting from '@pm/shared/wait';
 import { useFreshStores } from '../testing/stores.js';
 import { startQueueWorkers } from '../jobs.js';
 import { createSettleMarketProcessor } from '../settlement/processor.js';
@@ -83,7 +83,7 @@ async function recordOf(handle: string) {
 }
 
 /** Coalesced jobs run a few hundred ms after a write; on a loaded machine much later. */
-const eventually = <T>(read: () => Promise<T>, ok: (v: T) => boolean) => settle(read, ok, { timeoutMs: 25_000 });
+const eventually = <T>(read: () => Promise<T>, ok: (v: T) => boolean) => waiting.eventually(read, ok, { timeoutMs: 25_000 });
 
 /**
  * Waits until nothing is left in flight between the write path and the projection tables (a
@@ -100,7 +100,7 @@ async function pipelineIdle(): Promise<void> {
     Object.values(await q.getJobCounts('active', 'wait', 'delayed', 'prioritized', 'waiting-children')).reduce((a, b) => a + b, 0);
   let seen = '';
   try {
-    await until(
+    await waiting.until(
       () => `the projection pipeline to go idle (last seen ${seen})`,
       async () => {
         const settling = await pendingJobs(settlement);

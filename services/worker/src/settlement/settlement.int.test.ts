@@ -9,7 +9,7 @@ import { sql } from '@pm/shared/db';
 import { profitOn10, round2, xpIfRight } from '@pm/shared/domain';
 import { createRecords, createRecordsTrigger, recordsDirtyKey, type Records } from '@pm/shared/records';
 import { type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
-import { until as poll } from '@pm/shared/wait';
+import * as waiting from '@pm/shared/wait';
 import { useFreshStores } from '../testing/stores.js';
 import { createStreamWriter, toStreamEntry, type StreamWriter } from '@pm/shared/stream';
 import { redisKeys } from '@pm/shared/redis';
@@ -97,7 +97,7 @@ function startWorker() {
   });
 }
 
-const until = (ok: () => Promise<boolean>, timeoutMs = 15_000) => poll('the settlement jobs', ok, { timeoutMs, everyMs: 50 });
+const until = (ok: () => Promise<boolean>, timeoutMs = 15_000) => waiting.until('the settlement jobs', ok, { timeoutMs, everyMs: 50 });
 
 
 describe('exactly once', () => {
@@ -150,7 +150,7 @@ describe('exactly once', () => {
       await tx.query(sql`select pg_advisory_xact_lock(hashtext('pm:projections'))`);
       settlement = settleMarket(tdb.db, 'race', new Date());
       settlement.catch(() => {}); // awaited below
-      await poll(
+      await waiting.until(
         'the settlement waiting for the projections lock',
         async () => {
           const [row] = await tdb.db.query(sql`
