@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { endpointList, STREAM_PATH, streamQueryParams } from '@pm/shared/api';
 
 /**
  * The repository's documents stay readable by a stranger who clones it: the README is short, every
@@ -82,5 +83,22 @@ describe('the repository documents', () => {
       ...[...text.matchAll(/\bissue \d+|\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|this|\d+(?:st|nd|rd|th)) session\b|\bre-measured\b/gi)].map((m) => m[0]),
     ];
     expect(found).toEqual([]);
+  });
+});
+
+describe('docs/api.md', () => {
+  const api = read('docs/api.md');
+  const stream = read('docs/stream.md');
+
+  it.each(endpointList.map((e) => [e.path, e] as const))('documents %s and each of its parameters', (_path, endpoint) => {
+    expect(api).toContain(`### GET ${endpoint.path}`);
+    const section = api.slice(api.indexOf(`### GET ${endpoint.path} `));
+    const own = section.slice(0, section.indexOf('\n### ', 1) === -1 ? undefined : section.indexOf('\n### ', 1));
+    for (const name of Object.keys(endpoint.params.shape)) expect(own, `${endpoint.path} ${name}`).toContain(`\`${name}\``);
+  });
+
+  it('documents the stream and its parameters', () => {
+    expect(api).toContain(`### GET ${STREAM_PATH}`);
+    for (const { name } of streamQueryParams) expect(stream).toContain(`\`${name}\``);
   });
 });
