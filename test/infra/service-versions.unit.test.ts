@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { POSTGRES_IMAGE, REDIS_IMAGE } from '@pm/shared/testing';
+import { POSTGRES_IMAGE, REDIS_IMAGE } from '@pm/shared/testing/services';
 
 /**
  * One Postgres major and one Redis major everywhere: the run line's embedded Postgres, the compose

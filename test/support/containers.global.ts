@@ -1,10 +1,11 @@
-import { chooseTestServices, dockerReachable, givenUrls, startTestContainers } from '@pm/shared/testing';
+import { chooseTestServices, dockerReachable, givenUrls, startTestContainers } from '@pm/shared/testing/services';
 
 /**
  * vitest global setup: where a Docker engine answers and no test URLs are given, start Postgres 18
  * and Redis 7 containers once for the whole run and hand their URLs to every test file (the workers
  * inherit TEST_DATABASE_URL and TEST_REDIS_URL); each file still makes its own database and prefix on
- * them. Elsewhere this does nothing and the tests use the given or local servers.
+ * them. Elsewhere this does nothing and the tests use the given or local servers. It loads only the
+ * choosing module, not the whole test toolbox (pg, ioredis, migrations): it runs before every test run.
  */
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
   const given = givenUrls(process.env);
