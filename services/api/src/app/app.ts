@@ -3,16 +3,16 @@ import type { Config } from '@pm/shared/config';
 import type { Logger } from '@pm/shared/logger';
 import { buildOpenApiDocument, endpoints, STREAM_PATH, type EndpointPath } from '@pm/shared/api';
 import { endpointRoute } from './adapter.js';
-import { docsPage, DOCS_PATH } from './docs-page.js';
-import { createLiveDocument } from './live-docs.js';
-import { ApiError, INTERNAL_MESSAGE } from './errors.js';
+import { docsPage, DOCS_PATH } from '../docs/docs-page.js';
+import { createLiveDocument } from '../docs/live-docs.js';
+import { ApiError, INTERNAL_MESSAGE } from '../http/errors.js';
 import type { HandlerContext } from './handler.js';
-import type { RequestObserver } from './metrics.js';
-import { clientKey, countedAlready, type RateLimiter } from './rate-limit.js';
-import type { ReadyCache } from './ready-cache.js';
-import { readyResponse, serveReady } from './ready-response.js';
-import { ALLOWED_METHODS, answerPreflight, sendError, sendRateLimited, setBaseHeaders, setRateLimitHeaders, strongEtag } from './respond.js';
-import { handlers } from './routes/index.js';
+import type { RequestObserver } from '../ops/metrics.js';
+import { clientKey, countedAlready, type RateLimiter } from '../http/rate-limit.js';
+import type { ReadyCache } from '../front/ready-cache.js';
+import { readyResponse, serveReady } from '../front/ready-response.js';
+import { ALLOWED_METHODS, answerPreflight, sendError, sendRateLimited, setBaseHeaders, setRateLimitHeaders, strongEtag } from '../http/respond.js';
+import { handlers } from '../routes/index.js';
 
 export interface AppParts {
   config: Config;
@@ -33,7 +33,7 @@ const NOT_FOUND = `no such endpoint; see /api/v1/docs (or ${OPENAPI_PATH})`;
 
 /**
  * The Express app: the one place that defines routes, parameters, errors and docs (DESIGN.md "The
- * read path"). A request whose ready response is held never reaches it (front.ts). Order matters:
+ * read path"). A request whose ready response is held never reaches it (front/front-handler.ts). Order matters:
  * ops → base headers + request log → preflight → rate limit (every other request, 429 here)
  * → malformed percent-encoding (400) → write verbs refused (405) → endpoints → 404 → error handler.
  */

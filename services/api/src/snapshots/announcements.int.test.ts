@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { marketEventResponseSchema } from '@pm/shared/api';
 import { redisKeys } from '@pm/shared/redis';
 import { eventually, startOwnRedis, until, type OwnRedis } from '@pm/shared/testing';
-import { event, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { event, startApp, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
 
 /**
  * The held snapshots follow Redis through a restart (a fault: the API's subscription drops and

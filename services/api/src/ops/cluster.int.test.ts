@@ -9,7 +9,7 @@ import { createTestRedis, freePort, until, type TestRedis } from '@pm/shared/tes
  * API_METRICS_PORT counts the requests of both; the public port no longer serves /metrics.
  */
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 let redis: TestRedis;
 let api: ChildProcess;
 let output = '';

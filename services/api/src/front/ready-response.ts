@@ -1,7 +1,7 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { baseHeaderBlock, baseHeaderList, headerBlock, JSON_TYPE, type RateLimitState } from './respond.js';
+import { baseHeaderBlock, baseHeaderList, headerBlock, JSON_TYPE, type RateLimitState } from '../http/respond.js';
 
 /**
  * A ready response (DESIGN.md "The read path"): the bytes of one cacheable 200, made once per

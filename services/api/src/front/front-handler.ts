@@ -1,11 +1,11 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from '@pm/shared/logger';
-import type { RequestObserver } from './metrics.js';
-import { clientKey, countedAlready, type RateLimitDecision, type RateLimiter } from './rate-limit.js';
+import type { RequestObserver } from '../ops/metrics.js';
+import { clientKey, countedAlready, type RateLimitDecision, type RateLimiter } from '../http/rate-limit.js';
 import type { ReadyCache } from './ready-cache.js';
 import { serveReady } from './ready-response.js';
-import { requestIdOf, sendError, sendRateLimited, setBaseHeaders, setRateLimitHeaders } from './respond.js';
-import { INTERNAL_MESSAGE } from './errors.js';
+import { requestIdOf, sendError, sendRateLimited, setBaseHeaders, setRateLimitHeaders } from '../http/respond.js';
+import { INTERNAL_MESSAGE } from '../http/errors.js';
 
 /**
  * The request handler in front of Express (DESIGN.md "The read path"): a GET or HEAD whose ready

@@ -20,8 +20,8 @@ import {
   writeFeed,
   writeSnapshot,
   type RunningApp,
-} from './testing/fixtures.js';
-import { body, expectError } from './testing/responses.js';
+} from '../testing/fixtures.js';
+import { body, expectError } from '../testing/responses.js';
 
 /**
  * The read API against a real Redis: snapshots are seeded in the worker's documented format and every
