@@ -8,7 +8,7 @@ import { sql } from '@pm/shared/db';
 import { eventually as settle, type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
 import { useFreshStores } from './testing/stores.js';
 import { createWorker, type WorkerService } from './main.js';
-import { eventSnapshotSchema, insertFixture, readSnapshot, scanSnapshots, token, WEB_URL } from './snapshots/test-fixture.js';
+import { eventSnapshotSchema, insertFixture, readSnapshot, scanSnapshots, token, WEB_URL } from './market-snapshots/test-fixture.js';
 
 const logger = createLogger('worker-test', { LOG_LEVEL: 'silent' });
 let tdb: TestDatabase;
