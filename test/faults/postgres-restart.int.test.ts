@@ -9,7 +9,7 @@ import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import { until } from '@pm/shared/wait';
 import { createWorker, type WorkerService } from '../../services/worker/src/worker.js';
 import { insertMarkets, logResolution, setChance } from '../../services/worker/src/settlement/test-fixture.js';
-import { createSettlement } from '../../services/ingestor/src/resolution/settlement.js';
+import { createResolutionRecorder } from '../../services/ingestor/src/resolution/record-resolution.js';
 import { startOwnPostgres, type OwnPostgres } from '../support/own-servers.js';
 import { callOn, PEOPLE, secondsUntil, settledCalls } from './fault-fixture.js';
 
@@ -131,14 +131,14 @@ describe('Postgres restarts during a write', () => {
     // The settlement's own account of its failed attempts (one warning each).
     const retries: string[] = [];
     const watched = pino({ level: 'warn' }, { write: (line: string) => void retries.push(line) });
-    const settlement = createSettlement({ db, logger: watched, retryDelaysMs: [500, 1000, 2000, 4000, 8000] });
+    const resolutions = createResolutionRecorder({ db, logger: watched, retryDelaysMs: [500, 1000, 2000, 4000, 8000] });
     let resolving: Promise<boolean> | undefined;
     let started = 0;
     // Postgres stays down until the resolution has failed twice against it.
     await own.restart({
       whileDown: async () => {
         started = Date.now();
-        resolving = settlement.resolve({ marketId: 'p3', winningOutcomeIndex: 0, voided: false, source: 'ws' });
+        resolving = resolutions.resolve({ marketId: 'p3', winningOutcomeIndex: 0, voided: false, source: 'ws' });
         await until('two failed attempts', async () => retries.length >= 2, { timeoutMs: 30_000, everyMs: 50 });
       },
     });

@@ -2,10 +2,10 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { snapshotEtag } from '@pm/shared/redis';
 import { priceMessage, type StreamEntry } from '@pm/shared/stream';
-import { buildEventSnapshot } from '../../services/worker/src/snapshots/payloads.js';
-import type { CatalogEvent, CatalogMarket } from '../../services/worker/src/snapshots/model.js';
-import { createLivePrices, type LivePrices } from '../../services/api/src/live-prices.js';
-import { eventSnapshotSchema } from '../../services/api/src/snapshot-schemas.js';
+import { buildEventSnapshot } from '../../services/worker/src/market-snapshots/payloads.js';
+import type { CatalogEvent, CatalogMarket } from '../../services/worker/src/market-snapshots/model.js';
+import { createLivePrices, type LivePrices } from '../../services/api/src/snapshots/live-prices.js';
+import { eventSnapshotSchema } from '../../services/api/src/snapshots/snapshot-schemas.js';
 
 /**
  * The API's live-price overlay against the worker's own page builder (issue 18 item 4): an event

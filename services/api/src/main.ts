@@ -7,8 +7,8 @@ import { createServiceMetrics } from '@pm/shared/metrics';
 import { runService, type Service } from '@pm/shared/ops';
 import type { Config } from '@pm/shared/config';
 import type { Logger } from '@pm/shared/logger';
-import { clusterMetrics, serveMetricsToPrimary } from './cluster-metrics.js';
-import { apiReadiness, collectSnapshotAges } from './metrics.js';
+import { clusterMetrics, serveMetricsToPrimary } from './ops/cluster-metrics.js';
+import { apiReadiness, collectSnapshotAges } from './ops/metrics.js';
 import { createApiServer } from './server.js';
 
 /**

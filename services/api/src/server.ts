@@ -5,18 +5,20 @@ import { createServiceMetrics, type ServiceMetrics } from '@pm/shared/metrics';
 import type { Config } from '@pm/shared/config';
 import type { Logger } from '@pm/shared/logger';
 import { redisKeys } from '@pm/shared/redis';
-import { createApp } from './app.js';
-import { errorBody, ERROR_STATUS, type ErrorCode } from './errors.js';
-import { ALLOWED_METHODS } from './respond.js';
-import { frontHandler } from './front.js';
-import { apiReadiness, collectSnapshotAges, opsRoutes, requestObserver } from './metrics.js';
-import { createRateLimiter } from './rate-limit.js';
-import { createReadyCache } from './ready-cache.js';
-import { createSnapshotStore, type SnapshotStore } from './snapshot-store.js';
-import { createLivePrices } from './live-prices.js';
+import { createApp } from './app/app.js';
+import { errorBody, ERROR_STATUS, type ErrorCode } from './http/errors.js';
+import { ALLOWED_METHODS } from './http/respond.js';
+import { CORS_HEADERS } from './http/cors.js';
+import { responseUnderWay } from './http/node-internals.js';
+import { frontHandler } from './front/front-handler.js';
+import { apiReadiness, collectSnapshotAges, opsRoutes, requestObserver } from './ops/metrics.js';
+import { createRateLimiter } from './http/rate-limit.js';
+import { createReadyCache } from './front/ready-cache.js';
+import { createSnapshotStore, type SnapshotStore } from './snapshots/snapshot-store.js';
+import { createLivePrices } from './snapshots/live-prices.js';
 import { createCursors } from './pages/cursor.js';
 import { createPageReader } from './pages/pages.js';
-import { ApiError } from './errors.js';
+import { ApiError } from './http/errors.js';
 import { createStreamHub, type StreamHub } from './stream/hub.js';
 import { streamRoute } from './stream/route.js';
 import { createOpenStreams } from './stream/open-streams.js';
@@ -65,7 +67,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const livePrices = createLivePrices({ clock, logger });
   const snapshots = createSnapshotStore({ redis, prefix: config.REDIS_PREFIX, clock, logger, overlay: livePrices });
   const readyCache = createReadyCache(snapshots);
-  const limiter = createRateLimiter({ redis, prefix: config.REDIS_PREFIX, limit: config.RATE_LIMIT_PER_MINUTE, logger });
+  const limiter = createRateLimiter({ redis, prefix: config.REDIS_PREFIX, limit: config.RATE_LIMIT_PER_MINUTE, trustProxy: config.TRUST_PROXY, logger });
   const observer = requestObserver(metrics, logger);
   // Postgres reads (pages/pages.ts: pages past the first, a person's pages, a call's page): a small pool, connected on first use.
   const pages = createPageReader({ databaseUrl: config.DATABASE_URL, webUrl: config.PUBLIC_WEB_URL, logger });
@@ -110,7 +112,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
     }),
   });
   const server = http.createServer(
-    frontHandler({ app: app as unknown as http.RequestListener, readyCache, limiter, observer, trustProxy: config.TRUST_PROXY, logger }),
+    frontHandler({ app: app as unknown as http.RequestListener, readyCache, limiter, observer, logger }),
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
   snapshots.start();
@@ -150,9 +152,12 @@ const MALFORMED = { status: 400, reason: 'Bad Request', code: 'bad_request' as c
 // The status line is the code's own status: the body and the status can never disagree.
 for (const answer of Object.values(CLIENT_ERRORS)) if (ERROR_STATUS[answer.code] !== answer.status) throw new Error(`${answer.code} is not ${answer.status}`);
 
+/** The cors middleware's headers (cors.ts), on these answers too. */
+const CORS_LINES = CORS_HEADERS.reduce((lines, value, i) => (i % 2 ? `${lines}${value}\r\n` : `${lines}${value}: `), '');
+
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   // Nothing to answer on a connection the client already dropped or that has half a response.
-  if (err.code === 'ECONNRESET' || !socket.writable || (socket as Socket & { _httpMessage?: unknown })._httpMessage) {
+  if (err.code === 'ECONNRESET' || !socket.writable || responseUnderWay(socket)) {
     socket.destroy();
     return;
   }
@@ -164,7 +169,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Cache-Control: no-store\r\n' +
       'X-Content-Type-Options: nosniff\r\n' +
-      'Access-Control-Allow-Origin: *\r\n' +
+      CORS_LINES +
       (answer.status === 405 ? `Allow: ${ALLOWED_METHODS}\r\n` : '') +
       'Connection: close\r\n\r\n' +
       body,

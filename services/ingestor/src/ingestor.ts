@@ -10,7 +10,7 @@ import { createGammaClient } from './catalog/gamma-client.js';
 import { createCatalogSync, type CatalogSync, type CatalogSyncStats, type SyncResult } from './catalog/catalog-sync.js';
 import { loadOutcomes } from './catalog/catalog-db.js';
 import { OutcomeDirectory } from './catalog/outcome-directory.js';
-import { createSettlement } from './resolution/settlement.js';
+import { createResolutionRecorder } from './resolution/record-resolution.js';
 import { createDirtyEvents, type SnapshotTriggerLike } from './common/dirty-events.js';
 import { createChancePublisher } from './market-feed/chance-publisher.js';
 import { createFeedHealth } from './common/feed-health.js';
@@ -25,8 +25,8 @@ import { createHistoryRecorder, type HistoryRecorderStats } from './history/hist
 import { createIngestorStream } from './stream/stream-out.js';
 
 /**
- * The ingestor, assembled from its parts (catalog sync, market feed, sports feed, settlement
- * producer, Redis publishers). Everything it needs is passed in, so a test runs it in-process
+ * The ingestor, assembled from its parts (catalog sync, market feed, sports feed, resolution
+ * recorder, Redis publishers). Everything it needs is passed in, so a test runs it in-process
  * against a fake exchange with its own database and Redis prefix.
  */
 
@@ -126,7 +126,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   // What GET /api/v1/stream hears from the ingestor: moved chances and match states.
   const stream = createIngestorStream({ redis, prefix: config.REDIS_PREFIX, logger, clock, outcomes });
   // A resolution's outbox row makes the relay mark its event stale (services/worker/src/outbox).
-  const settlement = createSettlement({ db, logger });
+  const resolutions = createResolutionRecorder({ db, logger });
   const marketHealth = createFeedHealth({ redis, key: keys.feed, announce: keys.feedAnnounce, channel: 'market', clock, logger });
   const sportsHealth = createFeedHealth({ redis, key: keys.feed, announce: keys.feedAnnounce, channel: 'sports', clock, logger });
 
@@ -165,7 +165,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     publisher,
     markDirty: dirty.mark,
     resolve: (r) => {
-      settlement.resolve(r).catch((err: unknown) => logger.error({ err, marketId: r.marketId }, 'recording a ws resolution failed'));
+      resolutions.resolve(r).catch((err: unknown) => logger.error({ err, marketId: r.marketId }, 'recording a ws resolution failed'));
     },
     clock,
     logger,
@@ -206,7 +206,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     gamma: createGammaClient({ baseUrl: config.GAMMA_URL, logger, retryDelayMs: t.catalogRetryDelayMs, attempts: t.catalogAttempts }),
     logger,
     clock,
-    resolve: settlement.resolve,
+    resolve: resolutions.resolve,
     pageDelayMs: t.catalogPageDelayMs,
     refreshDebounceMs: t.catalogRefreshDebounceMs,
     onRows: subscriptions.learn,
@@ -238,7 +238,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   const writers = [publisher, history, games, stream, dirty, marketHealth, sportsHealth];
 
   async function flush() {
-    await settlement.idle();
+    await resolutions.idle();
     for (const w of writers) await w.flush();
   }
 

@@ -9,7 +9,7 @@ import { type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
 import * as waiting from '@pm/shared/wait';
 import { useFreshStores } from './testing/stores.js';
 import { createWorker, type WorkerService } from './main.js';
-import { eventSnapshotSchema, insertFixture, readSnapshot, scanSnapshots, token, WEB_URL } from './snapshots/test-fixture.js';
+import { eventSnapshotSchema, insertFixture, readSnapshot, scanSnapshots, token, WEB_URL } from './market-snapshots/test-fixture.js';
 
 const logger = createLogger('worker-test', { LOG_LEVEL: 'silent' });
 let tdb: TestDatabase;

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { CALL_STATUSES, LEADERBOARD_SORTS, USER_CALL_FILTERS } from '@pm/shared/api';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 
 /**
  * `next_cursor` / `?cursor=` of the four lists (DESIGN.md "Pagination"). A cursor names the list it

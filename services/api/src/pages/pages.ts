@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { CallStatus, LeaderboardSort, UserCallFilter } from '@pm/shared/api';
 import { createDb, IsolationLevel, recordJson, sql, type Db } from '@pm/shared/db';
 import type { Logger } from '@pm/shared/logger';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 
 /**
  * The API's one read-only way into Postgres (contracts: "the API may read Postgres through ONE

@@ -1,5 +1,5 @@
 import { oddsFor, profitOn10, winsOn10, xpIfRight } from '@pm/shared/domain';
-import type { Handler } from '../handler.js';
+import type { Handler } from '../app/handler.js';
 
 /** GET /api/v1/odds: computed from the chance alone (no Redis), with the domain's formulas. */
 export const convertOdds: Handler<'/api/v1/odds'> = async ({ chance }) => {

@@ -1,6 +1,6 @@
 import { callSnapshotSchema } from '@pm/shared/api';
-import { ApiError } from '../errors.js';
-import type { Handler } from '../handler.js';
+import { ApiError } from '../http/errors.js';
+import type { Handler } from '../app/handler.js';
 
 /** GET /api/v1/calls/{id}: one call (the SPEC subset with thesis updates), read from Postgres as it is committed (pages.ts). */
 export const getCall: Handler<'/api/v1/calls/{id}'> = async (params, ctx) => {

@@ -1,6 +1,6 @@
-import { ApiError } from '../errors.js';
-import type { Handler } from '../handler.js';
-import { eventSnapshotSchema } from '../snapshot-schemas.js';
+import { ApiError } from '../http/errors.js';
+import type { Handler } from '../app/handler.js';
+import { eventSnapshotSchema } from '../snapshots/snapshot-schemas.js';
 
 /** GET /api/v1/markets/{eventSlug}: one event with all its markets, from its `event:<slug>` snapshot. */
 export const getMarketEvent: Handler<'/api/v1/markets/{eventSlug}'> = async (params, ctx) => {

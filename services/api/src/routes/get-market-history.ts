@@ -1,7 +1,7 @@
 import { DEFAULT_HISTORY_RANGE } from '@pm/shared/snapshots';
-import { ApiError } from '../errors.js';
-import type { Handler } from '../handler.js';
-import { eventSnapshotSchema, historySnapshotSchema } from '../snapshot-schemas.js';
+import { ApiError } from '../http/errors.js';
+import type { Handler } from '../app/handler.js';
+import { eventSnapshotSchema, historySnapshotSchema } from '../snapshots/snapshot-schemas.js';
 
 /**
  * GET /api/v1/markets/{eventSlug}/history. The event snapshot says which markets belong to the

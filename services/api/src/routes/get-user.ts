@@ -1,6 +1,6 @@
 import { userSnapshotSchema } from '@pm/shared/api';
-import { ApiError } from '../errors.js';
-import type { Handler } from '../handler.js';
+import { ApiError } from '../http/errors.js';
+import type { Handler } from '../app/handler.js';
 
 /**
  * The snapshot key of a handle as typed in a path: one leading `@` dropped, lower-cased (handles

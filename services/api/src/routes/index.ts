@@ -1,4 +1,4 @@
-import type { HandlerMap } from '../handler.js';
+import type { HandlerMap } from '../app/handler.js';
 import { convertOdds } from './convert-odds.js';
 import { getMarketEvent } from './get-market-event.js';
 import { getMarketHistory } from './get-market-history.js';

@@ -1,6 +1,6 @@
 import { CALL_LIST_SIZE, callListSnapshotSchema, callSchema, marketCallsSnapshotSchema } from '@pm/shared/api';
-import { ApiError } from '../errors.js';
-import type { Handler } from '../handler.js';
+import { ApiError } from '../http/errors.js';
+import type { Handler } from '../app/handler.js';
 import { firstPageHasMore, itemsOf } from './paging.js';
 
 export const RECORDS_NOT_READY = 'records are not built yet; please try again shortly';

@@ -1,6 +1,6 @@
 import { COMBO_LIST_SIZE, comboListSnapshotSchema, comboSchema } from '@pm/shared/api';
-import { ApiError } from '../errors.js';
-import type { Handler } from '../handler.js';
+import { ApiError } from '../http/errors.js';
+import type { Handler } from '../app/handler.js';
 import { RECORDS_NOT_READY } from './list-calls.js';
 import { firstPageHasMore, itemsOf } from './paging.js';
 

@@ -1,6 +1,6 @@
-import { ApiError } from '../errors.js';
-import type { Handler } from '../handler.js';
-import { liveSnapshotSchema } from '../snapshot-schemas.js';
+import { ApiError } from '../http/errors.js';
+import type { Handler } from '../app/handler.js';
+import { liveSnapshotSchema } from '../snapshots/snapshot-schemas.js';
 
 /** GET /api/v1/live: every match in play, from the worker's `live` snapshot (written on every build, empty or not). */
 export const listLiveMatches: Handler<'/api/v1/live'> = async (_params, ctx) => {

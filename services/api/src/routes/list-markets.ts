@@ -1,8 +1,8 @@
 import type { SnapshotName } from '@pm/shared/redis';
 import type { EventCard } from '@pm/shared/api';
-import { ApiError } from '../errors.js';
-import type { Handler } from '../handler.js';
-import { marketListSnapshotSchema, marketSearchSnapshotSchema } from '../snapshot-schemas.js';
+import { ApiError } from '../http/errors.js';
+import type { Handler } from '../app/handler.js';
+import { marketListSnapshotSchema, marketSearchSnapshotSchema } from '../snapshots/snapshot-schemas.js';
 
 const NOT_READY = 'market data is not ready yet; please try again shortly';
 

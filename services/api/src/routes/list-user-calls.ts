@@ -1,6 +1,6 @@
 import { callSchema } from '@pm/shared/api';
-import { ApiError } from '../errors.js';
-import type { Handler } from '../handler.js';
+import { ApiError } from '../http/errors.js';
+import type { Handler } from '../app/handler.js';
 import { handleKey } from './get-user.js';
 import { itemsOf } from './paging.js';
 

@@ -1,8 +1,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from '@pm/shared/logger';
 import { parseStreamParams, STREAM_PATH } from '@pm/shared/api';
-import { clientKey } from '../rate-limit.js';
-import { sendError } from '../respond.js';
+import { clientKey } from '../http/rate-limit.js';
+import { sendError } from '../http/respond.js';
 import type { StreamHub } from './hub.js';
 import type { OpenStreams, OpenStreamSlot } from './open-streams.js';
 

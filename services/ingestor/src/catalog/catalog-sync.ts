@@ -6,7 +6,7 @@ import { catalogGameRows, writeCatalogGames } from './catalog-games.js';
 import type { GammaClient } from './gamma-client.js';
 import type { GammaEvent } from '@pm/shared/exchange';
 import type { Clock } from '../common/clock.js';
-import type { SettleMarket } from '../resolution/settlement.js';
+import type { MarketResolution } from '../resolution/record-resolution.js';
 import { sleep } from '@pm/shared/wait';
 
 /**
@@ -39,7 +39,7 @@ export interface CatalogSyncOptions {
   logger: Logger;
   clock: Clock;
   /** Records resolutions the catalog shows (closed market with final prices). */
-  resolve: (r: SettleMarket) => Promise<unknown>;
+  resolve: (r: MarketResolution) => Promise<unknown>;
   /** Every page's rows after they are written (the live feed learns new tokens and catalog prices). */
   onRows?: (rows: CatalogRows) => void;
   /**

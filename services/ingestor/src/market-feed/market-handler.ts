@@ -12,7 +12,7 @@ import {
 } from '@pm/shared/exchange';
 import type { OutcomeDirectory } from '../catalog/outcome-directory.js';
 import type { ChancePublisher } from './chance-publisher.js';
-import type { SettleMarket } from '../resolution/settlement.js';
+import type { MarketResolution } from '../resolution/record-resolution.js';
 import type { Clock } from '../common/clock.js';
 
 /**
@@ -33,7 +33,7 @@ export interface MarketHandlerOptions {
   outcomes: OutcomeDirectory;
   publisher: ChancePublisher;
   markDirty: (eventId: string) => void;
-  resolve: (r: SettleMarket) => void;
+  resolve: (r: MarketResolution) => void;
   clock: Clock;
   logger: Logger;
 }

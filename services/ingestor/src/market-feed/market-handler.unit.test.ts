@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { createMarketHandler } from './market-handler.js';
 import { OutcomeDirectory } from '../catalog/outcome-directory.js';
 import { formatChance, type ChancePublisher } from './chance-publisher.js';
-import type { SettleMarket } from '../resolution/settlement.js';
+import type { MarketResolution } from '../resolution/record-resolution.js';
 
 const A = '1001';
 const B = '1002';
@@ -37,7 +37,7 @@ function setup() {
   outcomes.upsert({ tokenId: B, marketId: 'm1', eventId: 'e1', eventSlug: 'event-one', outcomeIndex: 1, name: 'No', catalogPrice: 0.5, closed: false });
   const publisher = memoryPublisher();
   const dirty: string[] = [];
-  const resolved: SettleMarket[] = [];
+  const resolved: MarketResolution[] = [];
   const refreshes: unknown[] = [];
   const resyncs: string[] = [];
   const handler = createMarketHandler({

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { ANNOUNCE_BATCH, redisKeys, snapshotEtag, snapshotFamily, type SnapshotName } from '@pm/shared/redis';
 
 /**
- * The full build's writer: the same stored form as the shared snapshot writer (snapshots/writer.ts,
+ * The full build's writer: the same stored form as the shared snapshot writer (market-snapshots/writer.ts,
  * `queueSnapshotWrites`) — the hash `{body, etag, built_at}`, the family's newest write time, and the
  * announcement on `snapshotAnnounce` in batches of ANNOUNCE_BATCH — but a million snapshots at a cost
  * Redis and Node can carry: one script call per batch finds the snapshots whose ETag differs from the

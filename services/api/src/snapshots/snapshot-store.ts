@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { duplicateRedis, FEED_FRESH_MS, redisKeys, snapshotAnnouncementSchema, snapshotEtag, type SnapshotName } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
-import { ApiError } from './errors.js';
+import { ApiError } from '../http/errors.js';
 import type { SnapshotOverlay } from './live-prices.js';
 
 /**

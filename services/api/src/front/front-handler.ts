@@ -1,16 +1,17 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from '@pm/shared/logger';
-import type { RequestObserver } from './metrics.js';
-import { clientKey, countedAlready, type RateLimitDecision, type RateLimiter } from './rate-limit.js';
+import type { RequestObserver } from '../ops/metrics.js';
+import type { RateLimitInfo } from 'express-rate-limit';
+import { decisionOf, type RateLimitDecision, type RateLimiter } from '../http/rate-limit.js';
 import type { ReadyCache } from './ready-cache.js';
 import { serveReady } from './ready-response.js';
-import { requestIdOf, sendError, sendRateLimited, setBaseHeaders, setRateLimitHeaders } from './respond.js';
-import { INTERNAL_MESSAGE } from './errors.js';
+import { requestIdOf, sendError, sendRateLimited, setBaseHeaders, setCorsHeaders, setRateLimitHeaders } from '../http/respond.js';
+import { INTERNAL_MESSAGE } from '../http/errors.js';
 
 /**
  * The request handler in front of Express (DESIGN.md "The read path"): a GET or HEAD whose ready
- * response is held and current is answered here — rate limit (one Redis round trip, shared by the
- * client's requests of that moment: rate-limit.ts), the shared headers written at once (ready-response.ts `writeBlock`),
+ * response is held and current is answered here — rate limit (the rate limiter's own store, one Redis
+ * round trip shared by the requests of that moment: rate-limit-store.ts), the shared headers written at once (node-internals.ts `writeHeadBlock`),
  * conditional request, encoding — without walking Express's router. Everything else (a
  * miss, another method, ops paths, docs, errors) is handed to the Express app unchanged, which makes
  * the ready response for the next time. Both paths write through respond.ts and ready-response.ts.
@@ -20,31 +21,37 @@ export function frontHandler(deps: {
   readyCache: ReadyCache;
   limiter: RateLimiter;
   observer: RequestObserver;
-  trustProxy: number;
   logger: Logger;
 }): RequestListener {
-  const { app, readyCache, limiter, observer, trustProxy, logger } = deps;
+  const { app, readyCache, limiter, observer, logger } = deps;
 
   const answer = (req: IncomingMessage, res: ServerResponse, target: string) => {
-    // A callback, not a promise: this runs for every cached read.
-    limiter.count(clientKey(req, trustProxy), (decision) => {
-      try {
-        answerCounted(req, res, target, decision);
-      } catch (err) {
-        fail(req, res, err, undefined, decision);
-      }
-    });
+    limiter.count(req).then(
+      (info) => {
+        try {
+          answerCounted(req, res, target, info);
+        } catch (err) {
+          fail(req, res, err, undefined, decisionOf(info));
+        }
+      },
+      // Redis could not count: Express takes the request, exactly as it would a miss.
+      () => app(req, res),
+    );
   };
 
-  const answerCounted = (req: IncomingMessage, res: ServerResponse, target: string, decision: RateLimitDecision | undefined) => {
-    // Redis could not count: Express takes the request, exactly as it would a miss.
-    if (decision === undefined) return app(req, res);
+  const answerCounted = (req: IncomingMessage, res: ServerResponse, target: string, info: RateLimitInfo) => {
+    const decision = decisionOf(info);
     const ready = readyCache.lookup(target);
-    if (!ready) return handOverCounted(req, res, decision);
+    // Retired during the counter's round trip: Express answers, with this count (not another).
+    if (!ready && !decision.limited) {
+      limiter.handOver(req, info);
+      return app(req, res);
+    }
     const requestId = requestIdOf(req);
-    observer.observe(req, res, requestId, ready.route);
-    if (decision.limited) {
+    observer.observe(req, res, requestId, ready ? ready.route : () => undefined);
+    if (decision.limited || !ready) {
       setBaseHeaders(req, res, requestId);
+      setCorsHeaders(res);
       return sendRateLimited(res, decision, Date.now());
     }
     // Every header written at once: the same headers, in the same order, as the Express path sets.
@@ -52,17 +59,14 @@ export function frontHandler(deps: {
     if (written) written.catch((err: unknown) => fail(req, res, err, requestId, decision));
   };
 
-  /** A response retired during the counter round trip: Express answers, with this count (not another). */
-  const handOverCounted = (req: IncomingMessage, res: ServerResponse, decision: RateLimitDecision) => {
-    countedAlready.set(req, decision);
-    app(req, res);
-  };
-
   /** A 500 with the headers every response carries (and the count, when the request was counted). */
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown, requestId?: string, decision?: RateLimitDecision) => {
     logger.error({ err }, 'ready response failed');
     if (res.headersSent) return void res.destroy();
-    if (!res.hasHeader('x-request-id')) setBaseHeaders(req, res, requestId);
+    if (!res.hasHeader('x-request-id')) {
+      setBaseHeaders(req, res, requestId);
+      setCorsHeaders(res);
+    }
     if (decision) setRateLimitHeaders(res, decision);
     sendError(res, 'internal', INTERNAL_MESSAGE);
   };

@@ -12,6 +12,10 @@ import { metricTable, type ServiceMetrics } from '@pm/shared/metrics';
  * Histogram returns (cumulative `_bucket` series with `le`, `+Inf`, `_sum`, `_count`), so the text
  * format, the registry's default labels and the cluster's summing (cluster-metrics.ts) are
  * unchanged. It takes the place of the table's Histogram in the service's registry.
+ *
+ * The registry reads `getForPromString` and `sharedLabels` when it writes the text format; prom-client
+ * uses them for its own Histogram but does not declare them. This module is the only one that relies
+ * on them, and request-durations.unit.test.ts holds its output equal to prom-client's Histogram.
  */
 
 export interface DurationSeries {

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { SnapshotName } from '@pm/shared/redis';
 import { CACHE_MAX_AGE_SECONDS, type EndpointOf, type EndpointPath, type ParamsOf } from '@pm/shared/api';
-import { ApiError } from './errors.js';
+import { ApiError } from '../http/errors.js';
 import type { Handler, HandlerContext } from './handler.js';
-import type { ReadyCache } from './ready-cache.js';
-import { readyResponse, serveReady, type ReadyResponse } from './ready-response.js';
-import { strongEtag } from './respond.js';
+import type { ReadyCache } from '../front/ready-cache.js';
+import { readyResponse, serveReady, type ReadyResponse } from '../front/ready-response.js';
+import { strongEtag } from '../http/respond.js';
 
 /**
  * The one adapter between Express and every handler: parameter validation (400 naming the parameter

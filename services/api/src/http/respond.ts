@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { errorBody, ERROR_STATUS, type ErrorCode } from './errors.js';
+import { CORS_HEADERS } from './cors.js';
 
 /**
  * The one header and error module of both request paths (DESIGN.md "The read path"): the ready
- * responses answered in front of Express (front.ts) and the Express app itself write every header
+ * responses answered in front of Express (front/front-handler.ts) and the Express app itself write every header
  * and every error body through these functions, on plain node:http objects, so a client cannot tell
  * which path answered.
  *
@@ -16,21 +17,17 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
 /** A client's x-request-id is echoed only when it is a short, plain token (it lands in our logs). */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-const EXPOSED_HEADERS = ['ETag', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'Retry-After', 'x-request-id'].join(',');
 
 /** A strong ETag over `input`: a short digest, quoted. */
 export function strongEtag(input: string): string {
   return `"${createHash('sha1').update(input).digest('base64url')}"`;
 }
 
-/** Headers every response carries, besides the request id (SPEC.md "Authentication" 2: any origin may call the API; issue 9: no content sniffing). */
-const BASE_HEADERS: ReadonlyArray<readonly [string, string]> = [
-  ['X-Content-Type-Options', 'nosniff'],
-  ['Access-Control-Allow-Origin', '*'],
-  ['Access-Control-Expose-Headers', EXPOSED_HEADERS],
-];
+/** No content sniffing, on every response besides the request id. */
+const NOSNIFF = ['X-Content-Type-Options', 'nosniff'] as const;
 
-const BASE_HEADER_LIST: readonly string[] = BASE_HEADERS.flat();
+/** What the front handler writes after the request id: nosniff, then what the cors middleware writes on the Express path (cors.ts). */
+const BASE_HEADER_LIST: readonly string[] = [...NOSNIFF, ...CORS_HEADERS];
 
 /** Echoed or made per request (`requestIdOf`); the first header of every response. */
 const REQUEST_ID_HEADER = 'x-request-id';
@@ -41,11 +38,16 @@ export function requestIdOf(req: IncomingMessage): string {
   return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/** Sets the headers every response carries and the request id (`requestIdOf`); returns the id. */
+/** Sets the request id (`requestIdOf`) and nosniff; returns the id. The CORS headers come after them (the cors middleware, or `setCorsHeaders`). */
 export function setBaseHeaders(req: IncomingMessage, res: ServerResponse, requestId = requestIdOf(req)): string {
   res.setHeader(REQUEST_ID_HEADER, requestId);
-  for (const [name, value] of BASE_HEADERS) res.setHeader(name, value);
+  res.setHeader(NOSNIFF[0], NOSNIFF[1]);
   return requestId;
+}
+
+/** The cors middleware's headers, on an answer the front handler makes without Express. */
+export function setCorsHeaders(res: ServerResponse): void {
+  for (let i = 0; i < CORS_HEADERS.length; i += 2) res.setHeader(CORS_HEADERS[i]!, CORS_HEADERS[i + 1]!);
 }
 
 /**
@@ -79,23 +81,12 @@ function headerLines(headers: readonly string[]): string {
 const BASE_HEADER_BLOCK = headerBlock(BASE_HEADER_LIST);
 
 /**
- * The same lines as `baseHeaderList`, as one header block (ready-response.ts `writeBlock`). Every value
+ * The same lines as `baseHeaderList`, as one header block (node-internals.ts `writeHeadBlock`). Every value
  * is safe by construction: the request id is a sane client token or a UUID (`requestIdOf`), the rest
  * are constants and integers.
  */
 export function baseHeaderBlock(requestId: string, state: RateLimitState): string {
   return `${REQUEST_ID_HEADER}: ${requestId}\r\n${BASE_HEADER_BLOCK}${headerLines(rateLimitHeaderList(state))}`;
-}
-
-/** A CORS preflight (or plain OPTIONS): 204 with the methods and the headers a page may send. */
-export function answerPreflight(res: ServerResponse): void {
-  res.setHeader('Allow', ALLOWED_METHODS);
-  res.setHeader('Access-Control-Allow-Methods', 'GET,HEAD,OPTIONS');
-  res.setHeader('Access-Control-Allow-Headers', 'If-None-Match,X-Request-Id');
-  res.setHeader('Access-Control-Max-Age', '86400');
-  res.setHeader('Content-Length', '0');
-  res.statusCode = 204;
-  res.end();
 }
 
 /** What the rate limiter decided for one request (rate-limit.ts). */
@@ -106,7 +97,7 @@ export interface RateLimitState {
   resetMs: number;
 }
 
-/** SPEC.md "Limits": on every counted response; `x-ratelimit-reset` is Unix seconds. */
+/** docs/api.md "Limits": on every counted response; `x-ratelimit-reset` is Unix seconds. */
 function rateLimitHeaderList(state: RateLimitState): string[] {
   return ['x-ratelimit-limit', String(state.limit), 'x-ratelimit-remaining', String(state.remaining), 'x-ratelimit-reset', String(Math.ceil(state.resetMs / 1000))];
 }
@@ -132,9 +123,14 @@ export function sendError(res: ServerResponse, code: ErrorCode, message: string)
   writeJson(res, ERROR_STATUS[code], JSON.stringify(errorBody(code, message)));
 }
 
-/** 429 with Retry-After (seconds until the window resets). */
+/** Whole seconds until the window resets, at least 1: a client told 0 would ask again at once. */
+export function retryAfterSeconds(resetMs: number, now: number): number {
+  return Math.max(1, Math.ceil((resetMs - now) / 1000));
+}
+
+/** 429 with the rate-limit headers and Retry-After. */
 export function sendRateLimited(res: ServerResponse, state: RateLimitState, now: number): void {
   setRateLimitHeaders(res, state);
-  res.setHeader('Retry-After', String(Math.max(1, Math.ceil((state.resetMs - now) / 1000))));
+  res.setHeader('Retry-After', String(retryAfterSeconds(state.resetMs, now)));
   sendError(res, 'rate_limited', `too many requests: the limit is ${state.limit} a minute per client; try again later`);
 }

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { HistorySnapshot, LiveSnapshot } from '@pm/shared/snapshots';
 import { liveMatchesResponseSchema, marketHistoryResponseSchema } from '@pm/shared/api';
-import { event, startSeededApps, writeFeed, writeSnapshot, type RunningApp } from './testing/fixtures.js';
-import { body, expectError } from './testing/responses.js';
+import { event, startSeededApps, writeFeed, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
+import { body, expectError } from '../testing/responses.js';
 
 /**
  * Endpoints 3 (price history) and 4 (live matches) against a real Redis holding snapshots in the

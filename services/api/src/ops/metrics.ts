@@ -34,7 +34,7 @@ function templateMatcher(): (path: string) => string {
 }
 
 /**
- * Observes a request once it is done, whichever path answered it (front.ts or Express): its duration
+ * Observes a request once it is done, whichever path answered it (front/front-handler.ts or Express): its duration
  * by route template, method and status (a 429 also counts as rate limited), and the access-log line.
  * The route is the endpoint table's path (also for requests refused before reaching the endpoint,
  * e.g. a 429 or 405), else `unmatched`, so the label set stays bounded whatever is asked.

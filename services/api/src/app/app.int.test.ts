@@ -1,5 +1,4 @@
 import http from 'node:http';
-import net from 'node:net';
 import zlib from 'node:zlib';
 import { redisKeys } from '@pm/shared/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,8 +20,8 @@ import {
   writeFeed,
   writeSnapshot,
   type RunningApp,
-} from './testing/fixtures.js';
-import { body, expectError } from './testing/responses.js';
+} from '../testing/fixtures.js';
+import { body, expectError, rawExchange } from '../testing/responses.js';
 
 /**
  * The read API against a real Redis: snapshots are seeded in the worker's documented format and every
@@ -438,21 +437,10 @@ describe('GET /api/v1/openapi.json', () => {
   });
 });
 
-/** Sends raw bytes and returns the raw answer (for requests fetch() cannot make). */
+/** Sends raw bytes and returns the raw answer, its head lower-cased. */
 async function raw(request: string): Promise<{ status: number; headers: string; body: string }> {
-  const { port } = new URL(api.base);
-  const socket = net.connect(Number(port), '127.0.0.1');
-  let data = '';
-  socket.on('data', (d: Buffer) => (data += d.toString('latin1')));
-  await new Promise<void>((resolve, reject) => {
-    socket.on('error', reject);
-    socket.on('close', () => resolve());
-    socket.write(request);
-  });
-  const end = data.indexOf('\r\n\r\n');
-  const head = end === -1 ? data : data.slice(0, end);
-  const body = end === -1 ? '' : data.slice(end + 4);
-  return { status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body };
+  const { status, head, body } = await rawExchange(api.base, request);
+  return { status, headers: head.toLowerCase(), body };
 }
 
 describe('edges (issue 9 item 5)', () => {

@@ -1,6 +1,6 @@
 import type { SnapshotName } from '@pm/shared/redis';
 import type { ReadyResponse } from './ready-response.js';
-import type { SnapshotStore } from './snapshot-store.js';
+import type { SnapshotStore } from '../snapshots/snapshot-store.js';
 
 /**
  * The ready responses of one API process, by request target (path and query exactly as sent), each

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { SnapshotName } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
-import { apiRedis, combo, event, leaderboardRow, listSnapshot, searchSnapshot, startApp, writeFeed, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { apiRedis, combo, event, leaderboardRow, listSnapshot, searchSnapshot, startApp, writeFeed, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
 
 /**
  * Issue 9 item 3: every variant of every endpoint answers its own body, requested back to back and

@@ -10,7 +10,7 @@ import { until } from '@pm/shared/wait';
  * API_METRICS_PORT counts the requests of both; the public port no longer serves /metrics.
  */
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 let redis: TestRedis;
 let api: ChildProcess;
 let output = '';

@@ -6,7 +6,7 @@ import { snapshotEtag } from '@pm/shared/redis';
 import type { EventSnapshot } from '@pm/shared/snapshots';
 import { appendStreamMessage, priceMessage } from '@pm/shared/stream';
 import { eventually } from '@pm/shared/wait';
-import { event, startSeededApps, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { event, startSeededApps, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
 
 /**
  * The live-price overlay through a running API (issue 18 item 4): a price message on the event

@@ -1,7 +1,7 @@
 import { buildOpenApiDocument, endpoints, liveExampleValues, withLiveValues } from '@pm/shared/api';
-import { parseParams } from './adapter.js';
-import type { HandlerContext } from './handler.js';
-import { handlers } from './routes/index.js';
+import { parseParams } from '../app/adapter.js';
+import type { HandlerContext } from '../app/handler.js';
+import { handlers } from '../routes/index.js';
 
 /** How long the docs page's document is reused before its examples are taken from the data again. */
 const REFRESH_MS = 15_000;

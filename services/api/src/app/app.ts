@@ -3,16 +3,17 @@ import type { Config } from '@pm/shared/config';
 import type { Logger } from '@pm/shared/logger';
 import { buildOpenApiDocument, endpoints, STREAM_PATH, type EndpointPath } from '@pm/shared/api';
 import { endpointRoute } from './adapter.js';
-import { docsPage, DOCS_PATH } from './docs-page.js';
-import { createLiveDocument } from './live-docs.js';
-import { ApiError, INTERNAL_MESSAGE } from './errors.js';
+import { docsPage, DOCS_PATH } from '../docs/docs-page.js';
+import { createLiveDocument } from '../docs/live-docs.js';
+import { ApiError, INTERNAL_MESSAGE } from '../http/errors.js';
 import type { HandlerContext } from './handler.js';
-import type { RequestObserver } from './metrics.js';
-import { clientKey, countedAlready, type RateLimiter } from './rate-limit.js';
-import type { ReadyCache } from './ready-cache.js';
-import { readyResponse, serveReady } from './ready-response.js';
-import { ALLOWED_METHODS, answerPreflight, sendError, sendRateLimited, setBaseHeaders, setRateLimitHeaders, strongEtag } from './respond.js';
-import { handlers } from './routes/index.js';
+import type { RequestObserver } from '../ops/metrics.js';
+import type { RateLimiter } from '../http/rate-limit.js';
+import { corsMiddleware } from '../http/cors.js';
+import type { ReadyCache } from '../front/ready-cache.js';
+import { readyResponse, serveReady } from '../front/ready-response.js';
+import { ALLOWED_METHODS, sendError, setBaseHeaders, strongEtag } from '../http/respond.js';
+import { handlers } from '../routes/index.js';
 
 export interface AppParts {
   config: Config;
@@ -33,8 +34,8 @@ const NOT_FOUND = `no such endpoint; see /api/v1/docs (or ${OPENAPI_PATH})`;
 
 /**
  * The Express app: the one place that defines routes, parameters, errors and docs (DESIGN.md "The
- * read path"). A request whose ready response is held never reaches it (front.ts). Order matters:
- * ops → base headers + request log → preflight → rate limit (every other request, 429 here)
+ * read path"). A request whose ready response is held never reaches it (front/front-handler.ts). Order matters:
+ * ops → base headers + request log → CORS (a preflight is answered there) → rate limit (429 here)
  * → malformed percent-encoding (400) → write verbs refused (405) → endpoints → 404 → error handler.
  */
 export function createApp(parts: AppParts): express.Application {
@@ -55,19 +56,12 @@ export function createApp(parts: AppParts): express.Application {
     const requestId = setBaseHeaders(req, res);
     res.locals['requestId'] = requestId;
     observer.observe(req, res, requestId, () => res.locals['route'] as string | undefined);
-    if (req.method === 'OPTIONS') return answerPreflight(res);
+    // An OPTIONS request is answered by cors below (204); the methods this API allows go with it.
+    if (req.method === 'OPTIONS') res.setHeader('Allow', ALLOWED_METHODS);
     next();
   });
-
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    const counted = countedAlready.get(req);
-    (counted ? Promise.resolve(counted) : limiter.hit(clientKey(req, config.TRUST_PROXY))).then((decision) => {
-      if (decision === undefined) return next();
-      if (decision.limited) return sendRateLimited(res, decision, Date.now());
-      setRateLimitHeaders(res, decision);
-      next();
-    }, next);
-  });
+  app.use(corsMiddleware);
+  app.use(limiter.middleware);
 
   app.use((req, res, next) => {
     if (!wellEncoded(req.originalUrl)) return sendError(res, 'bad_request', 'the request target is not valid percent-encoding');

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { redisKeys } from '@pm/shared/redis';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
-import { apiRedis, event, listSnapshot, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { apiRedis, event, listSnapshot, startApp, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
 
 /**
  * The API's operations surface against a real Redis: /healthz, /readyz (Redis and the trending

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import { errorBodySchema, oddsResponseSchema } from '@pm/shared/api';
-import { apiRedis, startApp, type RunningApp } from './testing/fixtures.js';
+import { apiRedis, startApp, type RunningApp } from '../testing/fixtures.js';
 
 /**
  * The rate limit at its configured default (120 a minute per IP), in a prefix of its own so its

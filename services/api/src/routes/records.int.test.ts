@@ -21,7 +21,7 @@ import {
   type UserRecord,
 } from '@pm/shared/api';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
-import { apiRedis, combo, leaderboardRow as row, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { apiRedis, combo, leaderboardRow as row, startApp, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
 
 /**
  * Endpoints 5–10 against a real Redis and Postgres. The lists of everyone's calls, the leaderboard

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { errorBodySchema, oddsResponseSchema } from '@pm/shared/api';
 import { freePort } from '@pm/shared/testing';
-import { startApp, type RunningApp } from './testing/fixtures.js';
+import { startApp, type RunningApp } from '../testing/fixtures.js';
 
 /** Redis unreachable: data reads answer 503 quickly (never 500, never a hang); computed answers still work. */
 

@@ -4,7 +4,7 @@ import { marketEventResponseSchema } from '@pm/shared/api';
 import { redisKeys } from '@pm/shared/redis';
 import { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
 import { eventually, until } from '@pm/shared/wait';
-import { event, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { event, startApp, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
 
 /**
  * The held snapshots follow Redis through a restart (a fault: the API's subscription drops and

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { endpointList, endpoints } from '@pm/shared/api';
 import { parseParams } from './adapter.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../http/errors.js';
 
 /** Parameter rules of the endpoint table, as a user sees them: the value parsed, or the 400 message. */
 

@@ -19,7 +19,7 @@ import { sleep } from '@pm/shared/wait';
  */
 
 /** A resolution as a source reports it (the ws `market_resolved` message, or the catalog). */
-export interface SettleMarket {
+export interface MarketResolution {
   marketId: string;
   /** Null when voided. */
   winningOutcomeIndex: number | null;
@@ -27,34 +27,34 @@ export interface SettleMarket {
   source: 'ws' | 'catalog';
 }
 
-export interface SettlementOptions {
+export interface ResolutionRecorderOptions {
   db: Db;
   logger: Logger;
   /** Delays before each retry after a lost connection. Default 0.5, 1, 2, 4, 8 s (about 15 s in all). */
   retryDelaysMs?: readonly number[];
 }
 
-export interface Settlement {
+export interface ResolutionRecorder {
   /** Record a resolution (and the settlement it owes). Unknown markets are ignored (returns false). */
-  resolve(resolution: SettleMarket): Promise<boolean>;
+  resolve(resolution: MarketResolution): Promise<boolean>;
   /** Resolves once every resolution begun before the call was recorded or gave up (flush, tests). */
   idle(): Promise<void>;
 }
 
 
-export function createSettlement(opts: SettlementOptions): Settlement {
+export function createResolutionRecorder(opts: ResolutionRecorderOptions): ResolutionRecorder {
   const retryDelays = opts.retryDelaysMs ?? [500, 1000, 2000, 4000, 8000];
 
   const inFlight = new Set<Promise<unknown>>();
 
-  function resolve(r: SettleMarket): Promise<boolean> {
+  function resolve(r: MarketResolution): Promise<boolean> {
     const run = resolveWithRetries(r);
     const tracked = run.catch(() => {}).finally(() => inFlight.delete(tracked));
     inFlight.add(tracked);
     return run;
   }
 
-  async function resolveWithRetries(r: SettleMarket): Promise<boolean> {
+  async function resolveWithRetries(r: MarketResolution): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await resolveOnce(r);
@@ -67,7 +67,7 @@ export function createSettlement(opts: SettlementOptions): Settlement {
     }
   }
 
-  async function resolveOnce(r: SettleMarket): Promise<boolean> {
+  async function resolveOnce(r: MarketResolution): Promise<boolean> {
     // Input: market id, winning outcome index (null when void), voided, source.
     // Output: whether the market is known and whether this call resolved it (a repeat does not).
     // One transaction: the log row is first-source-wins; the market columns are set once (guarded

@@ -3,9 +3,9 @@ import type { Logger } from '@pm/shared/logger';
 import type { SnapshotName } from '@pm/shared/redis';
 import type { EndpointPath, ParamsOf, ResponseOf } from '@pm/shared/api';
 import type { z } from 'zod';
-import type { Cursors } from './pages/cursor.js';
-import type { PageReader } from './pages/pages.js';
-import type { HeldSnapshot } from './snapshot-store.js';
+import type { Cursors } from '../pages/cursor.js';
+import type { PageReader } from '../pages/pages.js';
+import type { HeldSnapshot } from '../snapshots/snapshot-store.js';
 
 /**
  * What every handler may use. Handlers never see Express, and never build a version or an ETag:

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { CallListSnapshot } from '@pm/shared/api';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
-import { apiRedis, event, listSnapshot, startApp, writeSnapshot, type RunningApp } from './testing/fixtures.js';
+import { apiRedis, event, listSnapshot, startApp, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
 
 /**
  * The API description as clients get it: the served /api/v1/openapi.json is the committed
@@ -13,7 +13,7 @@ import { apiRedis, event, listSnapshot, startApp, writeSnapshot, type RunningApp
  * offers example requests taken from the data being served.
  */
 
-const COMMITTED = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../openapi.json');
+const COMMITTED = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../openapi.json');
 
 let withData: TestRedis;
 let empty: TestRedis;

@@ -1,7 +1,8 @@
-import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { baseHeaderBlock, baseHeaderList, headerBlock, JSON_TYPE, type RateLimitState } from './respond.js';
+import { baseHeaderBlock, baseHeaderList, headerBlock, JSON_TYPE, type RateLimitState } from '../http/respond.js';
+import { canWriteHeadBlock, writeHeadBlock } from '../http/node-internals.js';
 
 /**
  * A ready response (DESIGN.md "The read path"): the bytes of one cacheable 200, made once per
@@ -102,7 +103,7 @@ function encode(ready: ReadyResponse, coding: 'gzip' | 'br'): Buffer | Promise<B
  * If-None-Match matches. Resolves at once unless an encoding is being made for the first time.
  *
  * `lead`: the request id and rate-limit count whose headers come first (respond.ts), all written at
- * once (the front handler's path: `writeBlock` for a 200, one `writeHead` otherwise). Without it the
+ * once (the front handler's path: `writeHeadBlock` for a 200, one `writeHead` otherwise). Without it the
  * response's headers are added with `setHeader` to those the caller set (the Express path). All give
  * the same headers in the same order.
  */
@@ -137,10 +138,10 @@ function send(
   coding: ContentCoding,
   body: Buffer | undefined,
 ): void {
-  if (lead && body && canWriteBlock(req)) {
+  if (lead && body && canWriteHeadBlock(req)) {
     let own = ready.blocks.get(coding);
     if (own === undefined) ready.blocks.set(coding, (own = headerBlock(ownHeaders(ready, coding, true))));
-    writeBlock(res, baseHeaderBlock(lead.requestId, lead.state) + own, body.length);
+    writeHeadBlock(res, baseHeaderBlock(lead.requestId, lead.state) + own, body.length);
     res.end(body);
     return;
   }
@@ -153,35 +154,4 @@ function send(
     for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
   }
   res.end(body);
-}
-
-/**
- * Writing a 200's head from a ready block of header lines. `writeHead` checks every header name and
- * value against Node's token and character rules and classifies each one, per response: with the
- * dozen headers SPEC.md asks of every answer, that was the largest part of what a cached read cost
- * the API beyond a bare server (issue 18). The lines here were checked once, when made (respond.ts
- * `headerBlock`), so they go to ServerResponse's own `_storeHeader(firstLine, headers)` — the step
- * `writeHead` ends with — as part of the first line. That step still adds Date and Connection/Keep-Alive
- * and reads the one header given to it the usual way (Content-Length: it decides framing and keep-alive).
- *
- * `_storeHeader` is not public API, hence the guards: it is used only where ServerResponse has it
- * with this shape and the request does not expect a 100-continue (writeHead's one other concern for
- * a 200); anywhere else the response goes through `writeHead`. app.int.test.ts compares the bytes of
- * both paths, so a Node release that changes this shows there.
- */
-interface StoresHeader {
-  _storeHeader(firstLine: string, headers: string[]): void;
-}
-
-const storeHeader = (ServerResponse.prototype as unknown as Partial<StoresHeader>)._storeHeader;
-const BLOCKS_SUPPORTED = typeof storeHeader === 'function' && storeHeader.length === 2;
-
-function canWriteBlock(req: IncomingMessage): boolean {
-  return BLOCKS_SUPPORTED && req.headers.expect === undefined;
-}
-
-function writeBlock(res: ServerResponse, block: string, contentLength: number): void {
-  res.statusCode = 200;
-  res.statusMessage = 'OK';
-  (res as unknown as StoresHeader)._storeHeader(`HTTP/1.1 200 OK\r\n${block}`, ['Content-Length', String(contentLength)]);
 }
