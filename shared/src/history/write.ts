@@ -127,15 +127,23 @@ export async function rollDays(db: Queryable, series: readonly number[], days: r
     ), s as (
       select series, (day / ${period}::int) * ${period}::int as p, (day % ${period}::int) / 86400 + 1 as slot, o, h, l, c, n
       from d where o is not null
+    ), rows as (
+      select series, p, max(slot) as top from s group by 1, 2
+    ), merged as (
+      select r.series, r.p, i,
+             case when s.o is not null then s.o else old.o[i] end as o, case when s.o is not null then s.h else old.h[i] end as h,
+             case when s.o is not null then s.l else old.l[i] end as l, case when s.o is not null then s.c else old.c[i] end as c,
+             case when s.o is not null then s.n else old.n[i] end as n
+      from rows r
+      left join candles old on old.series = r.series and old.step = 86400 and old.p = r.p
+      cross join lateral generate_series(1, greatest(r.top, coalesce(cardinality(old.o), 0))) i
+      left join s on s.series = r.series and s.p = r.p and s.slot = i
     )
     insert into candles (series, step, p, o, h, l, c, n)
     select series, 86400, p,
-           array_fill(null::smallint, array[slot - 1]) || array[o], array_fill(null::smallint, array[slot - 1]) || array[h],
-           array_fill(null::smallint, array[slot - 1]) || array[l], array_fill(null::smallint, array[slot - 1]) || array[c],
-           array_fill(null::int, array[slot - 1]) || array[n]
-    from s
-    on conflict (series, step, p) do update
-      set o = history_set_slot(candles.o, excluded.o), h = history_set_slot(candles.h, excluded.h), l = history_set_slot(candles.l, excluded.l),
-          c = history_set_slot(candles.c, excluded.c), n = history_set_slot(candles.n, excluded.n)
+           array_agg(o::smallint order by i), array_agg(h::smallint order by i), array_agg(l::smallint order by i),
+           array_agg(c::smallint order by i), array_agg(n order by i)
+    from merged group by series, p
+    on conflict (series, step, p) do update set o = excluded.o, h = excluded.h, l = excluded.l, c = excluded.c, n = excluded.n
   `);
 }
