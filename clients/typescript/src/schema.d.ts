@@ -113,6 +113,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/markets/{eventSlug}/candles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Candles
+         * @description Open, high, low and close of the chance of an outcome, per interval, for up to 20 markets of one event, over any window the interval still keeps: `1m` for 7 days, `5m` for 60 days, `1h` and `1d` for good.
+         *
+         *     Candles are aligned to the interval in UTC (`t` is the bucket start). A bucket without a point carries the previous close forward (open = high = low = close); there is no candle before a market's first recorded point; a resolved market's last candle is the one holding `resolved_at` and closes at its final price (1 or 0). Outcome 1 of a two-outcome market is 1 − outcome 0 (its high the complement of the low).
+         *
+         *     `start` and `end` are Unix seconds, `start < end`; without them the window is the last 500 intervals up to now. A window of more than 2,000 candles per market is a 400, as is one that starts before the interval's retention (the message names the interval that still covers it). An unknown event, or a `market` that is not one of the event's markets, is a 404.
+         *
+         *     A window that ended before the current bucket (and the 2-minute margin for late points) never changes: it is served with `Cache-Control: public, max-age=86400, immutable` and a strong `ETag` (`If-None-Match` gets a 304). A window reaching the current bucket is live data (15 s).
+         *
+         *     Examples:
+         *     - Every market of an event, hourly, the last 500 hours: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles`
+         *     - One market by the minute: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles?market=540046&interval=1m`
+         *     - Two markets, daily, over a fixed window: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles?market=540046%2C540047&interval=1d&start=1761955200&end=1764547200`
+         */
+        get: operations["getMarketCandles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/live": {
         parameters: {
             query?: never;
@@ -442,6 +473,31 @@ export interface components {
             /** @description Avatar image URL, or null when the person has none */
             avatar: string | null;
         };
+        Candle: {
+            /** @description Bucket start, Unix seconds, aligned to the interval in UTC */
+            t: number;
+            /** @description Chance at the first point of the bucket (the previous close when the bucket had none) */
+            open: number;
+            /** @description Highest chance in the bucket */
+            high: number;
+            /** @description Lowest chance in the bucket */
+            low: number;
+            /** @description Chance at the last point of the bucket; a resolved market's last candle closes at its final price */
+            close: number;
+        };
+        CandlesResponse: {
+            /** @constant */
+            ok: true;
+            /** @description The event slug */
+            event: string;
+            /** @enum {string} */
+            interval: "1m" | "5m" | "1h" | "1d";
+            /** @description Window start, Unix seconds, aligned down to the interval */
+            start: number;
+            /** @description Window end (exclusive), Unix seconds, aligned up to the interval */
+            end: number;
+            markets: components["schemas"]["MarketCandles"][];
+        };
         /** @description 2 to 6 picks that must all happen */
         Combo: {
             id: string;
@@ -627,6 +683,14 @@ export interface components {
             /** @description 24-hour change in chance */
             change_24h: number;
             url: string;
+        };
+        MarketCandles: {
+            market_id: string;
+            question: string;
+            /** @description The outcome the chances are of */
+            outcome: string;
+            /** @description Ascending t; none before the market's first recorded point; gaps carried forward flat */
+            candles: components["schemas"]["Candle"][];
         };
         MarketCard: {
             id: string;
@@ -1192,6 +1256,67 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MarketHistoryResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMarketCandles: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated market ids of the event, at most 20; default the event's markets (the first 20). */
+                market?: string;
+                /** @description The outcome index whose chance the candles follow. An integer from 0 to 99; default 0. */
+                outcome?: number;
+                /** @description One of 1m, 5m, 1h, 1d; default 1h. */
+                interval?: "1m" | "5m" | "1h" | "1d";
+                /** @description Window start, Unix seconds; default 500 intervals before `end`. */
+                start?: number;
+                /** @description Window end (exclusive), Unix seconds; default now. */
+                end?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The event slug */
+                eventSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CandlesResponse"];
                 };
             };
             /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */

@@ -18,6 +18,7 @@ import { createSnapshotStore, type SnapshotStore } from './snapshots/snapshot-st
 import { createLivePrices } from './snapshots/live-prices.js';
 import { createCursors } from './pages/cursor.js';
 import { createPageReader } from './pages/pages.js';
+import { candlePool, createCandleReader } from './pages/candles.js';
 import { ApiError } from './http/errors.js';
 import { createStreamHub, type StreamHub } from './stream/hub.js';
 import { streamRoute } from './stream/route.js';
@@ -71,6 +72,8 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const observer = requestObserver(metrics, logger);
   // Postgres reads (pages/pages.ts: pages past the first, a person's pages, a call's page): a small pool, connected on first use.
   const pages = createPageReader({ databaseUrl: config.DATABASE_URL, webUrl: config.PUBLIC_WEB_URL, logger });
+  // Candles (pages/candles.ts): a pool of its own, handed in, so it can point at a read replica.
+  const candles = createCandleReader({ db: candlePool(config.DATABASE_URL), logger });
   const marketEvents = redisKeys(config.REDIS_PREFIX).marketEvents;
   const marketEvent = async (marketId: string): Promise<string | null> => {
     try {
@@ -97,7 +100,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const app = createApp({
     config,
     logger,
-    ctx: { snapshots, live: () => snapshots.live(), clock, config, logger, pages, cursors: createCursors(config.CURSOR_SECRET), marketEvent },
+    ctx: { snapshots, live: () => snapshots.live(), clock, config, logger, pages, candles, cursors: createCursors(config.CURSOR_SECRET), marketEvent },
     limiter,
     readyCache,
     observer,
@@ -128,6 +131,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
       await streams.close();
       await snapshots.stop();
       await pages.close();
+      await candles.close();
     },
   };
 }

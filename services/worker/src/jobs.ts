@@ -20,7 +20,7 @@ export type QueueProcessors<Q extends QueueName> = {
 };
 
 /** The queues this service consumes. */
-export type ConsumedQueue = 'snapshots' | 'records' | 'settlement' | 'projections';
+export type ConsumedQueue = 'snapshots' | 'records' | 'settlement' | 'projections' | 'history';
 
 export type ProcessorRegistry<Q extends QueueName = ConsumedQueue> = { readonly [K in Q]: QueueProcessors<K> };
 

@@ -17,6 +17,7 @@ import { createStreamWriter } from '@pm/shared/stream';
 import { createProjectUsersProcessor, createRebuildAllProcessor } from './projections/processor.js';
 import { requestRebuildIfStale, scheduleWeekRollover } from './projections/schedule.js';
 import { createOutboxRelay, type OutboxRelay } from './outbox/relay.js';
+import { createHistoryRollupProcessor, scheduleHistoryRollup } from './history/rollup-job.js';
 import { createReconciler, type Reconciler, type RepairKind } from './outbox/reconciler.js';
 
 /**
@@ -162,6 +163,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
             'project-users': createProjectUsersProcessor(projectionDeps),
             'rebuild-all': createRebuildAllProcessor(projectionDeps),
           },
+          history: { 'history-rollup': createHistoryRollupProcessor({ db: deps.db, logger: logger.child({ part: 'history-rollup' }), clock }) },
         },
         consume: [
           { queue: 'snapshots', concurrency: 1 },
@@ -170,6 +172,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
           // Markets settle independently (each locks its own row); batches of projections serialise anyway.
           { queue: 'settlement', concurrency: 2 },
           { queue: 'projections', concurrency: 1 },
+          { queue: 'history', concurrency: 1 },
         ],
         connection: bullConnection,
         prefix: config.REDIS_PREFIX,
@@ -177,6 +180,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       });
       for (const w of queueWorkers.workers) deps.onQueueWorker?.(w);
       await scheduleWeekRollover(bullConnection, config.REDIS_PREFIX);
+      await scheduleHistoryRollup(bullConnection, config.REDIS_PREFIX);
       if (await requestRebuildIfStale(deps.db, bullConnection, config.REDIS_PREFIX)) logger.info('projections missing or of another version: rebuild queued');
       // Changes never wait for it (they request their own build); it catches what a blip dropped.
       const every = deps.sweepEveryMs ?? Math.max(config.SNAPSHOT_INTERVAL_MS, 250);

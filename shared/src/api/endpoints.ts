@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { count, ok } from './fields.js';
 import { CATEGORIES, categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema, oddsSchema } from './resources.js';
 import { HISTORY_RANGES } from '../snapshots.js';
+import { CANDLE_INTERVALS } from '../history/tiers.js';
 import {
   callListResponseSchema,
   callResponseSchema,
@@ -158,6 +159,14 @@ export function textParam(name: string, opts: { max: number; description: string
     .meta({ description: opts.description });
 }
 
+/** An optional Unix time in seconds (digits only, no default). */
+export function unixParam(name: string, description: string) {
+  const error = `${name} must be a Unix time in whole seconds (digits only)`;
+  return z
+    .preprocess(emptyIsOmitted, z.string({ error }).regex(/^[0-9]{1,10}$/, { error }).transform(Number).pipe(z.number({ error }).int({ error }).min(0, { error })).optional())
+    .meta({ description });
+}
+
 /** A path parameter: a non-empty string of at most `max` characters. */
 export function pathParam(name: string, opts: { max: number; description: string }) {
   const error = `${name} must be a non-empty string of at most ${opts.max} characters`;
@@ -238,6 +247,39 @@ export const marketHistoryResponseSchema = z
   })
   .meta({ id: 'MarketHistoryResponse' });
 export type MarketHistoryResponse = z.infer<typeof marketHistoryResponseSchema>;
+
+const candleChance = z.number().min(0).max(1);
+export const candleSchema = z
+  .object({
+    t: z.number().int().meta({ description: 'Bucket start, Unix seconds, aligned to the interval in UTC' }),
+    open: candleChance.meta({ description: 'Chance at the first point of the bucket (the previous close when the bucket had none)' }),
+    high: candleChance.meta({ description: 'Highest chance in the bucket' }),
+    low: candleChance.meta({ description: 'Lowest chance in the bucket' }),
+    close: candleChance.meta({ description: 'Chance at the last point of the bucket; a resolved market\'s last candle closes at its final price' }),
+  })
+  .meta({ id: 'Candle' });
+export type CandleBody = z.infer<typeof candleSchema>;
+
+export const marketCandlesSchema = z
+  .object({
+    market_id: z.string(),
+    question: z.string(),
+    outcome: z.string().meta({ description: 'The outcome the chances are of' }),
+    candles: z.array(candleSchema).meta({ description: 'Ascending t; none before the market\'s first recorded point; gaps carried forward flat' }),
+  })
+  .meta({ id: 'MarketCandles' });
+
+export const candlesResponseSchema = z
+  .object({
+    ok,
+    event: z.string().meta({ description: 'The event slug' }),
+    interval: z.enum(CANDLE_INTERVALS),
+    start: z.number().int().meta({ description: 'Window start, Unix seconds, aligned down to the interval' }),
+    end: z.number().int().meta({ description: 'Window end (exclusive), Unix seconds, aligned up to the interval' }),
+    markets: z.array(marketCandlesSchema),
+  })
+  .meta({ id: 'CandlesResponse' });
+export type CandlesResponse = z.infer<typeof candlesResponseSchema>;
 
 export const liveMatchesResponseSchema = z
   .object({
@@ -347,6 +389,34 @@ const endpointTable = [
     examples: [
       { summary: 'The first market, last week', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' } },
       { summary: 'One market, everything', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', range: 'max' } },
+    ],
+  }),
+  defineEndpoint('/api/v1/markets/{eventSlug}/candles', {
+    specNumber: null,
+    operationId: 'getMarketCandles',
+    summary: 'Candles',
+    description: [
+      'Open, high, low and close of the chance of an outcome, per interval, for up to 20 markets of one event, over any window the interval still keeps: `1m` for 7 days, `5m` for 60 days, `1h` and `1d` for good.',
+      'Candles are aligned to the interval in UTC (`t` is the bucket start). A bucket without a point carries the previous close forward (open = high = low = close); there is no candle before a market\'s first recorded point; a resolved market\'s last candle is the one holding `resolved_at` and closes at its final price (1 or 0). Outcome 1 of a two-outcome market is 1 − outcome 0 (its high the complement of the low).',
+      '`start` and `end` are Unix seconds, `start < end`; without them the window is the last 500 intervals up to now. A window of more than 2,000 candles per market is a 400, as is one that starts before the interval\'s retention (the message names the interval that still covers it). An unknown event, or a `market` that is not one of the event\'s markets, is a 404.',
+      'A window that ended before the current bucket (and the 2-minute margin for late points) never changes: it is served with `Cache-Control: public, max-age=86400, immutable` and a strong `ETag` (`If-None-Match` gets a 304). A window reaching the current bucket is live data (15 s).',
+    ].join('\n\n'),
+    tags: ['Markets'],
+    params: z.object({
+      eventSlug: pathParam('eventSlug', { max: 200, description: 'The event slug' }),
+      market: textParam('market', { max: 2_100, description: "Comma-separated market ids of the event, at most 20; default the event's markets (the first 20)." }),
+      outcome: intParam('outcome', { min: 0, max: 99, default: 0, description: 'The outcome index whose chance the candles follow.' }),
+      interval: enumParam('interval', CANDLE_INTERVALS, 'One of 1m, 5m, 1h, 1d; default 1h.'),
+      start: unixParam('start', 'Window start, Unix seconds; default 500 intervals before `end`.'),
+      end: unixParam('end', 'Window end (exclusive), Unix seconds; default now.'),
+    }),
+    response: candlesResponseSchema,
+    cache: 'live',
+    errors: [404, 503],
+    examples: [
+      { summary: 'Every market of an event, hourly, the last 500 hours', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' } },
+      { summary: 'One market by the minute', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', interval: '1m' } },
+      { summary: 'Two markets, daily, over a fixed window', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046,540047', interval: '1d', start: '1761955200', end: '1764547200' } },
     ],
   }),
   defineEndpoint('/api/v1/live', {

@@ -15,6 +15,8 @@ export const queues = {
   settlement: { jobs: ['settle-market'] },
   /** Projection refreshes for affected handles. */
   projections: { jobs: ['project-users', 'rebuild-all'] },
+  /** Price history upkeep: raw partitions made and dropped, closed hours rolled up into candles (a job scheduler). */
+  history: { jobs: ['history-rollup'] },
 } as const;
 
 export type QueueName = keyof typeof queues;
@@ -29,6 +31,7 @@ export interface JobData {
   /** Record snapshots (calls, users, leaderboard, combos) to rebuild: the dirty set `<prefix>:dirty:records`, or everything with `full`. */
   'build-record-snapshots': { full?: boolean };
   'rebuild-all': Record<string, never>;
+  'history-rollup': Record<string, never>;
 }
 
 /**

@@ -26,6 +26,9 @@ import { strongEtag } from '../http/respond.js';
  */
 const RESPONSE_REVISION = '3';
 
+/** A body that can never change (a closed window of history). */
+const IMMUTABLE = 'public, max-age=86400, immutable';
+
 /** Raw inputs of one request: path parameters and the query parameters the endpoint knows. */
 function rawParams(endpoint: { pathParams: readonly string[]; params: { shape: object } }, req: Request): Record<string, string> {
   const raw: Record<string, string> = {};
@@ -129,10 +132,11 @@ export function endpointRoute<P extends EndpointPath>(
         leaderboard: (q) => ((fromPostgres = true), pages.leaderboard(q)),
         close: () => pages.close(),
       },
+      candles: { read: (q) => ((fromPostgres = true), ctx.candles.read(q)), close: () => ctx.candles.close() },
     };
-    const { data } = await handler(params, noted);
+    const { data, immutable } = await handler(params, noted);
     const body = Buffer.from(JSON.stringify({ ok: true, ...data }));
-    const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body, fromPostgres)), cacheControl, body);
+    const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body, fromPostgres)), immutable ? IMMUTABLE : cacheControl, body);
     if (!fromPostgres) readyCache.remember(target, { ready, versions, live });
     return ready;
   }

@@ -5,6 +5,7 @@ import type { EndpointPath, ParamsOf, ResponseOf } from '@pm/shared/api';
 import type { z } from 'zod';
 import type { Cursors } from '../pages/cursor.js';
 import type { PageReader } from '../pages/pages.js';
+import type { CandleReader } from '../pages/candles.js';
 import type { HeldSnapshot } from '../snapshots/snapshot-store.js';
 
 /**
@@ -18,6 +19,8 @@ export interface HandlerContext {
   live(): boolean;
   /** Postgres, read-only: pages past the first of the lists, a person's record and calls, a call's page. A body read through it is never held as a ready response. */
   pages: PageReader;
+  /** Postgres, read-only: candles from the history tiers. Like `pages`, a body read through it is never held. */
+  candles: CandleReader;
   /** Makes and checks `next_cursor` / `?cursor=`. */
   cursors: Cursors;
   /** The slug of the event holding a market, from the worker's market index; null when unknown. */
@@ -31,6 +34,8 @@ export interface HandlerContext {
 export interface HandlerResult<P extends EndpointPath> {
   /** The success body without `ok` (the adapter adds `ok: true`). */
   data: Omit<ResponseOf<P>, 'ok'>;
+  /** The body can never change (a closed window of history): cached for a day, `immutable`. */
+  immutable?: boolean;
 }
 
 /** A handler receives validated parameters and returns data; errors are thrown as ApiError. */

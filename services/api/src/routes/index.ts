@@ -2,6 +2,7 @@ import type { HandlerMap } from '../app/handler.js';
 import { convertOdds } from './convert-odds.js';
 import { getMarketEvent } from './get-market-event.js';
 import { getMarketHistory } from './get-market-history.js';
+import { getMarketCandles } from './get-market-candles.js';
 import { getMarketById } from './get-market-by-id.js';
 import { listLiveMatches } from './list-live-matches.js';
 import { listMarkets } from './list-markets.js';
@@ -18,6 +19,7 @@ export const handlers: HandlerMap = {
   '/api/v1/markets/{eventSlug}': getMarketEvent,
   '/api/v1/markets/by-id/{marketId}': getMarketById,
   '/api/v1/markets/{eventSlug}/history': getMarketHistory,
+  '/api/v1/markets/{eventSlug}/candles': getMarketCandles,
   '/api/v1/live': listLiveMatches,
   '/api/v1/calls': listCalls,
   '/api/v1/calls/{id}': getCall,

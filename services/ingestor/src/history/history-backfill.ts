@@ -7,11 +7,17 @@ import { sleep } from '@pm/shared/wait';
  * concurrent runners, each request paced, failures retried later with a growing delay. Nothing here
  * is awaited by the market handler, so a slow or failing history endpoint never delays prices.
  *
- * Two requests per token: everything at hourly fidelity (for the 1m and max ranges), then the last
- * week at 5 minutes (for 1d and 1w). A resolved market may return nothing at a fine fidelity
+ * Two requests per token: everything at hourly fidelity (into the 1h tier, and the 1d candles made
+ * from it), then the last week at 5 minutes (into the 5m tier). Each lands in the tier of its fidelity. A resolved market may return nothing at a fine fidelity
  * (PROTOCOL.md §4): an empty answer is asked again coarser (6 h, then a day) before concluding the
  * token has no past.
  */
+
+/** The points of one request and the fidelity (minutes) they were asked at. */
+export interface Fetched {
+  fidelity: number;
+  points: PricePoint[];
+}
 
 export interface BackfillTarget {
   tokenId: string;
@@ -20,8 +26,8 @@ export interface BackfillTarget {
 
 export interface HistoryBackfillOptions {
   fetchHistory: FetchHistory;
-  /** Store the points (idempotent) and note the market's history changed. */
-  store: (target: BackfillTarget, points: PricePoint[]) => Promise<void>;
+  /** Store the points of each fetch, by its fidelity (idempotent), and note the market's history changed. */
+  store: (target: BackfillTarget, fetched: Fetched[]) => Promise<void>;
   logger: Logger;
   /** Requests in flight at once; default 2. */
   concurrency?: number;
@@ -82,17 +88,15 @@ export function createHistoryBackfill(opts: HistoryBackfillOptions): HistoryBack
     return fn();
   }
 
-  async function fetchAll(tokenId: string): Promise<PricePoint[]> {
-    let coarse: PricePoint[] = [];
+  async function fetchAll(tokenId: string): Promise<Fetched[]> {
+    let coarse: Fetched = { fidelity: 0, points: [] };
     for (const q of COARSE) {
-      coarse = await paced(() => opts.fetchHistory(tokenId, q));
-      if (coarse.length > 0) break;
+      coarse = { fidelity: q.fidelity, points: await paced(() => opts.fetchHistory(tokenId, q)) };
+      if (coarse.points.length > 0) break;
     }
-    if (coarse.length === 0) return [];
+    if (coarse.points.length === 0) return [];
     const fine = await paced(() => opts.fetchHistory(tokenId, FINE));
-    const byT = new Map<number, PricePoint>();
-    for (const p of [...coarse, ...fine]) byT.set(p.t, p);
-    return [...byT.values()].sort((a, b) => a.t - b.t);
+    return [coarse, { fidelity: FINE.fidelity, points: fine }];
   }
 
   function settleIdle() {
@@ -105,10 +109,10 @@ export function createHistoryBackfill(opts: HistoryBackfillOptions): HistoryBack
 
   async function runOne(item: BackfillTarget & { attempt: number }): Promise<void> {
     try {
-      const points = await fetchAll(item.tokenId);
-      if (points.length > 0) await opts.store(item, points);
+      const fetched = await fetchAll(item.tokenId);
+      if (fetched.length > 0) await opts.store(item, fetched);
       stats.done++;
-      stats.points += points.length;
+      stats.points += fetched.reduce((n, f) => n + f.points.length, 0);
     } catch (err) {
       const attempt = item.attempt + 1;
       if (attempt >= maxAttempts || closed) {

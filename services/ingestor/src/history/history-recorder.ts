@@ -6,13 +6,16 @@ import type { Clock } from '../common/clock.js';
 import { createCoalescedWrite } from '../common/coalesced-write.js';
 import { createHistoryBackfill, type HistoryBackfill, type HistoryBackfillStats } from './history-backfill.js';
 import type { FetchHistory } from './history-client.js';
-import { insertPoints, pricePoint, tokensWithoutPast } from './history-db.js';
+import { createSeriesCache, insertPoints, storeFetched, tokensWithoutPast } from './history-db.js';
 
 /**
  * Price history recording (DESIGN.md "The flow" 3), for the FIRST outcome's token of each market
  * only: a history point describes the chance of the market's first outcome (SPEC.md "History
  * point"), so the other outcomes' points would never be read — recording and backfilling only
  * these halves the work on binary markets.
+ *
+ * Live points go to the raw table (an integer series per token, Unix seconds); the worker's rollup
+ * makes candles of them (docs/history.md).
  *
  * Live points: the chance publisher reports every move (`offer`); a token gets a point when its
  * chance differs from its last recorded point, and otherwise one a minute (so a quiet market still
@@ -86,13 +89,14 @@ export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryReco
   let unchecked = new Set<string>();
   let closed = false;
   const stats = { points: 0, flushes: 0 };
+  const series = createSeriesCache(opts.db);
 
   const backfill: HistoryBackfill = createHistoryBackfill({
     fetchHistory: opts.fetchHistory,
     logger: opts.logger,
     ...opts.backfill,
-    store: async (target, points) => {
-      await insertPoints(opts.db, points.map((p) => pricePoint(target.tokenId, p.t * 1000, p.chance)));
+    store: async (target, fetched) => {
+      await storeFetched(opts.db, series, target.tokenId, fetched);
       // A market's past arriving is a one-off: its chart should show it now, not after the throttle.
       await opts.redis.sadd(opts.keys.backfilledHistory, target.marketId);
     },
@@ -129,7 +133,7 @@ export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryReco
       markets.add(marketId);
     }
     if (due.length === 0) return;
-    await insertPoints(opts.db, due.map((p) => pricePoint(p.tokenId, now, p.chance)));
+    await insertPoints(opts.db, series, due.map((p) => ({ tokenId: p.tokenId, atMs: now, chance: p.chance })));
     for (const p of due) recorded.set(p.tokenId, { at: now, chance: p.chance });
     stats.points += due.length;
     await opts.redis.sadd(opts.keys.dirtyHistory, ...markets);

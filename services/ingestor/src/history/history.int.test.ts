@@ -65,10 +65,21 @@ async function seenOnce(token: string, market: string, chance: number): Promise<
   return r;
 }
 
+/** A token's raw (live) points. */
 async function points(tokenId: string): Promise<Array<{ t: number; chance: number }>> {
   return (
-    await database.db.query(sql`select extract(epoch from t)::float8 as t, chance::float8 as chance from price_points where token_id = ${tokenId} order by t`)
-  ).map((r: { t: number; chance: number }) => ({ t: r.t, chance: r.chance }));
+    await database.db.query(sql`select r.t, r.chance::float8 as chance from raw_points r join series s on s.id = r.series where s.token_id = ${tokenId} order by r.t`)
+  ).map((r: { t: number; chance: number }) => ({ t: r.t, chance: Math.round(r.chance * 10_000) / 10_000 }));
+}
+
+/** A token's candles of one tier (step seconds): bucket start and close, ascending. */
+async function candles(tokenId: string, step: number): Promise<Array<{ t: number; close: number }>> {
+  const rows: Array<{ t: number; c: number }> = await database.db.query(sql`
+    select k.p + (i - 1) * k.step as t, k.c[i] as c
+    from candles k join series s on s.id = k.series cross join lateral generate_subscripts(k.c, 1) i
+    where s.token_id = ${tokenId} and k.step = ${step} and k.c[i] is not null order by 1
+  `);
+  return rows.map((r) => ({ t: r.t, close: r.c / 10_000 }));
 }
 
 beforeAll(async () => {
@@ -119,19 +130,23 @@ afterEach(async () => {
 });
 
 describe('backfill on first sight', () => {
-  it('fetches a month hourly and the last week at 5 minutes, stores it once, and marks the market dirty', async () => {
+  it('fetches a month hourly and the last week at 5 minutes into the 1h and 5m tiers, and marks the market dirty', async () => {
     const token = TOKEN(1);
     behaviour.set(token, 'month');
     await seenOnce(token, 'm1', 0.31);
     const asked = requests.filter((q) => q.market === token);
     expect(asked.map((q) => `${q.interval}/${q.fidelity}`)).toEqual(['max/60', '1w/5']);
-    const stored = await points(token);
-    // 35 days hourly (841) plus the last week at 5 min, the shared hours counted once, plus the live point.
-    const hourly = month(60).length;
-    const fine = month(5).filter((p) => p.t >= NOW_S - 7 * 86_400).length;
-    const both = month(60).filter((p) => p.t >= NOW_S - 7 * 86_400).length;
-    expect(stored.length).toBe(hourly + fine - both);
-    expect(stored[0]?.t).toBe(NOW_S - 35 * 86_400);
+    // Each fetch in the tier of its fidelity: 35 days hourly (841) in 1h, and the 1d candles from
+    // them; the last week at 5 minutes in 5m. Raw holds only the live point: the past is not invented as moves.
+    const hours = await candles(token, 3600);
+    expect(hours.map((c) => c.t)).toEqual(month(60).map((p) => p.t));
+    expect(hours.map((c) => c.close)).toEqual(month(60).map((p) => Math.round(p.p * 10_000) / 10_000));
+    const fine = month(5).filter((p) => p.t >= NOW_S - 7 * 86_400);
+    expect((await candles(token, 300)).map((c) => c.close)).toEqual(fine.map((p) => Math.round(p.p * 10_000) / 10_000));
+    const days = await candles(token, 86_400);
+    expect(days).toHaveLength(36);
+    expect(days[0]?.t).toBe(NOW_S - 35 * 86_400 - ((NOW_S - 35 * 86_400) % 86_400));
+    expect(await points(token)).toEqual([{ t: NOW_S, chance: 0.31 }]);
     // Its past is marked for an immediate rebuild; its live point as an ordinary change.
     expect(await redis.redis.smembers(redisKeys(redis.prefix).backfilledHistory)).toEqual(['m1']);
     expect(await redis.redis.smembers(redisKeys(redis.prefix).dirtyHistory)).toEqual(['m1']);
@@ -146,8 +161,9 @@ describe('backfill on first sight', () => {
     behaviour.set(token, 'coarse-only');
     await seenOnce(token, 'm2', 0.5);
     expect(requests.filter((q) => q.market === token).map((q) => q.fidelity)).toEqual(['60', '360', '1440', '5']);
-    const stored = await points(token);
-    expect(stored.length).toBeGreaterThanOrEqual(35);
+    // Daily points: the 1d tier.
+    expect((await candles(token, 86_400)).length).toBeGreaterThanOrEqual(35);
+    expect(await candles(token, 3600)).toEqual([]);
   });
 
   it('retries a failed request later, and the feed was never waiting for it', async () => {
@@ -159,7 +175,7 @@ describe('backfill on first sight', () => {
     expect((await points(token)).map((p) => p.chance)).toEqual([0.4]);
     await r.backfillIdle();
     expect(r.stats().backfill.retries).toBe(1);
-    expect((await points(token)).length).toBeGreaterThan(800);
+    expect((await candles(token, 3600)).length).toBeGreaterThan(800);
   });
 });
 

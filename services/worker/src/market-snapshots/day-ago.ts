@@ -1,9 +1,9 @@
-import { sql, type Db, type PricePoints } from '@pm/shared/db';
+import { sql, type Db, type Outcomes } from '@pm/shared/db';
 import type { DayAgo } from './model.js';
 
 /**
  * Chances 24 hours ago per first-outcome token, for change_24h. Looked up with one statement per
- * build (an index probe per token on price_points' primary key) and held for `ttlMs`: event pages
+ * build (an index probe per token on the raw points' key, else on the 5m candles') and held for `ttlMs`: event pages
  * are rebuilt every few hundred ms while prices move, and a chance a day ago barely moves within a
  * minute, so most builds cost no query at all.
  */
@@ -17,7 +17,7 @@ export interface DayAgoLookup {
 
 const DAY_MS = 86_400_000;
 /** A token's latest point at or before the cut-off, its chance as float8. */
-type DayAgoRow = Pick<PricePoints, 'token_id'> & { chance: number };
+type DayAgoRow = Pick<Outcomes, 'token_id'> & { chance: number };
 
 export function createDayAgoLookup(db: Pick<Db, 'query'>, opts: { ttlMs?: number } = {}): DayAgoLookup {
   const ttlMs = opts.ttlMs ?? 60_000;
@@ -40,15 +40,24 @@ export function createDayAgoLookup(db: Pick<Db, 'query'>, opts: { ttlMs?: number
       });
       if (stale.length > 0) {
         // inputs: token ids, the cut-off instant (Unix s). outputs: per token with a point at or
-        // before the cut-off, the chance of the latest such point.
+        // before the cut-off, the chance of the latest such point: a raw point (kept 48 h), else the
+        // close of the latest 5m candle (a backfilled past, or raw points already dropped).
+        const cut = Math.floor((nowMs - DAY_MS) / 1000);
         const rows: DayAgoRow[] = await db.query(sql`
-          select t.token_id, p.chance::float8 as chance
+          select t.token_id, coalesce(r.chance, k.c / 10000.0)::float8 as chance
           from unnest(${stale}::text[]) as t(token_id)
-          cross join lateral (
-            select pp.chance from price_points pp
-            where pp.token_id = t.token_id and pp.t <= to_timestamp(${(nowMs - DAY_MS) / 1000}::float8)
-            order by pp.t desc limit 1
-          ) p
+          join series s on s.token_id = t.token_id
+          left join lateral (
+            select rp.chance from raw_points rp where rp.series = s.id and rp.t <= ${cut}::int order by rp.t desc limit 1
+          ) r on true
+          left join lateral (
+            select x.c[i] as c
+            from (select p, c from candles where series = s.id and step = 300 and p <= ${cut}::int order by p desc limit 2) x
+            cross join lateral generate_subscripts(x.c, 1) i
+            where x.c[i] is not null and x.p + (i - 1) * 300 <= ${cut}::int
+            order by x.p + (i - 1) * 300 desc limit 1
+          ) k on r.chance is null
+          where r.chance is not null or k.c is not null
         `);
         const found = new Map<string, number>();
         for (const r of rows) found.set(r.token_id, r.chance);

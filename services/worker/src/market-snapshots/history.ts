@@ -1,32 +1,28 @@
 import type { Redis } from 'ioredis';
-import { HISTORY_RANGES, HISTORY_RANGE_WINDOWS, type HistoryRange, type HistorySnapshot } from '@pm/shared/snapshots';
+import { HISTORY_RANGES, type HistoryRange, type HistorySnapshot } from '@pm/shared/snapshots';
 import { redisKeys, snapshotEtag, takeSets, type SnapshotName } from '@pm/shared/redis';
+import { composeCandles, HISTORY_RANGE_TIERS, MAX_DAILY_POINTS, readCandles } from '@pm/shared/history';
 import type { Logger } from '@pm/shared/logger';
-import { anyOf, sql, tables, type Db, type Markets, type PricePoints } from '@pm/shared/db';
+import { sql, type Db, type Markets } from '@pm/shared/db';
 import type { HistoryPoint } from '@pm/shared/api';
 import type { Clock } from './builder.js';
-import { bucketOf, dueRanges, endAtResolution, rangeStart, roundChance, type HistoryEnd } from './history-buckets.js';
+import { dueRanges, endAtResolution, type HistoryEnd } from './history-buckets.js';
 import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
 
 /**
- * Builds the `history:<marketId>:<range>` snapshots from `price_points`.
+ * Builds the `history:<marketId>:<range>` snapshots from the candle tiers (docs/history.md): 1d
+ * from 5m candles, 1w from 5m candles in 30-minute buckets, 1m from 1h candles in 3-hour buckets,
+ * max from 1d candles (weeks past 500 days). A point is the close of its bucket's candle, at the
+ * bucket's start, gaps carried forward; a resolved market ends at its final price at resolved_at.
  *
  * The ingestor SADDs a market id to `dirtyHistory` whenever it inserted live points for the market's
- * first-outcome token, and to `backfilledHistory` when it backfilled its past (rebuilt at once). Each build pops that set into an in-memory
- * pending list and rebuilds only the ranges that are due (history-buckets.ts REBUILD_EVERY_MS: a
- * busy market is rebuilt at most every 10 s for 1d and once a minute for the other ranges, however
- * often its points change). The first build covers every market of every open event.
+ * first-outcome token, and to `backfilledHistory` when it backfilled its past (rebuilt at once). Each
+ * build pops that set into an in-memory pending list and rebuilds only the ranges that are due
+ * (history-buckets.ts REBUILD_EVERY_MS: a busy market is rebuilt at most every 10 s for 1d and once a
+ * minute for the other ranges). The first build covers every market of every open event.
  *
- * The downsample is one set-based statement per range for a whole batch of markets (DISTINCT ON
- * the bucket number, keeping each bucket's last point), never one query per market.
- *
- * Rebuilds are incremental: a bucket's last point cannot change once later points exist past it, so
- * a range this process built before is re-read from its last bucket on (and from a margin behind
- * its last build, for points written late), and joined to the buckets before it as the snapshot in
- * Redis holds them — one or two index probes per market instead of one per bucket (288 for 1d).
- * The snapshot is used only when it is the very one this process wrote (its ETag); anything else —
- * the first build, a backfill (which writes the past), a resolution (the end point), a snapshot
- * Redis lost or another wrote — is read whole, as before. A test holds the two ways equal.
+ * A range of a whole batch of markets is one candle read (a few index range scans: the stored
+ * tier, and the raw points the rollup has not reached), a few hundred candles per market.
  */
 
 export interface HistoryBuildStats {
@@ -36,8 +32,6 @@ export interface HistoryBuildStats {
   written: number;
   /** Markets still waiting (throttled, or beyond this build's batch). */
   pending: number;
-  /** Of `built`, those read from their last bucket on and joined to the snapshot before it. */
-  incremental: number;
 }
 
 export interface HistoryBuilder {
@@ -61,19 +55,10 @@ export interface HistoryBuilderDeps {
   batchSize?: number;
 }
 
-/**
- * An incremental rebuild re-reads the buckets from this long before its previous build on: a live
- * point is written up to a flush window (5 s) after its time, so one written after that build with
- * a time before it is still read.
- */
-const LATE_POINT_SECONDS = 120;
 /** How far back each look for newly resolved markets reaches behind the last resolved_at seen. */
 const RESOLVED_LOOKBACK_MS = 60_000;
 /** A resolved market's end: its id, resolved_at as Unix s (float8) and its first outcome's final chance (float8). */
 type EndRow = Pick<Markets, 'id'> & { t: number; chance: number | null };
-/** A bucket's last point: the token, its time as Unix s and its chance, both float8. */
-type PointRow = Pick<PricePoints, 'token_id'> & { t: number; chance: number };
-
 export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
   const keys = redisKeys(deps.prefix);
   const batchSize = deps.batchSize ?? 250;
@@ -81,8 +66,10 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
   /** Market → ranges whose points changed since they were last built. */
   const pending = new Map<string, Set<HistoryRange>>();
   const lastBuilt = new Map<string, Partial<Record<HistoryRange, number>>>();
-  /** Market → its first outcome's token (fixed for the market's life). */
-  const firstToken = new Map<string, string>();
+  /** Market → the series of its first outcome's token (fixed for the market's life, once it has one). */
+  const firstSeries = new Map<string, number>();
+  /** Markets that have a first outcome (those without one have no history to show). */
+  const hasOutcome = new Set<string>();
   let started = false;
   /** The latest resolved_at seen: markets resolved after it get their history's end point at once. */
   let resolvedSince: Date | undefined;
@@ -94,26 +81,6 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     for (const id of ids) pending.set(id, new Set(HISTORY_RANGES));
   };
   const nameOf = (marketId: string, range: HistoryRange): SnapshotName => `history:${marketId}:${range}`;
-
-  /**
-   * The points of the snapshots this process wrote last (the writer's ETag), for those still in
-   * Redis as written; inputs: names; outputs: name → points (absent: read the range whole).
-   */
-  async function bases(names: readonly SnapshotName[]): Promise<Map<SnapshotName, HistoryPoint[]>> {
-    const known = names.filter((n) => writer.etagOf(n) !== undefined);
-    const out = new Map<SnapshotName, HistoryPoint[]>();
-    if (known.length === 0) return out;
-    const read = deps.redis.pipeline();
-    for (const name of known) read.hmget(keys.snapshot(name), 'body', 'etag');
-    const results = (await read.exec()) ?? [];
-    known.forEach((name, i) => {
-      const [err, value] = results[i] ?? [new Error('no reply'), null];
-      const [body, etag] = Array.isArray(value) ? value : [];
-      if (err || typeof body !== 'string' || etag !== writer.etagOf(name)) return;
-      out.set(name, (JSON.parse(body) as HistorySnapshot).points);
-    });
-    return out;
-  }
 
   /** Take both sets in one atomic step: markets with new points, and markets just backfilled. */
   async function popDirty(): Promise<{ dirty: string[]; backfilled: string[] }> {
@@ -171,64 +138,50 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     return ends;
   }
 
-  async function resolveTokens(marketIds: string[]): Promise<void> {
-    const missing = marketIds.filter((id) => !firstToken.has(id));
+  /**
+   * inputs: market ids. outputs: none; `hasOutcome` and `firstSeries` learn the markets' first
+   * outcome and its series (a token with no point yet has no series: asked again next time).
+   */
+  async function resolveSeries(marketIds: string[]): Promise<void> {
+    const missing = marketIds.filter((id) => !firstSeries.has(id));
     if (missing.length === 0) return;
-    // (market id, token id of outcome 0) for those that exist.
-    const rows = await tables.outcomes(deps.db).find({ market_id: anyOf(missing), outcome_index: 0 }).select('market_id', 'token_id').all();
+    const rows: Array<{ market_id: string; series: number | null }> = await deps.db.query(sql`
+      select o.market_id, s.id as series
+      from outcomes o left join series s on s.token_id = o.token_id
+      where o.market_id = any(${missing}::text[]) and o.outcome_index = 0
+    `);
     for (const r of rows) {
-      firstToken.set(r.market_id, r.token_id);
+      hasOutcome.add(r.market_id);
+      if (r.series !== null) firstSeries.set(r.market_id, r.series);
     }
   }
 
-  /**
-   * inputs: token ids, each with the Unix second its points are read from (null: everything), and
-   * the range's bucket (s).
-   * outputs: per token, the last point of each bucket, tokens grouped and buckets ascending.
-   *
-   * One index probe per bucket (price_points' key is (token_id, t)): each token's first and last
-   * bucket from its first and last point in the range, then per bucket the latest point before the
-   * bucket's end. The same rows as DISTINCT ON over every point in the range (a test holds the two
-   * equal), without reading them all: over a month of points, 'max' for 250 tokens read every point
-   * and sorted it (43-45 s on a 12M-point table, the bulk of Postgres' CPU under a live 5,000-event
-   * feed) where this takes 74 ms; the shorter ranges halve.
-   */
-  async function downsampleRange(tokens: ReadonlyArray<{ token: string; since: number | null }>, range: HistoryRange): Promise<Map<string, HistoryPoint[]>> {
-    const { bucketSeconds } = HISTORY_RANGE_WINDOWS[range];
-    const since = sql`and q.t >= coalesce(to_timestamp(tok.since), '-infinity'::timestamptz)`;
-    // Without JIT: planned at generate_series' default thousand rows a token, the statement was JIT-compiled
-    // every time (~160 ms of Postgres CPU, more than the probes themselves took).
-    const rows: PointRow[] = await deps.db.tx(async (tx) => {
-      await tx.query(sql`set local jit = off`);
-      return tx.query(sql`
-      select tok.token_id, floor(extract(epoch from p.t))::float8 as t, p.chance::float8 as chance
-      from unnest(${tokens.map((t) => t.token)}::text[], ${tokens.map((t) => t.since)}::float8[]) as tok(token_id, since)
-      cross join lateral (
-        select floor(extract(epoch from min(q.t)) / ${bucketSeconds}::numeric)::bigint as lo,
-               floor(extract(epoch from max(q.t)) / ${bucketSeconds}::numeric)::bigint as hi
-        from price_points q
-        where q.token_id = tok.token_id ${since}
-      ) r
-      cross join lateral generate_series(r.lo, r.hi) as b(bucket)
-      cross join lateral (
-        select q.t, q.chance
-        from price_points q
-        where q.token_id = tok.token_id ${since}
-          and q.t >= to_timestamp((b.bucket * ${bucketSeconds})::float8)
-          and q.t < to_timestamp(((b.bucket + 1) * ${bucketSeconds})::float8)
-        order by q.t desc
-        limit 1
-      ) p
-      order by tok.token_id, b.bucket
-    `);
-    });
-    const byToken = new Map<string, HistoryPoint[]>();
-    for (const r of rows) {
-      let list = byToken.get(r.token_id);
-      if (list === undefined) byToken.set(r.token_id, (list = []));
-      list.push({ t: r.t, chance: roundChance(r.chance) });
+  /** inputs: markets with a series, the range, now (Unix s). outputs: market → its points. */
+  async function pointsOf(marketIds: readonly string[], range: HistoryRange, nowSeconds: number, ends: Map<string, HistoryEnd>): Promise<Map<string, HistoryPoint[]>> {
+    const tier = HISTORY_RANGE_TIERS[range];
+    const seriesEnds = new Map<number, HistoryEnd>();
+    for (const id of marketIds) {
+      const end = ends.get(id);
+      if (end !== undefined) seriesEnds.set(firstSeries.get(id) as number, end);
     }
-    return byToken;
+    const candles = await readCandles(deps.db, {
+      series: marketIds.map((id) => firstSeries.get(id) as number),
+      step: tier.step,
+      bucket: tier.bucket,
+      start: tier.span === null ? 0 : nowSeconds - tier.span,
+      end: nowSeconds + 1,
+      now: nowSeconds,
+      ends: seriesEnds,
+    });
+    const out = new Map<string, HistoryPoint[]>();
+    for (const id of marketIds) {
+      let list = candles.get(firstSeries.get(id) as number) ?? [];
+      if (range === 'max' && list.length > MAX_DAILY_POINTS) list = composeCandles(list, 7 * 86_400);
+      // The partial first bucket of a range that starts mid-bucket is not shown: it reaches before the range.
+      const start = tier.span === null ? -Infinity : nowSeconds - tier.span;
+      out.set(id, list.filter((c) => c.t >= start || tier.span === null).map((c) => ({ t: c.t, chance: c.close })));
+    }
+    return out;
   }
 
   let lost = false;
@@ -265,50 +218,25 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       }
     }
     const working = [...new Set([...work.values()].flat())];
-    await resolveTokens(working);
+    await resolveSeries(working);
     const ends = await resolutionsOf(working);
 
     const nowSeconds = Math.floor(now / 1000);
     const entries: SnapshotEntry[] = [];
     const done: Array<[string, HistoryRange]> = [];
-    let incremental = 0;
     for (const [range, marketIds] of work) {
-      const withToken = marketIds.filter((id) => firstToken.has(id));
       // A market without outcomes has no history to show: drop it from the pending list.
-      for (const id of marketIds) if (!firstToken.has(id)) done.push([id, range]);
-      if (withToken.length === 0) continue;
-      const { bucketSeconds } = HISTORY_RANGE_WINDOWS[range];
-      const start = rangeStart(range, nowSeconds);
-      // A base: the range as this process last built it, unless the market resolved since (its
-      // snapshot ends in the resolution point) or was backfilled (lastBuilt dropped): those are read whole.
-      const builtAt = (id: string) => lastBuilt.get(id)?.[range];
-      const based = await bases(withToken.filter((id) => !ends.has(id) && builtAt(id) !== undefined).map((id) => nameOf(id, range)));
-      /** Per market, the first bucket read from Postgres (undefined: all of them). */
-      const fromBucket = new Map<string, number>();
-      for (const id of withToken) {
-        const base = based.get(nameOf(id, range));
-        const at = builtAt(id);
-        if (base === undefined || at === undefined) continue;
-        const lateFrom = Math.floor(at / 1000) - LATE_POINT_SECONDS;
-        fromBucket.set(id, bucketOf(Math.min(base.at(-1)?.t ?? lateFrom, lateFrom), bucketSeconds));
-      }
-      const points = await downsampleRange(
-        withToken.map((id) => {
-          const from = fromBucket.get(id);
-          const since = from === undefined ? start : Math.max(start ?? -Infinity, from * bucketSeconds);
-          return { token: firstToken.get(id) as string, since };
-        }),
+      for (const id of marketIds) if (!hasOutcome.has(id)) done.push([id, range]);
+      const shown = marketIds.filter((id) => hasOutcome.has(id));
+      if (shown.length === 0) continue;
+      const points = await pointsOf(
+        shown.filter((id) => firstSeries.has(id)),
         range,
+        nowSeconds,
+        ends,
       );
-      for (const marketId of withToken) {
-        let recorded = points.get(firstToken.get(marketId) as string) ?? [];
-        const from = fromBucket.get(marketId);
-        if (from !== undefined) {
-          // The buckets before `from` as built last time, those that are still in the range.
-          const kept = (based.get(nameOf(marketId, range)) ?? []).filter((p) => bucketOf(p.t, bucketSeconds) < from && (start === null || p.t >= start));
-          recorded = [...kept, ...recorded];
-          incremental++;
-        }
+      for (const marketId of shown) {
+        const recorded = points.get(marketId) ?? [];
         const end = ends.get(marketId);
         const payload: HistorySnapshot = { market_id: marketId, range, points: end ? endAtResolution(recorded, range, end) : recorded };
         const body = JSON.stringify(payload);
@@ -324,7 +252,7 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       if (ranges?.size === 0) pending.delete(marketId);
       lastBuilt.set(marketId, { ...lastBuilt.get(marketId), [range]: now });
     }
-    return { built: entries.length, written, pending: pending.size, incremental };
+    return { built: entries.length, written, pending: pending.size };
   }
 
   return {

@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { candlesResponseSchema } from '@pm/shared/api';
+import { sql } from '@pm/shared/db';
+import { insertRawPoints, runRollup, seriesIds, storeBackfill } from '@pm/shared/history';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
+import { apiRedis, event, startApp, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
+import { body, expectError } from '../testing/responses.js';
+
+/**
+ * GET /api/v1/markets/{eventSlug}/candles over HTTP against a real Postgres (the history tiers) and
+ * Redis (the event snapshot): candles equal to the points, gaps carried forward, nothing before the
+ * first point, the complement for outcome 1, a resolved market's end, the 400s, and an immutable
+ * window's caching with its 304.
+ */
+
+const DAY = 86_400;
+// A Wednesday 00:00 UTC; the clock stands 10 days and 30 minutes later.
+const T0 = 20_000 * DAY;
+const NOW = T0 + 10 * DAY + 1_800;
+
+let tdb: TestDatabase;
+let tr: TestRedis;
+let redis: Redis;
+let api: RunningApp;
+const ev = event('candle-event', 'Candles', 'Crypto', ['A?', 'B?', 'C?']);
+const [m0, m1, m2] = ev.markets.map((m) => m.id) as [string, string, string];
+const token = (i: number, o: number) => `${i}${o}`.padEnd(72, '3');
+const series = new Map<string, number>();
+
+beforeAll(async () => {
+  [tdb, tr] = await Promise.all([createTestDatabase('api_candles'), createTestRedis('api_candles')]);
+  redis = await apiRedis(tr.url);
+  await tdb.db.query(sql`insert into events (id, slug, title, category) values ('e1', ${ev.slug}, 'Candles', 'Crypto')`);
+  for (const [i, id] of [m0, m1, m2].entries()) {
+    await tdb.db.query(sql`insert into markets (id, event_id, condition_id, position, question) values (${id}, 'e1', ${'c' + i}, ${i}, ${'Q' + i})`);
+    await tdb.db.query(sql`insert into outcomes (market_id, outcome_index, name, token_id, catalog_price) values (${id}, 0, 'Yes', ${token(i, 0)}, 0.5), (${id}, 1, 'No', ${token(i, 1)}, 0.5)`);
+  }
+  for (const [t, id] of await seriesIds(tdb.db, [token(0, 0), token(1, 0), token(2, 0)])) series.set(t, id);
+  const s0 = series.get(token(0, 0)) as number;
+  const s1 = series.get(token(1, 0)) as number;
+  // m0: hourly backfill for 10 days (1h tier), then live points for the last 2 hours: 0.40 at
+  // minute 0 of each, 0.60 at minute 10, 0.30 at minute 20, 0.50 at minute 30.
+  await storeBackfill(tdb.db, s0, 3600, Array.from({ length: 10 * 24 - 2 }, (_, i) => ({ t: T0 + i * 3600, chance: 0.45 })));
+  const live: Array<{ series: number; t: number; chance: number }> = [];
+  for (let h = NOW - 1_800 - 2 * 3600; h < NOW - 1_800; h += 3600) {
+    for (const [m, c] of [[0, 0.4], [10, 0.6], [20, 0.3], [30, 0.5]] as const) if (h + m * 60 < NOW) live.push({ series: s0, t: h + m * 60, chance: c });
+  }
+  // m1: one point, 5 days ago, then silence: candles from there on, carried forward.
+  live.push({ series: s1, t: T0 + 5 * DAY + 7, chance: 0.2 });
+  await insertRawPoints(tdb.db, live);
+  await runRollup(tdb.db, { now: NOW - 3600 });
+  // m2 has no point at all.
+  await writeSnapshot(tr.redis, tr.prefix, `event:${ev.slug}`, { event: ev }, '"e1"');
+  api = await startApp({ redis, env: { REDIS_PREFIX: tr.prefix, DATABASE_URL: tdb.url, RATE_LIMIT_PER_MINUTE: '100000' }, clock: () => NOW * 1000 });
+});
+
+afterAll(async () => {
+  await api?.close();
+  redis?.disconnect();
+  await tr?.cleanup();
+  await tdb?.drop();
+});
+
+const get = (query: string, headers: Record<string, string> = {}) => fetch(`${api.base}/api/v1/markets/${ev.slug}/candles${query}`, { headers });
+
+describe('candles', () => {
+  it('by default: every market of the event, 1h, the last 500 hours; the rolled-up hours and the raw ones beyond the mark alike', async () => {
+    const res = await get('');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('public, max-age=15');
+    const b = await body(res, candlesResponseSchema);
+    expect(b.interval).toBe('1h');
+    expect(b.end).toBe(NOW - 1_800 + 3600);
+    expect(b.start).toBe(b.end - 501 * 3600);
+    expect(b.markets.map((m) => m.market_id)).toEqual([m0, m1, m2]);
+    const [a, one, none] = b.markets;
+    // m0: none before its first point (the backfill's first hour), then one candle an hour up to now.
+    expect(a!.candles[0]!.t).toBe(T0);
+    expect(a!.candles.length).toBe(10 * 24 + 1);
+    expect(a!.candles.at(-4)).toEqual({ t: NOW - 1_800 - 3 * 3600, open: 0.45, high: 0.45, low: 0.45, close: 0.45 });
+    // The two hours before this one: live points, the first rolled up, the second still raw; this
+    // hour has none yet: the last close carried forward.
+    for (const c of a!.candles.slice(-3, -1)) expect(c).toEqual({ t: c.t, open: 0.4, high: 0.6, low: 0.3, close: 0.5 });
+    expect(a!.candles.at(-1)).toEqual({ t: NOW - 1_800, open: 0.5, high: 0.5, low: 0.5, close: 0.5 });
+    // m1: from its one point on, flat.
+    expect(one!.candles[0]).toEqual({ t: T0 + 5 * DAY, open: 0.2, high: 0.2, low: 0.2, close: 0.2 });
+    expect(one!.candles.every((c) => c.close === 0.2)).toBe(true);
+    expect(one!.candles.length).toBe(5 * 24 + 1);
+    expect(none!.candles).toEqual([]);
+  });
+
+  it('1m and 5m: each bucket its first, highest, lowest and last point; gaps carried forward', async () => {
+    const hour = NOW - 1_800 - 3600;
+    const b = await body(await get(`?market=${m0}&interval=1m&start=${hour}&end=${hour + 3600}`), candlesResponseSchema);
+    const c = b.markets[0]!.candles;
+    expect(c).toHaveLength(60);
+    expect(c[0]).toEqual({ t: hour, open: 0.4, high: 0.4, low: 0.4, close: 0.4 });
+    expect(c[5]).toEqual({ t: hour + 300, open: 0.4, high: 0.4, low: 0.4, close: 0.4 });
+    expect(c[10]).toEqual({ t: hour + 600, open: 0.6, high: 0.6, low: 0.6, close: 0.6 });
+    const five = await body(await get(`?market=${m0}&interval=5m&start=${hour}&end=${hour + 3600}`), candlesResponseSchema);
+    expect(five.markets[0]!.candles.map((k) => k.close)).toEqual([0.4, 0.4, 0.6, 0.6, 0.3, 0.3, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
+  });
+
+  it('outcome 1 of a binary market is the complement of outcome 0', async () => {
+    const hour = NOW - 1_800 - 3600;
+    const b = await body(await get(`?market=${m0}&outcome=1&start=${hour}&end=${hour + 3600}`), candlesResponseSchema);
+    expect(b.markets[0]).toMatchObject({ outcome: 'No', candles: [{ t: hour, open: 0.6, high: 0.7, low: 0.4, close: 0.5 }] });
+  });
+
+  it('a closed window is immutable: a day of max-age, a strong ETag, 304 on If-None-Match', async () => {
+    const query = `?market=${m0},${m1}&interval=1d&start=${T0}&end=${T0 + 5 * DAY}`;
+    const res = await get(query);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('public, max-age=86400, immutable');
+    const etag = res.headers.get('etag') as string;
+    expect(etag).toMatch(/^"/);
+    const b = await body(res, candlesResponseSchema);
+    expect(b.markets[0]!.candles).toHaveLength(5);
+    expect(b.markets[1]!.candles).toEqual([]);
+    const again = await get(query, { 'if-none-match': etag });
+    expect(again.status).toBe(304);
+    expect(again.headers.get('etag')).toBe(etag);
+  });
+
+  it('a resolved market\'s last candle closes at its final price at resolved_at', async () => {
+    const resolvedAt = NOW - 1_800 - 3600 + 25 * 60;
+    await tdb.db.query(sql`update markets set closed = true, resolved_outcome_index = 1, resolved_at = to_timestamp(${resolvedAt}) where id = ${m0}`);
+    try {
+      const b = await body(await get(`?market=${m0}&interval=5m&start=${NOW - 1_800 - 3600}&end=${NOW}`), candlesResponseSchema);
+      const c = b.markets[0]!.candles;
+      expect(c.at(-1)).toEqual({ t: resolvedAt, open: 0.3, high: 0.3, low: 0, close: 0 });
+      expect(c).toHaveLength(6);
+    } finally {
+      await tdb.db.query(sql`update markets set closed = false, resolved_outcome_index = null, resolved_at = null where id = ${m0}`);
+    }
+  });
+
+  it('400s name the rule: window order, 2,000 candles, retention (and the interval that covers it), 20 markets, outcome, values', async () => {
+    expect(await expectError(await get(`?start=${NOW}&end=${NOW - 60}`), 400, 'bad_request')).toBe('start must be before end');
+    expect(await expectError(await get(`?interval=1m&start=${NOW - 2 * DAY}&end=${NOW}`), 400, 'bad_request')).toMatch(/at most 2000 candles per market/);
+    expect(await expectError(await get(`?interval=1m&start=${NOW - 8 * DAY}&end=${NOW - 8 * DAY + 3600}`), 400, 'bad_request')).toMatch(/interval 1m keeps 7 days.*use interval 5m/);
+    expect(await expectError(await get(`?interval=5m&start=${NOW - 61 * DAY}&end=${NOW - 61 * DAY + 3600}`), 400, 'bad_request')).toMatch(/interval 5m keeps 60 days.*use interval 1h, which is kept for good/);
+    const many = Array.from({ length: 21 }, (_, i) => `x${i}`).join(',');
+    expect(await expectError(await get(`?market=${many}`), 400, 'bad_request')).toMatch(/at most 20 market ids/);
+    expect(await expectError(await get(`?outcome=2`), 400, 'bad_request')).toMatch(/^outcome must be an outcome index/);
+    expect(await expectError(await get(`?interval=2h`), 400, 'bad_request')).toBe('interval must be one of 1m, 5m, 1h, 1d');
+    expect(await expectError(await get(`?start=yesterday`), 400, 'bad_request')).toMatch(/^start must be a Unix time/);
+    await expectError(await get(`?market=nope`), 404, 'not_found');
+    await expectError(await fetch(`${api.base}/api/v1/markets/no-such-event/candles`), 404, 'not_found');
+  });
+});

@@ -1,0 +1,76 @@
+import { createDb, sql, type Db } from '@pm/shared/db';
+import { readCandles, type Candle, type HistoryDb } from '@pm/shared/history';
+import type { Logger } from '@pm/shared/logger';
+import { ApiError } from '../errors.js';
+
+/**
+ * The candles endpoint's reads, in one place: the markets' series and resolutions (a key probe
+ * each), then the tiers (shared/src/history/read.ts: index range scans). It runs on whatever query
+ * function it is given — the API's own small pool today, a read replica's pool tomorrow — and
+ * never writes.
+ */
+
+export interface CandleReadQuery {
+  marketIds: readonly string[];
+  step: number;
+  start: number;
+  end: number;
+  /** Unix seconds. */
+  now: number;
+}
+
+export interface CandleReader {
+  /** Market → its first outcome's candles (absent: no point recorded yet). */
+  read(q: CandleReadQuery): Promise<Map<string, Candle[]>>;
+  close(): Promise<void>;
+}
+
+/**
+ * The pool the API's candle reads run on by default: a few connections to `databaseUrl` with a
+ * statement timeout, made on first use. Give it a read replica's address to move the reads there.
+ */
+export function candlePool(databaseUrl: string): Db {
+  return createDb(databaseUrl, { poolSize: 4, statementTimeoutMs: 2_000 });
+}
+
+const UNAVAILABLE = 'price history is unavailable right now; please try again shortly';
+
+export function createCandleReader(deps: { db: HistoryDb & Partial<Pick<Db, 'dispose'>>; logger: Logger }): CandleReader {
+  const { db, logger } = deps;
+  return {
+    async read(q) {
+      try {
+        // inputs: market ids. outputs: per market, its first outcome's series (when it has points)
+        // and, when resolved, resolved_at and the first outcome's final chance (1/0 by the winner, a
+        // voided market's last catalog price).
+        const rows: Array<{ market_id: string; series: number | null; t: number | null; chance: number | null }> = await db.query(sql`
+          select m.id as market_id, s.id as series, extract(epoch from m.resolved_at)::float8 as t,
+                 case when m.resolved_at is null then null
+                      when not m.voided and m.resolved_outcome_index is not null then (m.resolved_outcome_index = 0)::int::float8
+                      else o.catalog_price::float8 end as chance
+          from markets m
+          join outcomes o on o.market_id = m.id and o.outcome_index = 0
+          left join series s on s.token_id = o.token_id
+          where m.id = any(${[...q.marketIds]}::text[])
+        `);
+        const bySeries = new Map<number, string>();
+        const ends = new Map<number, { t: number; chance: number }>();
+        for (const r of rows) {
+          if (r.series === null) continue;
+          bySeries.set(r.series, r.market_id);
+          if (r.t !== null && r.chance !== null) ends.set(r.series, { t: r.t, chance: r.chance });
+        }
+        const candles = await readCandles(db, { series: [...bySeries.keys()], step: q.step, start: q.start, end: q.end, now: q.now, ends });
+        const out = new Map<string, Candle[]>();
+        for (const [series, list] of candles) out.set(bySeries.get(series) as string, list);
+        return out;
+      } catch (err) {
+        logger.warn({ err }, 'candle read failed');
+        throw new ApiError('unavailable', UNAVAILABLE, { cause: err });
+      }
+    },
+    async close() {
+      await db.dispose?.();
+    },
+  };
+}

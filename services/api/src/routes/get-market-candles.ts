@@ -1,0 +1,100 @@
+import { ceilTo, DEFAULT_CANDLE_INTERVAL, floorTo, LATE_POINT_SECONDS, RETENTION_SECONDS, STEP_SECONDS, CANDLE_INTERVALS, type CandleBody as Candle } from '@pm/shared/api';
+import { ApiError } from '../errors.js';
+import type { Handler } from '../handler.js';
+import { eventSnapshotSchema } from '../snapshot-schemas.js';
+
+/**
+ * GET /api/v1/markets/{eventSlug}/candles (docs/history.md). The event snapshot says which markets
+ * belong to the event (and their questions and outcomes); the candles are read from the history
+ * tiers in Postgres (pages/candles.ts). A window wholly closed is immutable: the adapter
+ * serves it with a day's max-age and `immutable`; one reaching the current bucket is live data.
+ */
+
+const MAX_MARKETS = 20;
+const MAX_CANDLES = 2_000;
+const DEFAULT_CANDLES = 500;
+
+const days = (seconds: number) => `${seconds / 86_400} days`;
+
+/** The finest interval whose tier still holds `start` at `now` (1h and 1d are kept for good). */
+function coveringInterval(start: number, now: number): (typeof CANDLE_INTERVALS)[number] {
+  for (const interval of CANDLE_INTERVALS) {
+    const kept = RETENTION_SECONDS[interval];
+    if (kept === null || start >= now - kept) return interval;
+  }
+  return '1d';
+}
+
+/** Outcome 1 of a two-outcome market: the complement of outcome 0 (its high the complement of the low). */
+const complement = (c: Candle): Candle => ({
+  t: c.t,
+  open: round(1 - c.open),
+  high: round(1 - c.low),
+  low: round(1 - c.high),
+  close: round(1 - c.close),
+});
+const round = (x: number) => Math.round(x * 10_000) / 10_000;
+
+export const getMarketCandles: Handler<'/api/v1/markets/{eventSlug}/candles'> = async (params, ctx) => {
+  const interval = params.interval ?? DEFAULT_CANDLE_INTERVAL;
+  const step = STEP_SECONDS[interval];
+  const now = Math.floor(ctx.clock() / 1000);
+
+  const ids = (params.market ?? '')
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id !== '');
+  if (ids.length > MAX_MARKETS) throw new ApiError('bad_request', `market must list at most ${MAX_MARKETS} market ids (comma-separated); got ${ids.length}`);
+  const end = params.end ?? now;
+  const start = params.start ?? end - DEFAULT_CANDLES * step;
+  if (start >= end) throw new ApiError('bad_request', 'start must be before end');
+  const from = floorTo(start, step);
+  const to = ceilTo(end, step);
+  const count = (to - from) / step;
+  if (count > MAX_CANDLES) {
+    throw new ApiError('bad_request', `a window holds at most ${MAX_CANDLES} candles per market: this one from start to end is ${count} candles of ${interval}; narrow it or use a coarser interval`);
+  }
+  const kept = RETENTION_SECONDS[interval];
+  if (kept !== null && from < now - kept) {
+    const cover = coveringInterval(from, now);
+    const coverKept = RETENTION_SECONDS[cover];
+    throw new ApiError(
+      'bad_request',
+      `interval ${interval} keeps ${days(kept)} of candles and this window starts before that; use interval ${cover}, which ${coverKept === null ? 'is kept for good' : `keeps ${days(coverKept)}`}`,
+    );
+  }
+
+  const eventSnapshot = await ctx.snapshots.read(`event:${params.eventSlug}`, eventSnapshotSchema);
+  if (!eventSnapshot) throw new ApiError('not_found', `no event with slug ${params.eventSlug}`);
+  const { event } = eventSnapshot.data;
+  const markets = ids.length === 0 ? event.markets.slice(0, MAX_MARKETS) : ids.map((id) => event.markets.find((m) => m.id === id) ?? id);
+  const unknown = markets.find((m) => typeof m === 'string');
+  if (typeof unknown === 'string') throw new ApiError('not_found', `no market ${unknown} in event ${event.slug}`);
+  const chosen = markets.filter((m) => typeof m !== 'string');
+  for (const m of chosen) {
+    const n = m.outcomes.length;
+    if (params.outcome >= n || (params.outcome > 0 && n !== 2)) {
+      throw new ApiError('bad_request', `outcome must be an outcome index of every market asked: market ${m.id} has ${n} outcome${n === 1 ? '' : 's'}${n > 2 ? ' (only outcome 0 is recorded)' : ''}`);
+    }
+  }
+
+  const candles = await ctx.candles.read({ marketIds: chosen.map((m) => m.id), step, start: from, end: to, now });
+  return {
+    data: {
+      event: event.slug,
+      interval,
+      start: from,
+      end: to,
+      markets: chosen.map((m) => {
+        const list = candles.get(m.id) ?? [];
+        return {
+          market_id: m.id,
+          question: m.question,
+          outcome: m.outcomes[params.outcome]?.name ?? '',
+          candles: params.outcome === 1 ? list.map(complement) : list,
+        };
+      }),
+    },
+    immutable: to <= floorTo(now, step) && to + LATE_POINT_SECONDS <= now,
+  };
+};

@@ -1,0 +1,5 @@
+/** Price history as tiers of candles (`@pm/shared/history`; docs/history.md). */
+export * from './tiers.js';
+export { seriesIds, insertRawPoints, ensureRawPartitions, storeBackfill, rollDays, type RawPoint } from './write.js';
+export { rollupSlice, runRollup, runUpkeep, rollupMark, rawPartitions, type RollupResult, type UpkeepResult } from './rollup.js';
+export { readCandles, composeCandles, type Candle, type CandleQuery, type HistoryDb } from './read.js';

@@ -1,0 +1,149 @@
+import { sql, type Db, type Queryable } from '../db/connection.js';
+import { dayOf, PERIOD_SECONDS, toUnits } from './tiers.js';
+
+/**
+ * The writes of price history that come from outside the rollup: the series of a token, live raw
+ * points (the ingestor's recorder) and backfilled candles (the exchange's own history at a fidelity).
+ */
+
+/**
+ * inputs: token ids. outputs: token id → series id, made for the tokens that had none (two writers
+ * making the same token's series both get the one id).
+ */
+export async function seriesIds(db: Queryable, tokenIds: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (tokenIds.length === 0) return out;
+  const tokens = [...new Set(tokenIds)];
+  await db.query(sql`insert into series (token_id) select unnest(${tokens}::text[]) order by 1 on conflict (token_id) do nothing`);
+  const rows: Array<{ id: number; token_id: string }> = await db.query(sql`select id, token_id from series where token_id = any(${tokens}::text[])`);
+  for (const r of rows) out.set(r.token_id, r.id);
+  return out;
+}
+
+/** Makes the raw partitions of the days from `fromT` to `toT` (Unix s) that are missing. */
+export async function ensureRawPartitions(db: Queryable, fromT: number, toT: number): Promise<void> {
+  for (let d = dayOf(fromT); d <= dayOf(toT); d++) await db.query(sql`select history_raw_partition(${d}::int)`);
+}
+
+const NO_PARTITION = '23514';
+
+export interface RawPoint {
+  series: number;
+  /** Unix seconds. */
+  t: number;
+  chance: number;
+}
+
+/**
+ * One multi-row insert of live points; a point already stored (same series and second) is skipped.
+ * A point of a day with no partition yet (the upkeep makes them ahead; a clock far off does not
+ * wait for it) makes it and tries again. outputs: the number of rows inserted.
+ */
+export async function insertRawPoints(db: Db, points: readonly RawPoint[]): Promise<number> {
+  if (points.length === 0) return 0;
+  const insert = async () => {
+    const rows: Array<{ n: number }> = await db.query(sql`
+      with ins as (
+        insert into raw_points (series, t, chance)
+        select * from unnest(${points.map((p) => p.series)}::int[], ${points.map((p) => Math.floor(p.t))}::int[], ${points.map((p) => p.chance)}::real[])
+        on conflict do nothing
+        returning 1
+      ) select count(*)::int as n from ins
+    `);
+    return rows[0]?.n ?? 0;
+  };
+  try {
+    return await insert();
+  } catch (err) {
+    if ((err as { code?: string }).code !== NO_PARTITION) throw err;
+    const ts = points.map((p) => p.t);
+    await ensureRawPartitions(db, Math.min(...ts), Math.max(...ts));
+    return insert();
+  }
+}
+
+/**
+ * Backfilled points (the exchange's /prices-history at `stepSeconds` fidelity) as candles of the tier
+ * of that step, one point per bucket (open = high = low = close, n = 1; the last point of a bucket
+ * when it holds several). A slot that already has a candle (the rollup's, from live points) keeps it:
+ * live points are the finer truth. For the 1h tier the 1d candles of the days touched are made again
+ * from their hours. inputs: series, step (300, 3600 or 86400), points. outputs: none.
+ */
+export async function storeBackfill(db: Db, series: number, stepSeconds: 300 | 3600 | 86_400, points: ReadonlyArray<{ t: number; chance: number }>): Promise<void> {
+  if (points.length === 0) return;
+  const period = PERIOD_SECONDS[stepSeconds] as number;
+  const byBucket = new Map<number, number>();
+  for (const p of [...points].sort((a, b) => a.t - b.t)) byBucket.set(Math.floor(p.t / stepSeconds) * stepSeconds, toUnits(p.chance));
+  const buckets = [...byBucket.keys()];
+  const values = buckets.map((b) => byBucket.get(b) as number);
+  await db.tx(async (tx) => {
+    // Rows of the periods touched, each slot from the backfill unless one is there already.
+    await tx.query(sql`
+      with pts as (
+        select b, v, (b / ${period}::int) * ${period}::int as p, (b % ${period}::int) / ${stepSeconds}::int + 1 as slot
+        from unnest(${buckets}::int[], ${values}::int[]) as x(b, v)
+      ), periods as (
+        select p, max(slot) as top from pts group by p
+      ), merged as (
+        select pr.p, i,
+               coalesce(old.o[i], pts.v) as o, coalesce(old.h[i], pts.v) as h, coalesce(old.l[i], pts.v) as l,
+               coalesce(old.c[i], pts.v) as c, case when old.o[i] is not null then old.n[i] when pts.v is not null then 1 end as n
+        from periods pr
+        left join candles old on old.series = ${series}::int and old.step = ${stepSeconds}::int and old.p = pr.p
+        cross join lateral generate_series(1, greatest(pr.top, coalesce(cardinality(old.o), 0))) i
+        left join pts on pts.p = pr.p and pts.slot = i
+      )
+      insert into candles (series, step, p, o, h, l, c, n)
+      select ${series}::int, ${stepSeconds}::int, p,
+             array_agg(o::smallint order by i), array_agg(h::smallint order by i), array_agg(l::smallint order by i),
+             array_agg(c::smallint order by i), array_agg(n order by i)
+      from merged group by p
+      on conflict (series, step, p) do update set o = excluded.o, h = excluded.h, l = excluded.l, c = excluded.c, n = excluded.n
+    `);
+    if (stepSeconds === 3600) {
+      const days = [...new Set(buckets.map((b) => Math.floor(b / 86_400) * 86_400))];
+      await rollDays(tx, [series], days);
+    }
+  });
+}
+
+/**
+ * The 1d candles of `days` (day starts, Unix s) of `series`, made again from their 1-hour rows
+ * (one row per series and day): open the first hour's open, close the last hour's close.
+ */
+export async function rollDays(db: Queryable, series: readonly number[], days: readonly number[]): Promise<void> {
+  if (series.length === 0 || days.length === 0) return;
+  const period = PERIOD_SECONDS[86_400] as number;
+  await db.query(sql`
+    with d as (
+      select k.series, k.p as day,
+             (array_agg(k.o[i] order by i) filter (where k.o[i] is not null))[1] as o,
+             max(k.h[i]) as h, min(k.l[i]) as l,
+             (array_agg(k.c[i] order by i desc) filter (where k.c[i] is not null))[1] as c,
+             sum(k.n[i])::int as n
+      from candles k cross join lateral generate_subscripts(k.o, 1) as i
+      where k.series = any(${[...series]}::int[]) and k.step = 3600 and k.p = any(${[...days]}::int[])
+      group by 1, 2
+    ), s as (
+      select series, (day / ${period}::int) * ${period}::int as p, (day % ${period}::int) / 86400 + 1 as slot, o, h, l, c, n
+      from d where o is not null
+    ), rows as (
+      select series, p, max(slot) as top from s group by 1, 2
+    ), merged as (
+      select r.series, r.p, i,
+             case when s.o is not null then s.o else old.o[i] end as o, case when s.o is not null then s.h else old.h[i] end as h,
+             case when s.o is not null then s.l else old.l[i] end as l, case when s.o is not null then s.c else old.c[i] end as c,
+             case when s.o is not null then s.n else old.n[i] end as n
+      from rows r
+      left join candles old on old.series = r.series and old.step = 86400 and old.p = r.p
+      cross join lateral generate_series(1, greatest(r.top, coalesce(cardinality(old.o), 0))) i
+      left join s on s.series = r.series and s.p = r.p and s.slot = i
+    )
+    insert into candles (series, step, p, o, h, l, c, n)
+    select series, 86400, p,
+           array_agg(o::smallint order by i), array_agg(h::smallint order by i), array_agg(l::smallint order by i),
+           array_agg(c::smallint order by i), array_agg(n order by i)
+    from merged group by series, p
+    on conflict (series, step, p) do update set o = excluded.o, h = excluded.h, l = excluded.l, c = excluded.c, n = excluded.n
+  `);
+}
