@@ -38,6 +38,8 @@ options:
   --clients N          client addresses the reads come from (X-Forwarded-For), default 120
   --streams N          streams held open (each resumed with Last-Event-ID every ~60 s), default 8
   --crowd-rate N       the demo crowd's speed-up, default 10
+  --closed-retention-hours N  CLOSED_RETENTION_HOURS for the run, default 0.25 (the stack's is 24): short,
+                       so that a run of an hour or two shows closed events' keys leave Redis
   --port-base N        PORT=N, SIM_PORT=N+1, INGESTOR_PORT=N+2, WORKER_PORT=N+3, API_METRICS_PORT=N+4; default 5300
   --out DIR            output folder, default .data/soak/<start time>
   --keep               keep the soak's database and Redis keys afterwards (default: dropped)
@@ -67,6 +69,7 @@ async function main() {
       streams: { type: 'string' },
       'crowd-rate': { type: 'string' },
       'port-base': { type: 'string' },
+      'closed-retention-hours': { type: 'string' },
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
     },
@@ -78,6 +81,7 @@ async function main() {
   const clients = positiveOption(spec, 'clients', values.clients, 120, 'integer');
   const streams = positiveOption(spec, 'streams', values.streams, 8, 'integer');
   const crowdRate = positiveOption(spec, 'crowd-rate', values['crowd-rate'], 10, 'number');
+  const retentionHours = positiveOption(spec, 'closed-retention-hours', values['closed-retention-hours'], 0.25, 'number');
   const portBase = positiveOption(spec, 'port-base', values['port-base'], 5300, 'integer');
   if (portBase > 65_530) usageError(spec, '--port-base must leave room for five ports');
   // The rate limit is per client address: keep each address well under it, or the load measures 429s.
@@ -100,7 +104,7 @@ async function main() {
     worker: `http://127.0.0.1:${ports.worker}/metrics`,
   };
 
-  say(`soak: ${minutes} min, a sample every ${sampleMs / 1000} s, warm-up ${(warmupMs / 60_000).toFixed(1)} min; ${rps} reads/s over ${clients} addresses, ${streams} streams, crowd ×${crowdRate}`);
+  say(`soak: ${minutes} min, a sample every ${sampleMs / 1000} s, warm-up ${(warmupMs / 60_000).toFixed(1)} min; ${rps} reads/s over ${clients} addresses, ${streams} streams, crowd ×${crowdRate}, closed events kept ${retentionHours} h`);
   say(`soak: database ${id}, Redis prefix ${prefix}, API on http://127.0.0.1:${ports.api}; output in ${out}`);
 
   const probe = pathToFileURL(path.join(root, 'scripts', 'lib', 'soak', 'probe.mjs')).href;
@@ -116,6 +120,7 @@ async function main() {
     REDIS_PREFIX: prefix,
     TRUST_PROXY: '1',
     CROWD_RATE: String(crowdRate),
+    CLOSED_RETENTION_HOURS: String(retentionHours),
     PRETTY_LOGS: '0',
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${probe}`.trim(),
     SOAK_PROBE_DIR: probeDir,

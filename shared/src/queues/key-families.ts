@@ -74,7 +74,6 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   { family: 'stream:clients', space: 'stack', tail: /^stream:clients:.+$/, type: 'zset', how: 'ttl', bound: 'one per client with an open stream; PEXPIREAT past its newest heartbeat' },
   { family: 'projections:week-edge', space: 'stack', tail: /^projections:week-edge$/, type: 'string', how: 'fixed', bound: 'one key' },
   { family: 'reconciler:epoch', space: 'stack', tail: /^reconciler:epoch$/, type: 'string', how: 'fixed', bound: 'one key' },
-  { family: 'retire:cursor', space: 'stack', tail: /^retire:cursor$/, type: 'string', how: 'fixed', bound: 'one key' },
   { family: 'bull:snapshots', space: 'queues', tail: /^snapshots:/, type: 'bullmq', how: 'trimmed', bound: 'one job waiting and one running (deduplicated); 20 finished and 50 failed kept; events stream 10,000 entries' },
   { family: 'bull:records', space: 'queues', tail: /^records:/, type: 'bullmq', how: 'trimmed', bound: 'deduplicated builds; 50 finished and 1,000 failed kept; events stream 10,000 entries' },
   { family: 'bull:settlement', space: 'queues', tail: /^settlement:/, type: 'bullmq', how: 'trimmed', bound: 'one job per resolved market until done; 1,000 finished and 1,000 failed kept; events stream 10,000 entries' },
