@@ -298,7 +298,11 @@ export function summaryLines(samples: ReadonlyArray<{ t: number; rows: Row[] }>,
   );
   for (const name of names(samples, (n) => n.startsWith('redis:')).sort()) {
     const k = summarise(series(samples, name, 'keys'), warmupMs);
-    lines.push(`soak ${name} keys_start=${fmt(k.start, 0)} keys_end=${fmt(k.end, 0)} keys_slope_per_h=${fmt(k.slope, 0)}`);
+    const mb = summarise(series(samples, name, 'mb'), warmupMs);
+    lines.push(
+      `soak ${name} keys_start=${fmt(k.start, 0)} keys_end=${fmt(k.end, 0)} keys_slope_per_h=${fmt(k.slope, 0)} ` +
+        `mb_start=${fmt(mb.start, 2)} mb_end=${fmt(mb.end, 2)} mb_slope_per_h=${fmt(mb.slope, 2)}`,
+    );
   }
   const size = summarise(series(samples, 'postgres', 'size_mb'), warmupMs);
   lines.push(`soak postgres size_start_mb=${fmt(size.start)} size_end_mb=${fmt(size.end)} slope_mb_per_h=${fmt(size.slope)}`);
@@ -326,7 +330,17 @@ function panels(samples: ReadonlyArray<{ t: number; rows: Row[] }>): Panel[] {
     { title: 'JS heap used', unit: 'MB', series: per('heap_used_mb') },
     { title: 'JS heap total', unit: 'MB', series: per('heap_total_mb') },
     { title: 'Event-loop delay p99', unit: 'ms', series: per('loop_p99_ms') },
-    { title: 'Redis used memory', unit: 'MB', series: [{ label: 'redis', points: series(samples, 'redis', 'used_mb') }] },
+    {
+      title: 'Redis used memory, and by family (largest 7)',
+      unit: 'MB',
+      series: [
+        { label: 'redis', points: series(samples, 'redis', 'used_mb') },
+        ...names(samples, (n) => n.startsWith('redis:'))
+          .map((label) => ({ label: label.slice(6), points: series(samples, label, 'mb') }))
+          .sort((a, b) => (b.points.at(-1)?.value ?? 0) - (a.points.at(-1)?.value ?? 0))
+          .slice(0, 7),
+      ],
+    },
     { title: 'Redis keys by family (largest 8)', unit: 'keys', series: families },
     { title: 'Postgres size', unit: 'MB', series: [{ label: 'database', points: series(samples, 'postgres', 'size_mb') }, ...tables] },
     { title: 'Read latency p99 (per sample)', unit: 'ms', series: [{ label: 'reads', points: series(samples, 'reads', 'p99_ms') }] },

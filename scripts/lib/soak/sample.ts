@@ -130,24 +130,34 @@ export async function sampleRedis(redis: Redis, prefix: string): Promise<Row[]> 
   const info = await redis.info('memory');
   const used = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN);
   const counts = new Map<string, number>();
+  const bytes = new Map<string, number>();
   let total = 0;
   for (const pattern of stackKeyPatterns(prefix)) {
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
       cursor = next;
-      for (const key of keys) {
+      // What each key takes (MEMORY USAGE, sampling the elements of a big one), so a family that
+      // grows in size rather than in keys (the stream, the chance hashes) shows too.
+      const sizes = redis.pipeline();
+      for (const key of keys) sizes.call('MEMORY', 'USAGE', key, 'SAMPLES', '5');
+      const replies = keys.length ? ((await sizes.exec()) ?? []) : [];
+      keys.forEach((key, i) => {
         const family = keyFamily(key, prefix)?.family ?? 'unknown';
         counts.set(family, (counts.get(family) ?? 0) + 1);
+        const size = replies[i]?.[1];
+        bytes.set(family, (bytes.get(family) ?? 0) + (typeof size === 'number' ? size : 0));
         total++;
-      }
+      });
     } while (cursor !== '0');
   }
   const rows: Row[] = [
     { name: 'redis', measure: 'used_mb', value: used / MB },
     { name: 'redis', measure: 'keys', value: total },
   ];
-  for (const [family, n] of counts) rows.push({ name: `redis:${family}`, measure: 'keys', value: n });
+  for (const [family, n] of counts) {
+    rows.push({ name: `redis:${family}`, measure: 'keys', value: n }, { name: `redis:${family}`, measure: 'mb', value: (bytes.get(family) ?? 0) / MB });
+  }
   return rows;
 }
 

@@ -39,7 +39,7 @@ export interface RetirementDeps {
 export interface PassStats {
   /** Closed events whose keys were given their expiry this pass. */
   expiring: number;
-  /** Closed events past their retention whose hash fields were deleted this pass. */
+  /** Closed events whose retention ended since the last pass (their hash fields deleted). */
   retired: number;
 }
 
@@ -67,6 +67,7 @@ export function createRetirement(deps: RetirementDeps): Retirement {
   const clock = deps.clock ?? (() => Date.now());
   const everyMs = deps.everyMs ?? 60_000;
   let first = true;
+  let lastPassAt = 0;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<PassStats> | undefined;
 
@@ -102,7 +103,7 @@ export function createRetirement(deps: RetirementDeps): Retirement {
           pipe.pexpireat(keys.snapshot(`calls:market:${m}`), at);
         }
         if (at <= now) {
-          retired++;
+          if (first || at > lastPassAt) retired++;
           const tokens = e.tokens ?? [];
           if (tokens.length) pipe.hdel(keys.chances, ...tokens).hdel(keys.chanceAt, ...tokens);
           if (markets.length) pipe.hdel(keys.marketEvents, ...markets);
@@ -116,7 +117,9 @@ export function createRetirement(deps: RetirementDeps): Retirement {
       if (failed) throw failed[0];
     }
     first = false;
+    lastPassAt = now;
     if (gone.eventIds.length) deps.onRetired?.(gone);
+    if (retired > 0) deps.logger.info({ retired, expiring: events.length }, 'closed events retired from Redis');
     return { expiring: events.length, retired };
   }
 
