@@ -293,8 +293,10 @@ export function summaryLines(samples: ReadonlyArray<{ t: number; rows: Row[] }>,
   }
   const used = summarise(series(samples, 'redis', 'used_mb'), warmupMs);
   const keys = summarise(series(samples, 'redis', 'keys'), warmupMs);
+  const own = summarise(series(samples, 'redis', 'stack_mb'), warmupMs);
   lines.push(
-    `soak redis used_start_mb=${fmt(used.start)} used_end_mb=${fmt(used.end)} slope_mb_per_h=${fmt(used.slope)} keys_start=${fmt(keys.start, 0)} keys_end=${fmt(keys.end, 0)} keys_slope_per_h=${fmt(keys.slope, 0)}`,
+    `soak redis stack_start_mb=${fmt(own.start)} stack_end_mb=${fmt(own.end)} stack_slope_mb_per_h=${fmt(own.slope)} ` +
+      `used_start_mb=${fmt(used.start)} used_end_mb=${fmt(used.end)} slope_mb_per_h=${fmt(used.slope)} keys_start=${fmt(keys.start, 0)} keys_end=${fmt(keys.end, 0)} keys_slope_per_h=${fmt(keys.slope, 0)}`,
   );
   for (const name of names(samples, (n) => n.startsWith('redis:')).sort()) {
     const k = summarise(series(samples, name, 'keys'), warmupMs);
@@ -331,14 +333,15 @@ function panels(samples: ReadonlyArray<{ t: number; rows: Row[] }>): Panel[] {
     { title: 'JS heap total', unit: 'MB', series: per('heap_total_mb') },
     { title: 'Event-loop delay p99', unit: 'ms', series: per('loop_p99_ms') },
     {
-      title: 'Redis used memory, and by family (largest 7)',
+      title: 'Redis memory: server, this stack, largest 6 families',
       unit: 'MB',
       series: [
-        { label: 'redis', points: series(samples, 'redis', 'used_mb') },
+        { label: 'server (all stacks)', points: series(samples, 'redis', 'used_mb') },
+        { label: 'this stack', points: series(samples, 'redis', 'stack_mb') },
         ...names(samples, (n) => n.startsWith('redis:'))
           .map((label) => ({ label: label.slice(6), points: series(samples, label, 'mb') }))
           .sort((a, b) => (b.points.at(-1)?.value ?? 0) - (a.points.at(-1)?.value ?? 0))
-          .slice(0, 7),
+          .slice(0, 6),
       ],
     },
     { title: 'Redis keys by family (largest 8)', unit: 'keys', series: families },

@@ -154,6 +154,8 @@ export async function sampleRedis(redis: Redis, prefix: string): Promise<Row[]> 
   const rows: Row[] = [
     { name: 'redis', measure: 'used_mb', value: used / MB },
     { name: 'redis', measure: 'keys', value: total },
+    // used_mb is the whole server's (other stacks on a shared Redis included); this is the stack's own.
+    { name: 'redis', measure: 'stack_mb', value: [...bytes.values()].reduce((a, b) => a + b, 0) / MB },
   ];
   for (const [family, n] of counts) {
     rows.push({ name: `redis:${family}`, measure: 'keys', value: n }, { name: `redis:${family}`, measure: 'mb', value: (bytes.get(family) ?? 0) / MB });
