@@ -21,5 +21,5 @@ USER node
 EXPOSE 3000 3001 3002 4000
 # Health checks live in docker-compose.yml (/healthz, /readyz); each service exits within 10 s of SIGTERM.
 # Overridden per service in docker-compose.yml.
-# The API's V8 heap flags: scripts/lib/api-node-args.ts (peak RSS; test/infra/compose.unit.test.ts keeps them equal).
+# The API's V8 heap flags: scripts/lib/node-args.ts (peak RSS; test/infra/compose.unit.test.ts keeps them equal).
 CMD ["node", "--max-semi-space-size=4", "--initial-old-space-size=32", "--heap-growing-percent=50", "services/api/dist/main.mjs"]

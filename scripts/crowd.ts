@@ -21,7 +21,7 @@ The demo crowd: about 30 people making calls, copies, fades, thesis updates and 
 write path, and resolving markets on the simulator so every status shows up within a minute. The
 run line (npm start) starts it beside the simulator unless CROWD=0. Needs the simulator's control
 API: CROWD_SIM_URL (default http://127.0.0.1:$SIM_PORT) and SIM_CONTROL_TOKEN. Never against the
-real exchange.
+real exchange. CROWD_RATE=N makes it N times as busy (npm run soak uses 10).
 
 options:
   -h, --help  this text`;
@@ -37,7 +37,20 @@ async function main(): Promise<void> {
   const records = createRecords({ db, redis, prefix: config.REDIS_PREFIX, logger });
   const simUrl = (process.env.CROWD_SIM_URL ?? `http://127.0.0.1:${config.SIM_PORT}`).replace(/\/+$/, '');
   if (!config.SIM_CONTROL_TOKEN) logger.warn('SIM_CONTROL_TOKEN is not set: the simulator will refuse the crowd\'s resolutions (the run line sets it)');
-  const crowd = createCrowd({ records, db, redis, prefix: config.REDIS_PREFIX, simUrl, simToken: config.SIM_CONTROL_TOKEN, logger });
+  // CROWD_RATE speeds the crowd up (the soak runs it at 10): a call every 3 s / rate, a resolution every 90 s / rate.
+  const rate = Number(process.env.CROWD_RATE || 1);
+  if (!Number.isFinite(rate) || rate <= 0) throw new Error(`CROWD_RATE must be a positive number, not "${process.env.CROWD_RATE}"`);
+  const crowd = createCrowd({
+    records,
+    db,
+    redis,
+    prefix: config.REDIS_PREFIX,
+    simUrl,
+    simToken: config.SIM_CONTROL_TOKEN,
+    logger,
+    everyMs: 3000 / rate,
+    resolveEveryMs: 90_000 / rate,
+  });
 
   // As every service: SIGTERM/SIGINT, or the run line gone (its IPC channel closed), within the deadline.
   onShutdown(

@@ -23,7 +23,7 @@ import { until } from '@pm/shared/wait';
 import { ensureInfra, InfraError, portOpen } from './lib/infra.js';
 import { startRedisCluster, type LocalRedisCluster } from './lib/redis-cluster.js';
 import { createSupervisor, describeStatus, type ServiceSpec } from './lib/supervisor.js';
-import { API_NODE_ARGS } from './lib/api-node-args.js';
+import { NODE_ARGS } from './lib/node-args.js';
 import { buildServices, builtEntry } from './lib/build.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -113,13 +113,13 @@ async function main() {
   const simEnv: NodeJS.ProcessEnv = { ...env, SIM_CONTROL_TOKEN: env.SIM_CONTROL_TOKEN || randomBytes(24).toString('base64url') };
   const serviceEnv: NodeJS.ProcessEnv = { ...env };
   delete serviceEnv.SIM_CONTROL_TOKEN;
-  const sim: ServiceSpec = { name: 'exchange-sim', entry: builtEntry('exchange-sim'), env: simEnv };
+  const sim: ServiceSpec = { name: 'exchange-sim', entry: builtEntry('exchange-sim'), env: simEnv, nodeArgs: NODE_ARGS['exchange-sim'] };
   const services: ServiceSpec[] = values.cluster
     ? clusterServices(config, serviceEnv)
     : [
-        { name: 'ingestor', entry: builtEntry('ingestor'), env: serviceEnv },
-        { name: 'worker', entry: builtEntry('worker'), env: serviceEnv },
-        { name: 'api', entry: builtEntry('api'), env: serviceEnv, nodeArgs: API_NODE_ARGS },
+        { name: 'ingestor', entry: builtEntry('ingestor'), env: serviceEnv, nodeArgs: NODE_ARGS.ingestor },
+        { name: 'worker', entry: builtEntry('worker'), env: serviceEnv, nodeArgs: NODE_ARGS.worker },
+        { name: 'api', entry: builtEntry('api'), env: serviceEnv, nodeArgs: NODE_ARGS.api },
       ];
   // A service that dies is restarted with a growing, capped delay and never takes the others down:
   // a crash-looping ingestor must not stop the API from serving what it has. Every death, restart and
@@ -134,7 +134,7 @@ async function main() {
   // The demo crowd (scripts/crowd.ts) makes calls and resolves markets on the simulator, so it runs
   // only with the synthetic simulator (a replayed scenario stays as recorded), and not with CROWD=0.
   const runCrowd = runSim && !values.scenario && env.CROWD !== '0';
-  const crowd: ServiceSpec = { name: 'crowd', entry: 'scripts/crowd.ts', env: simEnv };
+  const crowd: ServiceSpec = { name: 'crowd', entry: 'scripts/crowd.ts', env: simEnv, nodeArgs: NODE_ARGS.crowd };
 
   let shuttingDown = false;
   const shutdown = async (code: number) => {
@@ -178,12 +178,12 @@ function clusterServices(config: Config, env: NodeJS.ProcessEnv): ServiceSpec[] 
   for (const n of [1, 2]) {
     const step = (n - 1) * REPLICA_PORT_STEP;
     specs.push(
-      { name: `ingestor-${n}`, entry: builtEntry('ingestor'), env: { ...env, INGESTOR_PORT: String(config.INGESTOR_PORT + step), INGESTOR_LEASES: '1' } },
-      { name: `worker-${n}`, entry: builtEntry('worker'), env: { ...env, WORKER_PORT: String(config.WORKER_PORT + step) } },
+      { name: `ingestor-${n}`, entry: builtEntry('ingestor'), nodeArgs: NODE_ARGS.ingestor, env: { ...env, INGESTOR_PORT: String(config.INGESTOR_PORT + step), INGESTOR_LEASES: '1' } },
+      { name: `worker-${n}`, entry: builtEntry('worker'), nodeArgs: NODE_ARGS.worker, env: { ...env, WORKER_PORT: String(config.WORKER_PORT + step) } },
       {
         name: `api-${n}`,
         entry: builtEntry('api'),
-        nodeArgs: API_NODE_ARGS,
+        nodeArgs: NODE_ARGS.api,
         env: {
           ...env,
           PORT: String(config.PORT + step),

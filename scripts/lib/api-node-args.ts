@@ -1,6 +1,6 @@
 /**
- * V8 options of the API processes, on node's command line (a node:cluster worker inherits them; the
- * Dockerfile and docker-compose.yml start the API with the same, test/infra/compose.unit.test.ts checks):
+ * V8 options of the API processes, on node's command line (a node:cluster worker inherits them; every
+ * service's are in node-args.ts, which the Dockerfile, docker-compose.yml and the run line share):
  * - the young generation capped at 4 MB a semi-space: Node 24's V8 default let it grow to 64 MB a
  *   semi-space under load, 128 MB of new space per process, the largest part of the API's 340 MB
  *   peak RSS in bench:api. A request's garbage dies within its round trip, so a small space promotes

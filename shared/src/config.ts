@@ -77,6 +77,11 @@ export const configSchema = z.object({
   MARKET_WATCHDOG_SECONDS: z.coerce.number().positive().default(120),
   /** Ingestor: seconds between the market socket's PINGs; two unanswered in a row recycle it (PROTOCOL.md §1: 10 s). */
   MARKET_PING_SECONDS: z.coerce.number().positive().default(10),
+  /**
+   * Worker: hours a closed event's page, history and calls lists stay in Redis after it closed, and its
+   * tokens' chances and its markets' index entries (services/worker/src/retire; docs/redis-keys.md).
+   */
+  CLOSED_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(24),
   /** Coalescing window of record-snapshot rebuilds, and the period of the market-snapshot safety sweep (price changes never wait for it). */
   SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
   /** Simulator: seed, and speed multiplier of its clock. */

@@ -22,7 +22,7 @@ import { HISTORY_RANGE_TIERS, readCandles, runRollup } from '@pm/shared/history'
 import { queueSnapshotWrites } from '@pm/shared/redis';
 import { deleteKeysWithPrefix, testServices, uniqueSuffix } from '@pm/shared/testing';
 import { event } from '../../services/api/src/testing/fixtures.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 import { benchCli } from './cli.js';
 
 benchCli('bench:history', `usage: npm run bench:history

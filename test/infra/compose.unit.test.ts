@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { configSchema, parseConfig } from '@pm/shared/config';
-import { API_NODE_ARGS } from '../../scripts/lib/api-node-args.js';
+import { NODE_ARGS } from '../../scripts/lib/node-args.js';
 import { builtEntry, sourceEntry } from '../../scripts/lib/build.js';
 
 /**
@@ -98,11 +98,16 @@ describe('docker-compose.yml', () => {
     expect(read('Dockerfile')).toMatch(/^RUN npm run build$/m);
   });
 
-  it('starts every API process with the V8 heap options `npm start` gives it (its peak RSS)', () => {
-    const command = ['node', ...API_NODE_ARGS, builtEntry('api')];
+  it('starts every process with the V8 heap options `npm start` gives it (scripts/lib/node-args.ts)', () => {
+    const command = ['node', ...NODE_ARGS.api, builtEntry('api')];
     for (const name of ['api', 'api-2']) expect(services[name]!.command, name).toEqual(command);
     const cmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
     expect(cmd && JSON.parse(cmd)).toEqual(command);
+    for (const name of ['ingestor', 'worker', 'exchange-sim'] as const) {
+      const expected = ['node', ...NODE_ARGS[name], builtEntry(name)];
+      for (const s of [name, `${name}-2`]) if (services[s]) expect(services[s].command, s).toEqual(expected);
+    }
+    expect(services['crowd']!.command).toEqual(['node', ...NODE_ARGS.crowd, '--import', 'tsx', 'scripts/crowd.ts']);
   });
 
   it('sets only real configuration variables, every one valid', () => {

@@ -198,7 +198,15 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     reconnectMaxMs: t.reconnectMaxMs,
   });
   const share = opts.share;
-  const subscriptions = createMarketSubscriptions({ outcomes, feed: marketFeed, handler, owns: share && ((marketId) => share.ownsMarket(marketId)) });
+  // A dropped token is forgotten by the books and by the publisher's last-published copy alike.
+  const forgetful = {
+    recompute: handler.recompute,
+    forget: (tokenId: string) => {
+      handler.forget(tokenId);
+      publisher.forget(tokenId);
+    },
+  };
+  const subscriptions = createMarketSubscriptions({ outcomes, feed: marketFeed, handler: forgetful, owns: share && ((marketId) => share.ownsMarket(marketId)) });
 
   // Catalog: pages of events into Postgres; its rows keep the outcomes and the subscriptions current.
   const catalog = createCatalogSync({

@@ -19,6 +19,7 @@ import { requestRebuildIfStale, scheduleWeekRollover } from './projections/sched
 import { createOutboxRelay, type OutboxRelay } from './outbox/relay.js';
 import { createHistoryRollupProcessor, scheduleHistoryRollup } from './history/rollup-job.js';
 import { createReconciler, type Reconciler, type RepairKind } from './outbox/reconciler.js';
+import { createRetirement, type Retirement } from './retire/retire.js';
 
 /**
  * The worker service as a factory, so tests and the launcher run it in-process and main.ts only wires.
@@ -35,7 +36,7 @@ import { createReconciler, type Reconciler, type RepairKind } from './outbox/rec
  */
 
 export interface WorkerDeps {
-  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_WEB_URL' | 'SNAPSHOT_INTERVAL_MS'>;
+  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_WEB_URL' | 'SNAPSHOT_INTERVAL_MS'> & Partial<Pick<Config, 'CLOSED_RETENTION_HOURS'>>;
   db: Db;
   /** The service's connection (`maxRetriesPerRequest: null`); the factory duplicates it for BullMQ. */
   redis: Redis;
@@ -83,6 +84,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
   let queueWorkers: QueueWorkers | undefined;
   let relay: OutboxRelay | undefined;
   let reconciler: Reconciler | undefined;
+  let retirement: Retirement | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping = false;
   // Price history snapshots (`history:<marketId>:<range>`): their own throttled loop.
@@ -219,6 +221,15 @@ export function createWorker(deps: WorkerDeps): WorkerService {
         ...(deps.reconcileEveryMs === undefined ? {} : { everyMs: deps.reconcileEveryMs }),
       });
       reconciler.start();
+      // Closed events' keys expire a while after they closed (docs/redis-keys.md).
+      retirement = createRetirement({
+        db: deps.db,
+        redis: deps.redis,
+        prefix: config.REDIS_PREFIX,
+        logger: logger.child({ part: 'retire' }),
+        retentionMs: (config.CLOSED_RETENTION_HOURS ?? 24) * 3_600_000,
+      });
+      retirement.start();
     },
     async stop() {
       clearInterval(sweepTimer);
@@ -227,6 +238,8 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       relay = undefined;
       await reconciler?.stop();
       reconciler = undefined;
+      await retirement?.stop();
+      retirement = undefined;
       await historyLoop?.stop();
       historyLoop = undefined;
       await queueWorkers?.close();

@@ -4,3 +4,4 @@
  */
 export * from './names.js';
 export * from './snapshot-trigger.js';
+export * from './key-families.js';

@@ -11,8 +11,13 @@ import type { SnapshotStore } from '../snapshots/snapshot-store.js';
  *
  * Keyed by the raw target rather than by canonical parameters: looking it up must cost no parsing.
  * Two spellings of one request are two entries of the same bytes and the same ETag (the ETag is the
- * canonical identity, adapter.ts). The entry count is bounded (oldest made first out).
+ * canonical identity, adapter.ts). Bounded by entries and by bytes (oldest made first out): an entry
+ * no request asks for again stays until pushed out, and with 2,000 of them (odds of every chance,
+ * histories of every market and range) a soak's API held 70 MB of bodies and their encodings.
  */
+
+/** Bytes an entry is counted as: its body and an allowance for its gzip and brotli encodings. */
+const weight = (entry: ReadyEntry) => Math.ceil(entry.ready.body.length * 1.5);
 
 export type SnapshotVersions = ReadonlyArray<readonly [SnapshotName, string | null]>;
 
@@ -30,8 +35,15 @@ export interface ReadyCache {
   remember(target: string, entry: ReadyEntry): void;
 }
 
-export function createReadyCache(snapshots: Pick<SnapshotStore, 'version' | 'live'>, maxEntries = 2000): ReadyCache {
+export function createReadyCache(snapshots: Pick<SnapshotStore, 'version' | 'live'>, maxEntries = 2000, maxBytes = 24 * 1024 * 1024): ReadyCache {
   const entries = new Map<string, ReadyEntry>();
+  let bytes = 0;
+  const drop = (target: string) => {
+    const entry = entries.get(target);
+    if (entry === undefined) return;
+    entries.delete(target);
+    bytes -= weight(entry);
+  };
   const current = (entry: ReadyEntry) =>
     (entry.live === undefined || entry.live === snapshots.live()) && entry.versions.every(([name, etag]) => snapshots.version(name) === etag);
   return {
@@ -39,14 +51,15 @@ export function createReadyCache(snapshots: Pick<SnapshotStore, 'version' | 'liv
       const entry = entries.get(target);
       if (!entry) return undefined;
       if (current(entry)) return entry.ready;
-      entries.delete(target);
+      drop(target);
       return undefined;
     },
     remember(target, entry) {
       if (!current(entry)) return;
-      entries.delete(target);
+      drop(target);
       entries.set(target, entry);
-      if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
+      bytes += weight(entry);
+      while (entries.size > maxEntries || (bytes > maxBytes && entries.size > 1)) drop(entries.keys().next().value as string);
     },
   };
 }

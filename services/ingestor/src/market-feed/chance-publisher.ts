@@ -27,6 +27,8 @@ export interface ChancePublisher {
   flush(): Promise<boolean>;
   close(): Promise<void>;
   /** `published`: chances published because they moved (every publication, not distinct tokens); `writes`: pipelines sent. */
+  /** Drop what is held for a token no longer followed (its market closed): without it, every token ever seen stays. */
+  forget(tokenId: string): void;
   stats(): { published: number; writes: number };
 }
 
@@ -117,6 +119,10 @@ export function createChancePublisher(opts: ChancePublisherOptions): ChancePubli
       return true;
     },
     last: (tokenId) => published.get(tokenId),
+    forget(tokenId) {
+      published.delete(tokenId);
+      confirmedAt.delete(tokenId);
+    },
     flush: () => writer.flush(),
     async close() {
       clearInterval(sweep);

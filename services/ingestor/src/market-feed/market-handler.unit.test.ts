@@ -24,6 +24,7 @@ function memoryPublisher(): ChancePublisher & { values: Map<string, string>; mov
     },
     keepConfirmed: () => {},
     last: (t: string) => values.get(t),
+    forget: (t: string) => void values.delete(t),
     flush: async () => true,
     close: async () => {},
     stats: () => ({ published: values.size, writes: 0 }),

@@ -16,12 +16,21 @@ export interface DayAgoLookup {
 }
 
 const DAY_MS = 86_400_000;
+/** A cached token not looked up again for this many ttls is dropped (an open market's is refreshed every ttl). */
+const EVICT_AFTER_TTLS = 10;
 /** A token's latest point at or before the cut-off, its chance as float8. */
 type DayAgoRow = Pick<Outcomes, 'token_id'> & { chance: number };
 
 export function createDayAgoLookup(db: Pick<Db, 'query'>, opts: { ttlMs?: number } = {}): DayAgoLookup {
   const ttlMs = opts.ttlMs ?? 60_000;
   const cache = new Map<string, { chance: number | undefined; at: number }>();
+  // Tokens nobody has asked about for a while (their markets closed) are dropped, at most once a ttl.
+  let evictedAt = 0;
+  function evict(nowMs: number) {
+    if (nowMs - evictedAt < ttlMs) return;
+    evictedAt = nowMs;
+    for (const [t, hit] of cache) if (nowMs - hit.at >= EVICT_AFTER_TTLS * ttlMs) cache.delete(t);
+  }
 
   function cached(tokenIds: readonly string[]): DayAgo {
     const out = new Map<string, number>();
@@ -63,6 +72,7 @@ export function createDayAgoLookup(db: Pick<Db, 'query'>, opts: { ttlMs?: number
         for (const r of rows) found.set(r.token_id, r.chance);
         for (const t of stale) cache.set(t, { chance: found.get(t), at: nowMs });
       }
+      evict(nowMs);
       return cached(tokenIds);
     },
     cached,

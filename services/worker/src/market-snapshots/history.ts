@@ -252,6 +252,12 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       if (ranges?.size === 0) pending.delete(marketId);
       lastBuilt.set(marketId, { ...lastBuilt.get(marketId), [range]: now });
     }
+    // A resolved market's history is final once every range is built: what this process holds for it
+    // goes (a late point would only make it read whole again), or every market ever resolved stays.
+    for (const marketId of ends.keys()) {
+      if (pending.has(marketId)) continue;
+      lastBuilt.delete(marketId);
+    }
     return { built: entries.length, written, pending: pending.size };
   }
 

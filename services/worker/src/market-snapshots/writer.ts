@@ -34,9 +34,17 @@ export interface SnapshotWriter {
   etagOf(name: SnapshotName): string | undefined;
 }
 
-export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: () => number }): SnapshotWriter {
+/**
+ * ETags remembered at most: one per name written, and the exchange makes new event and history
+ * names all day. Past it the memory starts over (each name then costs one HGET of its stored ETag
+ * on its next write), so a worker that runs for weeks holds no ETag of every market ever seen.
+ */
+const KNOWN_MAX = 20_000;
+
+export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: () => number; knownMax?: number }): SnapshotWriter {
   const keys = redisKeys(deps.prefix);
   const known = new Map<SnapshotName, string>();
+  const knownMax = deps.knownMax ?? KNOWN_MAX;
 
   return {
     forget() {
@@ -49,6 +57,7 @@ export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: 
         const body = JSON.stringify(e.payload);
         return { name: e.name, body, etag: snapshotEtag(body) };
       });
+      if (known.size > knownMax) known.clear();
       const unknown = serialised.filter((s) => !known.has(s.name));
       if (unknown.length > 0) {
         const read = deps.redis.pipeline();
