@@ -6,8 +6,8 @@
  * here from the sources before anything starts.
  *   npm start -- --live       against the real exchange (no simulator)
  *   npm start -- --scenario <folder> [--speed N]   replay a recorded feed
- *   npm start -- --cluster    the shape of several machines on one: a 3-master Redis Cluster
- *                             (REDIS_CLUSTER_PORT, default 7000, and the two after it; or the one
+ *   npm start -- --cluster    the shape of several machines on one: a Redis Cluster of 3 masters and
+ *                             a replica of each (REDIS_CLUSTER_PORT, default 7000, and the five after it; or the one
  *                             REDIS_URL=redis+cluster://… names), two API replicas (PORT and PORT+100),
  *                             two workers, two ingestors sharing the markets by leases, the simulator
  *                             and the crowd (docs/SCALING.md)
@@ -52,7 +52,7 @@ options:
   --scenario <folder>  the simulator replays a recorded feed (see npm run replay)
   --speed N            replay speed with --scenario, default 1
   --no-sim             no simulator: the exchange URLs come from the environment
-  --cluster            several machines' shape on one: a 3-master Redis Cluster (unless REDIS_URL
+  --cluster            several machines' shape on one: a Redis Cluster of 3 masters + 3 replicas (unless REDIS_URL
                        names one), two API replicas (PORT, PORT+100), two workers, two ingestors; docs/SCALING.md
   -h, --help           this text`;
 
@@ -75,7 +75,9 @@ async function main() {
   if (values.cluster && !isClusterUrl(baseEnv.REDIS_URL ?? '')) {
     const clusterPort = Number(baseEnv.REDIS_CLUSTER_PORT || 7000);
     if (!Number.isInteger(clusterPort) || clusterPort < 1 || clusterPort > 65_535) throw new ConfigError(`REDIS_CLUSTER_PORT: must be a port, not "${baseEnv.REDIS_CLUSTER_PORT}"`);
-    redisCluster = await startRedisCluster(clusterPort, say);
+    const nodeTimeoutMs = Number(baseEnv.REDIS_CLUSTER_NODE_TIMEOUT_MS || 3000);
+    if (!Number.isInteger(nodeTimeoutMs) || nodeTimeoutMs < 100) throw new ConfigError(`REDIS_CLUSTER_NODE_TIMEOUT_MS: must be a whole number of ms, 100 or more, not "${baseEnv.REDIS_CLUSTER_NODE_TIMEOUT_MS}"`);
+    redisCluster = await startRedisCluster(clusterPort, say, { nodeTimeoutMs });
     baseEnv.REDIS_URL = redisCluster.url;
   }
   const infra = await ensureInfra(root, baseEnv, say).catch(async (err: unknown) => {
