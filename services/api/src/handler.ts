@@ -5,6 +5,7 @@ import type { EndpointPath, ParamsOf, ResponseOf } from '@pm/shared/api';
 import type { z } from 'zod';
 import type { Cursors } from './pages/cursor.js';
 import type { PageReader } from './pages/pages.js';
+import type { ReadQueryable } from './pages/read-pool.js';
 import type { HeldSnapshot } from './snapshot-store.js';
 
 /**
@@ -18,6 +19,8 @@ export interface HandlerContext {
   live(): boolean;
   /** Postgres, read-only: pages past the first of the lists, a person's record and calls, a call's page. A body read through it is never held as a ready response. */
   pages: PageReader;
+  /** The read pool the page reader uses (pages/read-pool.ts): for another read-only path, so that it follows the replica and its fallback too. */
+  readDb: ReadQueryable;
   /** Makes and checks `next_cursor` / `?cursor=`. */
   cursors: Cursors;
   /** The slug of the event holding a market, from the worker's market index; null when unknown. */

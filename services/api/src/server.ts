@@ -16,6 +16,7 @@ import { createSnapshotStore, type SnapshotStore } from './snapshot-store.js';
 import { createLivePrices } from './live-prices.js';
 import { createCursors } from './pages/cursor.js';
 import { createPageReader } from './pages/pages.js';
+import { createApiReadPool } from './pages/read-pool.js';
 import { ApiError } from './errors.js';
 import { createStreamHub, type StreamHub } from './stream/hub.js';
 import { streamRoute } from './stream/route.js';
@@ -67,8 +68,10 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const readyCache = createReadyCache(snapshots);
   const limiter = createRateLimiter({ redis, prefix: config.REDIS_PREFIX, limit: config.RATE_LIMIT_PER_MINUTE, logger });
   const observer = requestObserver(metrics, logger);
-  // Postgres reads (pages/pages.ts: pages past the first, a person's pages, a call's page): a small pool, connected on first use.
-  const pages = createPageReader({ databaseUrl: config.DATABASE_URL, webUrl: config.PUBLIC_WEB_URL, logger });
+  // Postgres reads (pages/pages.ts: pages past the first, a person's pages, a call's page): small pools
+  // connected on first use, on the read replica when there is a fresh one (pages/read-pool.ts).
+  const readDb = createApiReadPool(config, logger, metrics);
+  const pages = createPageReader({ db: readDb, webUrl: config.PUBLIC_WEB_URL, logger });
   const marketEvents = redisKeys(config.REDIS_PREFIX).marketEvents;
   const marketEvent = async (marketId: string): Promise<string | null> => {
     try {
@@ -95,7 +98,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const app = createApp({
     config,
     logger,
-    ctx: { snapshots, live: () => snapshots.live(), clock, config, logger, pages, cursors: createCursors(config.CURSOR_SECRET), marketEvent },
+    ctx: { snapshots, live: () => snapshots.live(), clock, config, logger, pages, readDb, cursors: createCursors(config.CURSOR_SECRET), marketEvent },
     limiter,
     readyCache,
     observer,
