@@ -114,9 +114,16 @@ export function createReadPool(opts: ReadPoolOptions): ReadPool {
     while (noted.length > 0 && at - noted[0]!.at > 60_000) noted.shift();
   }
 
-  const timer = setInterval(() => void probe(), probeEveryMs);
+  // One probe at a time: on a slow machine a look may take longer than the period.
+  let probing = false;
+  const look = () => {
+    if (probing || stopped) return;
+    probing = true;
+    void probe().finally(() => (probing = false));
+  };
+  const timer = setInterval(look, probeEveryMs);
   timer.unref();
-  void probe();
+  look();
 
   function lagMs(now: number): number | null {
     if (replicaBroken !== null || freshAsOf === null) return null;
