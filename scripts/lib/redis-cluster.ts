@@ -92,6 +92,7 @@ export async function startRedisCluster(port: number, log: (line: string) => voi
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'pm-redis-cluster-'));
   let stopping = false;
+  let running = false;
   // What a node printed last, so that one that cannot start (a port taken after the check) says why.
   const said: string[][] = ports.map(() => []);
   const spawnNode = (i: number): ChildProcess => {
@@ -117,7 +118,8 @@ export async function startRedisCluster(port: number, log: (line: string) => voi
       });
     }
     child.once('exit', (code, signal) => {
-      if (!stopping) void restart(i, code ?? signal);
+      // Only a node of a running cluster is started again; one that fails at the start fails the start.
+      if (!stopping && running) void restart(i, code ?? signal);
     });
     return child;
   };
@@ -172,6 +174,7 @@ export async function startRedisCluster(port: number, log: (line: string) => voi
     await stop();
     throw err instanceof InfraError ? err : new InfraError(`cannot start the Redis Cluster: ${err instanceof Error ? err.message : String(err)}`);
   }
+  running = true;
   log(`redis: started a Redis Cluster of ${MASTERS} masters and ${MASTERS} replicas on 127.0.0.1:${ports.join(',')} (data not persisted, node timeout ${nodeTimeoutMs} ms)`);
   return { url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ports, stop };
 }

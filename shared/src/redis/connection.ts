@@ -97,6 +97,9 @@ export function createRedis(url: string, options: RedisOptions = {}): Redis {
       // The client learns a failover from the errors it meets and from this periodic look at the slots
       // (a connection that met no error, e.g. the subscriber's, follows too).
       slotsRefreshInterval: 2_000,
+      // ioredis' 1 s for a CLUSTER SLOTS answer is missed on a loaded machine, and a client that missed
+      // it on every node starts over and is not ready meanwhile (seen with six nodes on two busy cores).
+      slotsRefreshTimeout: 5_000,
       ...failoverRetries(options),
     }),
   );
