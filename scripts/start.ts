@@ -6,11 +6,13 @@
  * here from the sources before anything starts.
  *   npm start -- --live       against the real exchange (no simulator)
  *   npm start -- --scenario <folder> [--speed N]   replay a recorded feed
- *   npm start -- --cluster    the shape of several machines on one: a 3-master Redis Cluster
- *                             (REDIS_CLUSTER_PORT, default 7000, and the two after it; or the one
+ *   npm start -- --cluster    the shape of several machines on one: a Redis Cluster of 3 masters and
+ *                             a replica of each (REDIS_CLUSTER_PORT, default 7000, and the five after it; or the one
  *                             REDIS_URL=redis+cluster://… names), two API replicas (PORT and PORT+100),
  *                             two workers, two ingestors sharing the markets by leases, the simulator
- *                             and the crowd (docs/operations.md "Cluster mode")
+ *                             and the crowd; and a streaming replica of Postgres
+ *                             (PG_REPLICA_PORT, default 5434) the API reads from (docs/operations.md
+ *                             "Cluster mode", docs/replicas.md)
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -22,6 +24,7 @@ import { parseCli } from './lib/cli.js';
 import { until } from '@pm/shared/wait';
 import { ensureInfra, InfraError, portOpen } from './lib/infra.js';
 import { startRedisCluster, type LocalRedisCluster } from './lib/redis-cluster.js';
+import { startPostgresReplica, type PostgresReplica } from './lib/pg-replica.js';
 import { createSupervisor, describeStatus, type ServiceSpec } from './lib/supervisor.js';
 import { NODE_ARGS } from './lib/node-args.js';
 import { buildServices, builtEntry } from './lib/build.js';
@@ -52,8 +55,10 @@ options:
   --scenario <folder>  the simulator replays a recorded feed (see npm run replay)
   --speed N            replay speed with --scenario, default 1
   --no-sim             no simulator: the exchange URLs come from the environment
-  --cluster            several machines' shape on one: a 3-master Redis Cluster (unless REDIS_URL
-                       names one), two API replicas (PORT, PORT+100), two workers, two ingestors; docs/operations.md
+  --cluster            several machines' shape on one: a Redis Cluster of 3 masters + 3 replicas (unless REDIS_URL
+                       names one), two API replicas (PORT, PORT+100), two workers, two ingestors, and a
+                       streaming Postgres replica for the API's reads (PG_REPLICA_PORT, 5434; PG_REPLICA=0:
+                       none; DATABASE_READ_URL: that one); docs/operations.md, docs/replicas.md
   -h, --help           this text`;
 
 async function main() {
@@ -75,7 +80,9 @@ async function main() {
   if (values.cluster && !isClusterUrl(baseEnv.REDIS_URL ?? '')) {
     const clusterPort = Number(baseEnv.REDIS_CLUSTER_PORT || 7000);
     if (!Number.isInteger(clusterPort) || clusterPort < 1 || clusterPort > 65_535) throw new ConfigError(`REDIS_CLUSTER_PORT: must be a port, not "${baseEnv.REDIS_CLUSTER_PORT}"`);
-    redisCluster = await startRedisCluster(clusterPort, say);
+    const nodeTimeoutMs = Number(baseEnv.REDIS_CLUSTER_NODE_TIMEOUT_MS || 3000);
+    if (!Number.isInteger(nodeTimeoutMs) || nodeTimeoutMs < 100) throw new ConfigError(`REDIS_CLUSTER_NODE_TIMEOUT_MS: must be a whole number of ms, 100 or more, not "${baseEnv.REDIS_CLUSTER_NODE_TIMEOUT_MS}"`);
+    redisCluster = await startRedisCluster(clusterPort, say, { nodeTimeoutMs });
     baseEnv.REDIS_URL = redisCluster.url;
   }
   const infra = await ensureInfra(root, baseEnv, say).catch(async (err: unknown) => {
@@ -104,6 +111,23 @@ async function main() {
   await ensureDatabase(config.DATABASE_URL);
   const { applied } = await migrate(config.DATABASE_URL);
   say(applied.length ? `migrated: ${applied.join(', ')}` : 'database schema is current');
+  // Cluster mode: the API's reads on a streaming replica of the primary (DATABASE_READ_URL), one of
+  // our own unless one is named or PG_REPLICA=0. One that cannot be made is one line, not a stop:
+  // the API then reads the primary, as without a replica.
+  let pgReplica: PostgresReplica | undefined;
+  if (values.cluster && config.DATABASE_READ_URL === undefined && env.PG_REPLICA !== '0') {
+    const replicaPort = Number(env.PG_REPLICA_PORT || 5434);
+    if (!Number.isInteger(replicaPort) || replicaPort < 1 || replicaPort > 65_535) throw new ConfigError(`PG_REPLICA_PORT: must be a port, not "${env.PG_REPLICA_PORT}"`);
+    try {
+      pgReplica = await startPostgresReplica({ primaryUrl: config.DATABASE_URL, port: replicaPort, ...(infra.postgresDataDir === undefined ? {} : { primaryDataDir: infra.postgresDataDir }), log: say });
+      env.DATABASE_READ_URL = pgReplica.url;
+    } catch (err) {
+      if (!(err instanceof InfraError)) throw err;
+      say(`no read replica (the API reads the primary): ${err.message}`);
+    }
+  } else if (values.cluster && config.DATABASE_READ_URL !== undefined) {
+    say('postgres: the API reads DATABASE_READ_URL (its replica), the primary when that one is away or behind');
+  }
   // The services run from their bundles (scripts/lib/build.ts), made from the sources as they are now.
   const built = await buildServices(root);
   say(`services built in ${built.ms} ms`);
@@ -145,6 +169,7 @@ async function main() {
     // The services first, the simulator last: their in-flight requests to it then end normally.
     await supervisor.stop(10_000, (name) => name !== sim.name);
     await supervisor.stop();
+    await pgReplica?.stop();
     await infra.stop();
     await redisCluster?.stop();
     process.exit(code);

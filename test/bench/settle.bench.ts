@@ -1,5 +1,5 @@
 /**
- * npm run bench:settle [-- --calls N --users N --hot N] [--keep  (leave the scratch database for inspection)]
+ * npm run bench:settle [-- --calls N --users N --hot N] [--keep  (leave the scratch database for inspection)] [--replica]
  * Makes the data set-based in SQL in a scratch database (dropped afterwards) and a Redis of its own
  * (a throwaway redis-server on a free port: a full build writes over a million snapshots), then:
  *   1. rebuild, first half: every projection (rebuildProjections: `npm run rebuild`);
@@ -15,6 +15,11 @@
  *      shows what Postgres committed (settle-visible.ts: each call, each moved person's record,
  *      each caller's call lists, the market's, latest and combo lists, the four boards)
  *      →  `bench:settle calls=… settled_visible_s=…`.
+ * With --replica the scratch database lives on a Postgres of the bench's own (embedded, in a temp folder)
+ * with a streaming replica of it (scripts/lib/pg-replica.ts), and the API reads the replica
+ * (DATABASE_READ_URL): the settlement must still show within the bound, and the replica's lag is
+ * sampled every 20 ms through the end-to-end phase (the time from a primary WAL position being noted to
+ * the replica having replayed it)  →  `bench:settle replica_lag_ms p50=… p99=… max=…`.
  * A benchmark measures; it asserts nothing beyond the work having been done.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -24,7 +29,10 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { queuePrefix } from '@pm/shared/queues';
 import { sql, type Db } from '@pm/shared/db';
+import { createDb, ensureDatabase, lsnBytes, migrate } from '@pm/shared/db';
 import { createTestDatabase, freePort, startOwnRedis } from '@pm/shared/testing';
+import { startPostgresReplica, type PostgresReplica } from '../../scripts/lib/pg-replica.js';
+import { startOwnPostgres, type OwnPostgres } from '../support/own-servers.js';
 import { projectChanges, rebuildProjections } from '../../services/worker/src/projections/index.js';
 import { settleMarket } from '../../services/worker/src/settlement/index.js';
 import { reconcilerEpochKey } from '../../services/worker/src/outbox/reconciler.js';
@@ -41,11 +49,13 @@ prints bench:settle calls=<n> settled_visible_s=<s> and bench:rebuild calls=<n> 
   --users N   people (default 50000)
   --hot N     open calls on the settled market (default 10000)
   --keep      leave the scratch database for inspection
+  --replica   on a Postgres of its own with a streaming replica the API reads; prints the replica's lag
   --help      this text`, {
     calls: { type: 'string', default: '1000000' },
     users: { type: 'string', default: '50000' },
     hot: { type: 'string', default: '10000' },
     keep: { type: 'boolean', default: false },
+    replica: { type: 'boolean', default: false },
 });
 const CALLS = Number(values.calls);
 const USERS = Number(values.users);
@@ -182,8 +192,14 @@ async function main() {
   say(`bench:settle — ${CALLS.toLocaleString('en')} calls, ${USERS.toLocaleString('en')} users, markets hot and hot2 with ${HOT.toLocaleString('en')} open calls each`);
   const redisServer = await startOwnRedis();
   const redisUrl = redisServer.url;
-  const tdb = await createTestDatabase('bench_settle');
+  let own: OwnPostgres | undefined;
+  let replica: PostgresReplica | undefined;
+  const tdb = values.replica ? await ownDatabase((o) => (own = o)) : await createTestDatabase('bench_settle');
   const { db } = tdb;
+  if (values.replica) {
+    replica = await startPostgresReplica({ primaryUrl: tdb.url, port: await freePort(), primaryDataDir: own!.dataDir, log: (l) => say(`  ${l}`) });
+  }
+  let lag: ReturnType<typeof sampleLag> | undefined;
   let worker: ReturnType<typeof startService> | undefined;
   let api: ReturnType<typeof startService> | undefined;
   let redis: Redis | undefined;
@@ -212,7 +228,7 @@ async function main() {
     const again = await timed('the same settlement delivered again (no-op)', () => settleMarket(db, 'hot2', new Date()));
     if (again.value.calls.won + again.value.calls.lost !== 0) throw new Error('a repeated settlement changed calls');
 
-    const [apiPort, workerPort] = await Promise.all([freePort(), freePort()]);
+    const [apiPort, workerPort, metricsPort] = await Promise.all([freePort(), freePort(), freePort()]);
     const env = {
       NODE_ENV: 'production',
       DATABASE_URL: tdb.url,
@@ -223,6 +239,8 @@ async function main() {
       WORKER_PORT: String(workerPort),
       RATE_LIMIT_PER_MINUTE: '100000000',
       PRETTY_LOGS: '0',
+      API_METRICS_PORT: String(metricsPort),
+      ...(replica ? { DATABASE_READ_URL: replica.url } : {}),
     };
     // The worker's first build at start is the full one (every record snapshot into an empty Redis):
     // its own log line says how long it took, without the process's start-up. The reconciler would
@@ -257,6 +275,7 @@ async function main() {
       order by u.handle`);
     const affected = { marketId: 'hot', calls: hot, comboOwners: owners.map((o) => o.handle) };
     const before = await timed('read the 4 boards before', () => readBefore(apiUrl));
+    if (replica) lag = sampleLag(tdb.url, replica.url);
     await resolveMarket(db, 'hot', 0);
     const queue = new Queue('settlement', { connection: redis, prefix: queuePrefix(PREFIX) });
     try {
@@ -280,21 +299,77 @@ async function main() {
       }
       say(`    sentinels polled in ${visible.passes} passes; last seen per kind (ms after the enqueue): ${JSON.stringify(visible.byKind)}`);
       say(`bench:settle calls=${hot.length} settled_visible_s=${(visible.lastMs / 1000).toFixed(2)}`);
+      if (lag) {
+        const ms = (await lag.stop()).sort((a, b) => a - b);
+        const q = (f: number) => Math.round(ms[Math.min(ms.length - 1, Math.floor(ms.length * f))] ?? NaN);
+        say(`    replica lag samples ${ms.length} (every 20 ms from the boards read before the settlement until it was visible everywhere)`);
+        say(`bench:settle replica_lag_ms p50=${q(0.5)} p99=${q(0.99)} max=${q(1)}`);
+        const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
+        say(`    API reads by server: ${metrics.split('\n').filter((l) => l.startsWith('api_db_reads_total')).join('; ')}`);
+      }
       // Where the time went, as the worker logged it (jobs and incremental builds since the full one).
       for (const line of workerSteps(worker?.output() ?? '')) say(`    worker: ${line}`);
     } finally {
       await queue.close();
     }
   } finally {
+    await lag?.stop();
     await stop(api?.child);
     await stop(worker?.child);
     redis?.disconnect();
     await redisServer.stop();
+    await replica?.stop();
     if (values.keep) {
       say(`kept the scratch database: ${tdb.url}`);
       await db.dispose();
     } else await tdb.drop();
+    await own?.stop();
   }
+}
+
+/** The scratch database on a Postgres of the bench's own (so that a replica of it can be made). */
+async function ownDatabase(onServer: (own: OwnPostgres) => void): Promise<{ url: string; db: Db; drop(): Promise<void> }> {
+  const own = await startOwnPostgres();
+  onServer(own);
+  const url = new URL(own.url);
+  url.pathname = '/bench_settle';
+  await ensureDatabase(url.toString());
+  await migrate(url.toString());
+  const db = createDb(url.toString(), { poolSize: 5 });
+  return { url: url.toString(), db, drop: () => db.dispose() };
+}
+
+/**
+ * Every 20 ms: the primary's WAL position noted with the time, and the replica's replayed position;
+ * a noted position's lag is the time until a look saw the replica past it.
+ */
+function sampleLag(primaryUrl: string, replicaUrl: string): { stop(): Promise<number[]> } {
+  const primary = createDb(primaryUrl, { poolSize: 1 });
+  const replicaDb = createDb(replicaUrl, { poolSize: 1 });
+  const pending: Array<{ at: number; lsn: number }> = [];
+  const lags: number[] = [];
+  let stopped = false;
+  const loop = until('the lag sampler to be stopped', async () => {
+    if (stopped) return true;
+    const [p] = (await primary.query(sql`select pg_current_wal_lsn()::text as lsn`)) as Array<{ lsn: string }>;
+    pending.push({ at: performance.now(), lsn: lsnBytes(p!.lsn) });
+    const [r] = (await replicaDb.query(sql`select pg_last_wal_replay_lsn()::text as lsn`)) as Array<{ lsn: string }>;
+    const replayed = lsnBytes(r!.lsn);
+    const now = performance.now();
+    while (pending.length > 0 && pending[0]!.lsn <= replayed) lags.push(now - pending.shift()!.at);
+    return false;
+  }, { timeoutMs: 3_600_000, everyMs: 20 });
+  let done: Promise<number[]> | undefined;
+  return {
+    stop() {
+      stopped = true;
+      done ??= loop.catch(() => {}).then(async () => {
+        await Promise.all([primary.dispose(), replicaDb.dispose()]);
+        return lags;
+      });
+      return done;
+    },
+  };
 }
 
 main().then(

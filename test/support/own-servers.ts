@@ -17,6 +17,8 @@ export { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
 export interface OwnPostgres extends AsyncDisposable {
   /** Server URL (database `postgres`); tests create their databases on it. */
   url: string;
+  /** Its data folder (a streaming replica can be made by copying it: scripts/lib/pg-replica.ts). */
+  dataDir: string;
   /** A fast shutdown (connections are terminated mid-transaction), then a start on the same data. */
   /** `whileDown` runs once the server is down; it is started again when that resolves. */
   restart(opts?: { whileDown?: () => Promise<unknown> }): Promise<void>;
@@ -33,6 +35,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   let running = true;
   const own: OwnPostgres = {
     url: url.toString(),
+    dataDir: server.dataDir,
     async restart(opts = {}) {
       running = false;
       await server.stop();

@@ -18,7 +18,8 @@ import { createSnapshotStore, type SnapshotStore } from './snapshots/snapshot-st
 import { createLivePrices } from './snapshots/live-prices.js';
 import { createCursors } from './pages/cursor.js';
 import { createPageReader } from './pages/pages.js';
-import { candlePool, createCandleReader } from './pages/candles.js';
+import { createCandleReader } from './pages/candles.js';
+import { createApiReadPool } from './pages/read-pool.js';
 import { ApiError } from './http/errors.js';
 import { createStreamHub, type StreamHub } from './stream/hub.js';
 import { streamRoute } from './stream/route.js';
@@ -70,10 +71,12 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const readyCache = createReadyCache(snapshots);
   const limiter = createRateLimiter({ redis, prefix: config.REDIS_PREFIX, limit: config.RATE_LIMIT_PER_MINUTE, trustProxy: config.TRUST_PROXY, logger });
   const observer = requestObserver(metrics, logger);
-  // Postgres reads (pages/pages.ts: pages past the first, a person's pages, a call's page): a small pool, connected on first use.
-  const pages = createPageReader({ databaseUrl: config.DATABASE_URL, webUrl: config.PUBLIC_WEB_URL, logger });
-  // Candles (pages/candles.ts): a pool of its own, handed in, so it can point at a read replica.
-  const candles = createCandleReader({ db: candlePool(config.DATABASE_URL), logger });
+  // Postgres reads (pages/pages.ts: pages past the first, a person's pages, a call's page; pages/candles.ts):
+  // small pools connected on first use, on the read replica when there is a fresh one (pages/read-pool.ts).
+  const readDb = createApiReadPool(config, logger, metrics);
+  const pages = createPageReader({ db: readDb, webUrl: config.PUBLIC_WEB_URL, logger });
+  // The candles share the page reader's pool (closed with it), so they follow the replica and its fallback too.
+  const candles = createCandleReader({ db: { query: readDb.query }, logger });
   const marketEvents = redisKeys(config.REDIS_PREFIX).marketEvents;
   const marketEvent = async (marketId: string): Promise<string | null> => {
     try {
@@ -100,7 +103,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const app = createApp({
     config,
     logger,
-    ctx: { snapshots, live: () => snapshots.live(), clock, config, logger, pages, candles, cursors: createCursors(config.CURSOR_SECRET), marketEvent },
+    ctx: { snapshots, live: () => snapshots.live(), clock, config, logger, pages, candles, readDb, cursors: createCursors(config.CURSOR_SECRET), marketEvent },
     limiter,
     readyCache,
     observer,

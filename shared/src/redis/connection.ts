@@ -94,7 +94,13 @@ export function createRedis(url: string, options: RedisOptions = {}): Redis {
       // A command sent while the client (re)learns the slots waits for it rather than failing.
       enableOfflineQueue: options.enableOfflineQueue ?? true,
       ...(options.lazyConnect ? { lazyConnect: true } : {}),
-      ...(options.maxRetriesPerRequest === null ? {} : { retryDelayOnFailover: 100 }),
+      // The client learns a failover from the errors it meets and from this periodic look at the slots
+      // (a connection that met no error, e.g. the subscriber's, follows too).
+      slotsRefreshInterval: 2_000,
+      // ioredis' 1 s for a CLUSTER SLOTS answer is missed on a loaded machine, and a client that missed
+      // it on every node starts over and is not ready meanwhile (seen with six nodes on two busy cores).
+      slotsRefreshTimeout: 5_000,
+      ...failoverRetries(options),
     }),
   );
 }
@@ -111,8 +117,22 @@ export function duplicateRedis(redis: Redis, options: RedisOptions = {}): Redis 
       redisOptions: { ...cluster.options.redisOptions, ...options },
       ...(options.enableOfflineQueue === undefined ? {} : { enableOfflineQueue: options.enableOfflineQueue }),
       ...(options.autoResubscribe === undefined ? {} : { autoResubscribe: options.autoResubscribe }),
+      ...(options.maxRetriesPerRequest === undefined ? {} : failoverRetries(options)),
     }),
   );
+}
+
+/**
+ * A client that waits rather than fails (maxRetriesPerRequest: null: the workers, BullMQ, the relays,
+ * the stream's readers) rides through a master's failover: its commands are retried every 200 ms for
+ * up to 30 s (cluster-node-timeout plus the replica's election), where ioredis' default 16 retries
+ * 100 ms apart give up before a replica is promoted. A fail-fast client (the API's requests) keeps the
+ * default and answers 503 for a key whose master is away.
+ */
+function failoverRetries(options: RedisOptions) {
+  return options.maxRetriesPerRequest === null
+    ? { retryDelayOnFailover: 200, retryDelayOnClusterDown: 200, retryDelayOnTryAgain: 200, maxRedirections: 150 }
+    : { retryDelayOnFailover: 100, retryDelayOnClusterDown: 100, maxRedirections: 16 };
 }
 
 function clusterAsRedis(cluster: Cluster): Redis {

@@ -133,6 +133,11 @@ export function endpointRoute<P extends EndpointPath>(
         close: () => pages.close(),
       },
       candles: { read: (q) => ((fromPostgres = true), ctx.candles.read(q)), close: () => ctx.candles.close() },
+      // Another read-only path on the read pool: its answer is from Postgres as well, never held.
+      readDb: {
+        query: ((...args: unknown[]) => ((fromPostgres = true), (ctx.readDb.query as (...a: unknown[]) => unknown)(...args))) as HandlerContext['readDb']['query'],
+        tx: ((...args: unknown[]) => ((fromPostgres = true), (ctx.readDb.tx as (...a: unknown[]) => unknown)(...args))) as HandlerContext['readDb']['tx'],
+      },
     };
     const { data, immutable } = await handler(params, noted);
     const body = Buffer.from(JSON.stringify({ ok: true, ...data }));

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { Cursors } from '../pages/cursor.js';
 import type { PageReader } from '../pages/pages.js';
 import type { CandleReader } from '../pages/candles.js';
+import type { ReadQueryable } from '../pages/read-pool.js';
 import type { HeldSnapshot } from '../snapshots/snapshot-store.js';
 
 /**
@@ -21,6 +22,8 @@ export interface HandlerContext {
   pages: PageReader;
   /** Postgres, read-only: candles from the history tiers. Like `pages`, a body read through it is never held. */
   candles: CandleReader;
+  /** The read pool the page reader uses (pages/read-pool.ts): for another read-only path, so that it follows the replica and its fallback too. */
+  readDb: ReadQueryable;
   /** Makes and checks `next_cursor` / `?cursor=`. */
   cursors: Cursors;
   /** The slug of the event holding a market, from the worker's market index; null when unknown. */

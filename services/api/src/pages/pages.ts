@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { CallStatus, LeaderboardSort, UserCallFilter } from '@pm/shared/api';
-import { createDb, IsolationLevel, recordJson, sql, type Db } from '@pm/shared/db';
+import { createDb, IsolationLevel, recordJson, sql, type Db, type ReadQueryable } from '@pm/shared/db';
 import type { Logger } from '@pm/shared/logger';
 import { ApiError } from '../http/errors.js';
 
@@ -70,9 +70,10 @@ const POOL_SIZE = 8;
 
 /**
  * @param deps.databaseUrl the pool this module opens (POOL_SIZE connections, each with a statement
- *   timeout, made on first use); or `db`, a pool of the caller's (tests), which close() then disposes too.
+ *   timeout, made on first use); or `db`, a pool of the caller's (the API's read pool, read-pool.ts,
+ *   which sends these statements to a replica when there is one; a test's pool), which close() then disposes too.
  */
-export function createPageReader(deps: ({ databaseUrl: string } | { db: Db }) & { webUrl: string; logger: Logger }): PageReader {
+export function createPageReader(deps: ({ databaseUrl: string } | { db: ReadQueryable & Pick<Db, 'dispose'> }) & { webUrl: string; logger: Logger }): PageReader {
   const { webUrl, logger } = deps;
   const db = 'db' in deps ? deps.db : createDb(deps.databaseUrl, { poolSize: POOL_SIZE, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
 

@@ -258,8 +258,10 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
     names.forEach((name, i) => {
       const [err, etag] = results?.[i] ?? [new Error('no reply'), null];
       const entry = held.get(name);
-      if (entry && (err || (etag ?? null) !== (entry.base?.etag ?? entry.etag))) {
-        if (!err) logger.warn({ snapshot: name }, 'snapshot changed without an announcement; re-reading it');
+      // A version that could not be read (its Redis node failing over) says nothing about a change:
+      // the held one keeps being served, and the next check looks again.
+      if (entry && !err && (etag ?? null) !== (entry.base?.etag ?? entry.etag)) {
+        logger.warn({ snapshot: name }, 'snapshot changed without an announcement; re-reading it');
         held.delete(name);
       }
     });
