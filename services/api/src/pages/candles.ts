@@ -1,7 +1,7 @@
 import { createDb, sql, type Db } from '@pm/shared/db';
 import { readCandles, type Candle, type HistoryDb } from '@pm/shared/history';
 import type { Logger } from '@pm/shared/logger';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 
 /**
  * The candles endpoint's reads, in one place: the markets' series and resolutions (a key probe

@@ -1,7 +1,7 @@
 import { ceilTo, DEFAULT_CANDLE_INTERVAL, floorTo, LATE_POINT_SECONDS, RETENTION_SECONDS, STEP_SECONDS, CANDLE_INTERVALS, type CandleBody as Candle } from '@pm/shared/api';
-import { ApiError } from '../errors.js';
-import type { Handler } from '../handler.js';
-import { eventSnapshotSchema } from '../snapshot-schemas.js';
+import { ApiError } from '../http/errors.js';
+import type { Handler } from '../app/handler.js';
+import { eventSnapshotSchema } from '../snapshots/snapshot-schemas.js';
 
 /**
  * GET /api/v1/markets/{eventSlug}/candles (docs/history.md). The event snapshot says which markets
