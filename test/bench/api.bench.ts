@@ -1,5 +1,5 @@
 /**
- * npm run bench:api (issue 18 item 6) — the real stack against baselines serving the same bytes:
+ * npm run bench:api — the real stack against baselines serving the same bytes:
  * a bare node:http server, Fastify and bare Express (bare-server.ts), all driven by wrk (autocannon
  * in its own process where wrk is missing), BENCH_CONNECTIONS (64) connections, each hot path. The
  * API runs with everything on: rate limit (a limit high enough for one client, set by config), CORS,
@@ -10,8 +10,10 @@
  * the ingestor, worker and Postgres working beside the API on the same cores), and again, API and raw
  * baseline only, with the simulator paused (`feed=paused`: nearer the API's own cost per request on a
  * machine of its own; the stack is still up, its catalog syncs still run, and the API still holds 5,000 events).
- * The API and the raw server are measured in turn (API, raw, raw, API, …; 2-second slices of
- * BENCH_SECONDS each) so that the stack's changing background work falls on both alike.
+ * The API and its peers are measured in turn (2-second slices, the order turning each slice,
+ * BENCH_SECONDS each in all) so that the stack's changing background work falls on all alike; the
+ * peers run on the same node binary with the API's V8 options, and `peers_in_order` says whether
+ * they came out in their known order (raw ≥ Fastify ≫ bare Express) — if not, distrust the row.
  * The simulator keeps BENCH_EVENTS (default 5,000) open events (SIM_EVENTS), the size the API's
  * memory is judged at; the leaderboard is measured only once it has rows (the demo crowd's calls
  * settle within a minute or two), never as an empty board.
@@ -23,6 +25,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtEntry } from '../../scripts/lib/build.js';
+import { API_NODE_ARGS } from '../../scripts/lib/api-node-args.js';
 import { until } from '@pm/shared/wait';
 import { freePort, startStack, type Stack } from '../support/stack.js';
 import { benchCli } from './cli.js';
@@ -44,7 +47,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const openEvents = Number(process.env.BENCH_EVENTS ?? 5000);
 const processCounts = (process.env.BENCH_PROCESSES ?? `1,${availableParallelism()}`).split(',').map(Number);
 const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
-/** Seconds per slice of the API/raw alternation (see `paired`). */
+/** Seconds per slice of the peers' rotation (see `inTurn`). */
 const SLICE_SECONDS = 2;
 
 interface Load {
@@ -92,7 +95,8 @@ function mergedP99(runs: readonly Load[]): number {
 
 async function startBaseline(kind: 'raw' | 'fastify' | 'express', routes: Record<string, Buffer>) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'bare-server.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // The node binary and V8 options the stack starts the API with: the peers differ from it in their code only.
+  const child = spawn(process.execPath, [...API_NODE_ARGS, '--import', 'tsx', path.join(here, 'bare-server.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
   child.stdin.end(JSON.stringify({ kind, port, routes: Object.fromEntries(Object.entries(routes).map(([p, b]) => [p, b.toString('base64')])) }));
   await new Promise<void>((resolve, reject) => {
     child.stdout.once('data', () => resolve());
@@ -165,68 +169,70 @@ async function benchStack(apiProcesses: number): Promise<void> {
     }
     const [raw, fastify, express] = await Promise.all([startBaseline('raw', bodies), startBaseline('fastify', bodies), startBaseline('express', bodies)]);
     baselines.push(raw, fastify, express);
-    const measure = (url: string) => {
-      load(url, 2); // warm
-      return load(url, seconds);
-    };
     /**
-     * The API and the bare server in turn, in slices of SLICE_SECONDS (API, raw, raw, API, API, raw,
-     * raw, API…; BENCH_SECONDS each in all): the stack's own work (the history backfill after start,
-     * snapshot builds, the periodic full build, catalog syncs) comes in bursts of a second or two, and
-     * measuring one after the other, or in two halves, gave whichever missed a burst the quieter
-     * machine. Requests/s are averaged over the slices; p99 is over all of a side's requests (mergedP99).
+     * Every peer in the same slices of SLICE_SECONDS, in turn, the order turning by one each slice
+     * (API, raw, Fastify, Express; raw, Fastify, Express, API; …; BENCH_SECONDS each in all): the
+     * stack's own work (the history backfill after start, snapshot builds, the periodic full build,
+     * catalog syncs) and the other load on the machine come in bursts of a second or two, and a peer
+     * measured on its own, before or after the others, got whichever state the machine was in then:
+     * Fastify measured after the API/raw pair came out below bare Express, and raw, measured beside
+     * the API alone, was the one peer every burst fell on. Requests/s are averaged over the slices;
+     * p99 is over all of a side's requests (mergedP99).
      */
-    const paired = (apiUrl: string, rawUrl: string): [Load, Load, number] => {
+    const inTurn = (urls: readonly string[]): Array<{ all: Load; slices: Load[] }> => {
       const slices = Math.max(2, Math.round(seconds / SLICE_SECONDS));
       const slice = Math.max(1, Math.round(seconds / slices));
-      load(apiUrl, 2);
-      load(rawUrl, 2);
-      const api: Load[] = [];
-      const raw: Load[] = [];
+      for (const url of urls) load(url, 2); // warm, each alike
+      const runs = urls.map((): Load[] => []);
       for (let i = 0; i < slices; i++) {
-        const apiFirst = i % 2 === 0;
-        const [first, second] = apiFirst ? [apiUrl, rawUrl] : [rawUrl, apiUrl];
-        const x = load(first, slice);
-        const y = load(second, slice);
-        (apiFirst ? api : raw).push(x);
-        (apiFirst ? raw : api).push(y);
+        for (let k = 0; k < urls.length; k++) {
+          const which = (i + k) % urls.length;
+          runs[which]!.push(load(urls[which]!, slice));
+        }
       }
-      const all = (ls: Load[]): Load => ({
-        rps: ls.reduce((sum, l) => sum + l.rps, 0) / ls.length,
-        p99ms: mergedP99(ls),
-        non2xx: ls.reduce((sum, l) => sum + l.non2xx, 0),
-      });
-      // Slice i of the API and slice i of the raw server ran back to back: their ratio shares the
-      // machine's state of that moment. The median of those ratios is printed beside the ratio of the
-      // means (`ratio`, the figure judged), so a reader sees whether one burst decided a row.
-      const pairRatios = api.map((a, i) => a.rps / raw[i]!.rps).sort((x, y) => x - y);
-      const mid = pairRatios.length / 2;
-      const median = pairRatios.length % 2 === 1 ? pairRatios[Math.floor(mid)]! : (pairRatios[mid - 1]! + pairRatios[mid]!) / 2;
-      return [all(api), all(raw), median];
+      return runs.map((ls) => ({
+        slices: ls,
+        all: { rps: ls.reduce((sum, l) => sum + l.rps, 0) / ls.length, p99ms: mergedP99(ls), non2xx: ls.reduce((sum, l) => sum + l.non2xx, 0) },
+      }));
     };
-    const line = (p: string, [api, r, median]: [Load, Load, number], others: string, feed: string) =>
+    /** The median over slices of the API's requests/s over raw's in the same slice: whether one burst decided a row. */
+    const sliceMedian = (api: Load[], raw: Load[]) => {
+      const ratios = api.map((a, i) => a.rps / raw[i]!.rps).sort((x, y) => x - y);
+      const mid = ratios.length / 2;
+      return ratios.length % 2 === 1 ? ratios[Math.floor(mid)]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
+    };
+    const line = (p: string, api: Load, r: Load, median: number, others: string, feed: string) =>
       process.stdout.write(
         `bench:api ${p.replace(slug, '{slug}')} api=${Math.round(api.rps)} raw=${Math.round(r.rps)} ratio=${(api.rps / r.rps).toFixed(2)} p99=${api.p99ms.toFixed(1)}${others}` +
           ` raw_p99=${r.p99ms.toFixed(1)} slice_ratio_median=${median.toFixed(2)} feed=${feed} processes=${apiProcesses} bytes=${bodies[p]!.length}${api.non2xx ? ` non2xx=${api.non2xx}` : ''}\n`,
       );
     for (const p of paths) {
-      const pair = paired(`${stack.apiUrl}${p}`, `${raw.url}${p}`);
-      const f = measure(`${fastify.url}${p}`);
-      const e = measure(`${express.url}${p}`);
-      line(p, pair, ` fastify=${(f.rps / pair[1].rps).toFixed(2)} express=${(e.rps / pair[1].rps).toFixed(2)}`, 'live');
+      const [api, r, f, e] = inTurn([`${stack.apiUrl}${p}`, `${raw.url}${p}`, `${fastify.url}${p}`, `${express.url}${p}`]);
+      // The peers' known order (raw ≥ Fastify ≫ bare Express, within noise): when it does not hold,
+      // the machine, not the API, decided the row, and its ratio is not to be trusted.
+      const inOrder = f!.all.rps <= 1.1 * r!.all.rps && e!.all.rps < 0.8 * f!.all.rps;
+      const others = ` fastify=${(f!.all.rps / r!.all.rps).toFixed(2)} express=${(e!.all.rps / r!.all.rps).toFixed(2)} peers_in_order=${inOrder ? 'yes' : 'no'}`;
+      line(p, api!.all, r!.all, sliceMedian(api!.slices, r!.slices), others, 'live');
     }
     // The same paths with the exchange feed paused: no book moves, so no price ingest and no price
     // builds. The catalog syncs go on (every 30 s): the first one after the pause still brings back the
     // events whose volumes and catalog prices the live phase moved, and they are rebuilt as usual.
     await pauseFeed(stack, true);
     try {
-      for (const p of paths) line(p, paired(`${stack.apiUrl}${p}`, `${raw.url}${p}`), '', 'paused');
+      for (const p of paths) {
+        const [api, r] = inTurn([`${stack.apiUrl}${p}`, `${raw.url}${p}`]);
+        line(p, api!.all, r!.all, sliceMedian(api!.slices, r!.slices), '', 'paused');
+      }
     } finally {
       await pauseFeed(stack, false);
     }
     peakKb = Math.max(peakKb, apiRssKb(stack.pid));
     const state = (await (await stack.simControl('/_sim/state')).json()) as { openEvents?: number };
     process.stdout.write(`bench:api rss_peak_mb=${(peakKb / 1024).toFixed(1)} processes=${apiProcesses} open_events=${state.openEvents ?? '?'}\n`);
+  } catch (err) {
+    // What the stack said last: a service that stopped answering says why there.
+    process.stderr.write(`${stack.logs().slice(-4000)}\n`);
+    throw err;
   } finally {
     clearInterval(sampler);
     for (const b of baselines) b.stop();
