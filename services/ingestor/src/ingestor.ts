@@ -67,7 +67,7 @@ export interface IngestorTuning {
 export interface IngestorOptions {
   config: Pick<
     Config,
-    'GAMMA_URL' | 'CLOB_URL' | 'CLOB_WS_URL' | 'SPORTS_WS_URL' | 'REDIS_PREFIX' | 'CATALOG_SYNC_SECONDS'
+    'GAMMA_URL' | 'CLOB_URL' | 'CLOB_WS_URL' | 'SPORTS_WS_URL' | 'REDIS_PREFIX' | 'CATALOG_SYNC_SECONDS' | 'CATALOG_VANISH_GRACE_SECONDS' | 'CATALOG_VANISH_SYNCS'
   >;
   db: Db;
   /** Used for chance/feed writes and as BullMQ's connection: create it with maxRetriesPerRequest: null. */
@@ -209,6 +209,8 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     resolve: settlement.resolve,
     pageDelayMs: t.catalogPageDelayMs,
     refreshDebounceMs: t.catalogRefreshDebounceMs,
+    vanishSyncs: config.CATALOG_VANISH_SYNCS,
+    vanishGraceMs: config.CATALOG_VANISH_GRACE_SECONDS * 1000,
     onRows: subscriptions.learn,
     onVanished: subscriptions.closeEvent,
     onChanged: (ids) => trigger.markCatalogChanged(ids),

@@ -162,6 +162,14 @@ export function buildEventCard(event: CatalogEvent, chances: Chances, webUrl: st
   };
 }
 
+/**
+ * Whether an event belongs on the open lists: open, with at least one open market (its card shows
+ * open markets only, so an event whose markets all closed would be listed as an empty card).
+ */
+export function listedOpen(event: CatalogEvent): boolean {
+  return !event.closed && event.markets.some((m) => !m.closed);
+}
+
 /** Busiest first: 24-hour volume descending, ties by slug (DESIGN.md). */
 export function busiestFirst(events: readonly CatalogEvent[]): CatalogEvent[] {
   return [...events].sort((a, b) => b.volume24h - a.volume24h || compareText(a.slug, b.slug));
@@ -204,7 +212,7 @@ export interface ListSnapshots {
  * and `markets:search`. Cards are built once and shared by all lists.
  */
 export function buildListSnapshots(openEvents: readonly CatalogEvent[], chances: Chances, webUrl: string): ListSnapshots {
-  const ordered = busiestFirst(openEvents.filter((e) => !e.closed));
+  const ordered = busiestFirst(openEvents.filter(listedOpen));
   const cards = new Map(ordered.map((e) => [e.id, buildEventCard(e, chances, webUrl)] as const));
   const cardOf = (e: CatalogEvent): EventCard => cards.get(e.id) ?? buildEventCard(e, chances, webUrl);
   const categories = [...CATEGORY_DISPLAY_ORDER];
@@ -233,7 +241,7 @@ export function buildListSnapshots(openEvents: readonly CatalogEvent[], chances:
 
 /** An empty list (a league that no longer has open events), so its stale list is not served. */
 export function emptyList(openEvents: readonly CatalogEvent[]): MarketListSnapshot {
-  return { categories: [...CATEGORY_DISPLAY_ORDER], leagues: buildLeagueEntries(openEvents.filter((e) => !e.closed)), events: [] };
+  return { categories: [...CATEGORY_DISPLAY_ORDER], leagues: buildLeagueEntries(openEvents.filter(listedOpen)), events: [] };
 }
 
 /** Code-point order: deterministic across machines, unlike localeCompare. */

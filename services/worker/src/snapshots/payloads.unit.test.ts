@@ -195,6 +195,16 @@ describe('lists', () => {
     expect(search.payload.entries[0]).toMatchObject({ category: 'Sport', league: null, text: 'title ev69\nquestion ev69-m?' });
   });
 
+  it('lists no open event whose markets are all closed (it would be an empty card)', () => {
+    const stale = event('stale', { volume24h: 1000, markets: [market('s1', { closed: true }), market('s2', { closed: true })] });
+    const live = event('live', { volume24h: 1, markets: [market('l1', { closed: true }), market('l2')] });
+    const { lists, search } = buildListSnapshots([stale, live], none, WEB);
+    const trending = lists[0]?.payload.events ?? [];
+    expect(trending.map((e) => e.slug)).toEqual(['live']);
+    expect(trending[0]?.markets.map((m) => m.id)).toEqual(['l2']);
+    expect(search.payload.entries.map((e) => e.card.slug)).toEqual(['live']);
+  });
+
   it('search text is the lower-cased title and every question, one per line', () => {
     expect(searchText(event('e', { title: 'BIG Match', markets: [market('X'), market('Y', { closed: true })] }))).toBe(
       'big match\nquestion x?\nquestion y?',
