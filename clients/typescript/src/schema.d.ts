@@ -320,13 +320,18 @@ export interface paths {
          * Convert odds
          * @description Writes a chance in every odds format, with what 10 wins, the profit on 10 of a right call and the XP it would earn.
          *
-         *     `chance` must be a plain decimal greater than 0 and less than 1: `0`, `1`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s (0 and 1 have no odds: nothing to win, or no price to pay).
+         *     The answer is exactly the `odds` an outcome of that chance shows anywhere in this API: one function writes both.
          *
-         *     At the extremes (the exchange quotes 0.001 to 0.999) every format stays finite and honest: `percent` shows decimals where whole-number rounding would say 0% or 100% (`0.1%`, `99.9%`); `fractional` is the closest n/d with d ≤ 1000, exact for every 0.001 tick (`999/1`, `1/199`, `1/999`); `american` is a real line (`+99900`, `-99900`); `wins_on_10` and `profit_on_10` follow from the chance exactly.
+         *     `chance` must be a plain decimal that is 0, 1, or from 0.001 to 0.999 — the chances the service shows (a resolved market's outcomes are 1 and 0; the exchange quotes 0.001 to 0.999). `0.0005`, `0.9999`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s: past the exchange's extreme ticks no format is faithful (a win would pay 0.00).
+         *
+         *     At the extremes every format stays finite and honest: `percent` shows decimals where whole-number rounding would say 0% or 100% (`0.1%`, `99.9%`); `fractional` is the closest n/d with d ≤ 1000, exact for every 0.001 tick (`999/1`, `1/199`, `1/999`); `american` is a real line (`+99900`, `-99900`); `wins_on_10` and `profit_on_10` follow from the chance exactly.
+         *
+         *     A certainty keeps the formats that have a value and no others: chance 1 is `100%`, `100¢`, decimal `1.00`, `wins_on_10` 10, `profit_on_10` 0, with `fractional` and `american` null; chance 0 is `0%`, `0¢`, with `decimal`, `fractional`, `american`, `wins_on_10` and `profit_on_10` null.
          *
          *     Examples:
          *     - One in four: `GET /api/v1/odds?chance=0.25`
          *     - A favourite: `GET /api/v1/odds?chance=0.8`
+         *     - A resolved winner: `GET /api/v1/odds?chance=1`
          */
         get: operations["convertOdds"];
         put?: never;
@@ -664,7 +669,7 @@ export interface components {
             leagues: components["schemas"]["LeagueEntry"][];
             events: components["schemas"]["EventCard"][];
         };
-        /** @description The same chance written five ways */
+        /** @description The same chance written five ways: exactly what `/api/v1/odds?chance=` answers for that chance. A chance shown is 0, 1 (a resolved market's loser and winner) or from 0.001 to 0.999 (the exchange's extreme ticks). For a certainty the formats that have a value keep it (`0%`/`100%`, `0¢`/`100¢`, decimal `1.00` for 1) and the others are null. */
         Odds: {
             /**
              * @description Whole percent with a % sign; with decimals where whole would say 0% or 100% of a chance that is neither (0.001 → 0.1%, 0.999 → 99.9%)
@@ -672,20 +677,20 @@ export interface components {
              */
             percent: string;
             /**
-             * @description Decimal odds, two decimals
+             * @description Decimal odds, two decimals. A certainty: `1.00` for chance 1 (the stake back), null for chance 0 (no finite payout)
              * @example 4.00
              */
-            decimal: string;
+            decimal: string | null;
             /**
-             * @description numerator/denominator: the closest fraction to (1 − chance)/chance with a denominator of at most 1000 (0.999 → 1/999)
+             * @description numerator/denominator: the closest fraction to (1 − chance)/chance with a denominator of at most 1000 (0.999 → 1/999). Null for chance 0 or 1: no fraction describes a certainty
              * @example 3/1
              */
-            fractional: string;
+            fractional: string | null;
             /**
-             * @description Signed, leading + or - (0.001 → +99900, 0.999 → -99900)
+             * @description Signed, leading + or - (0.001 → +99900, 0.999 → -99900). Null for chance 0 or 1: no line describes a certainty
              * @example +300
              */
-            american: string;
+            american: string | null;
             /**
              * @description Whole cents with a cent sign
              * @example 25¢
@@ -697,10 +702,10 @@ export interface components {
             ok: true;
             /** @description The chance converted */
             chance: number;
-            /** @description What 10 wins: 10 ÷ chance, 2 decimals (exact from the chance, however small) */
-            wins_on_10: number;
-            /** @description Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals */
-            profit_on_10: number;
+            /** @description What 10 wins: 10 ÷ chance, 2 decimals (10 for chance 1); null for chance 0, which cannot win */
+            wins_on_10: number | null;
+            /** @description Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals (0 for chance 1: a certainty pays the stake back); null for chance 0 */
+            profit_on_10: number | null;
             /** @description XP a right call would earn: 10 + round(90 × (1 − chance)) */
             xp_if_right: number;
             odds: components["schemas"]["Odds"];
@@ -1578,7 +1583,7 @@ export interface operations {
     convertOdds: {
         parameters: {
             query: {
-                /** @description The chance to convert: a decimal number greater than 0 and less than 1, e.g. 0.25. Plain decimal notation only (no exponent), at most 20 characters. */
+                /** @description The chance to convert: a decimal number that is 0, 1, or from 0.001 to 0.999 (the exchange quotes nothing in between), e.g. 0.25. Plain decimal notation only (no exponent), at most 20 characters. */
                 chance: number;
             };
             header?: {

@@ -1,6 +1,6 @@
 import type { Logger } from '@pm/shared/logger';
 import type { Market } from '@pm/shared/api';
-import { chanceChange, oddsForChance } from '@pm/shared/domain';
+import { chanceChange, oddsForChance, shownChance } from '@pm/shared/domain';
 import type { SnapshotName } from '@pm/shared/redis';
 import type { EventSnapshot } from '@pm/shared/snapshots';
 import type { StreamEntry } from '@pm/shared/stream';
@@ -84,7 +84,8 @@ function priceOf(data: string): { event: string; marketId: string; index: number
   if (typeof event !== 'string' || event === '' || typeof marketId !== 'string') return undefined;
   if (typeof index !== 'number' || !Number.isInteger(index) || index < 0) return undefined;
   if (typeof chance !== 'number' || !(chance >= 0 && chance <= 1)) return undefined;
-  return { event, marketId, index, chance };
+  // As the worker shows it (0, 1 or the exchange's ticks), so both make the same page.
+  return { event, marketId, index, chance: shownChance(chance) };
 }
 
 export function createLivePrices(opts: LivePricesOptions): LivePrices {

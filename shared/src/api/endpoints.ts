@@ -170,13 +170,14 @@ export function cursorParam() {
 }
 
 /**
- * The `chance` of /odds: required, written as a plain decimal (`0.25`, `.25`), 0 < chance < 1.
- * Exponents, hex, signs, `NaN`, `Infinity` and more than 20 characters are refused: they are never
- * what a person means, and the length cap keeps 10 ÷ chance a finite, printable number. 0 and 1 have
- * no odds (nothing to win; no price to pay), DESIGN.md "Odds at the extremes".
+ * The `chance` of /odds: required, written as a plain decimal (`0.25`, `.25`), and a chance the
+ * service can show: 0, 1 (a resolved market's loser and winner) or from 0.001 to 0.999 (the
+ * exchange's extreme ticks). Past those ticks no format is faithful (0.9999 would be fractional `0/1`
+ * and a profit of 0.00 on a win), so they are refused rather than written wrong. Exponents, hex,
+ * signs, `NaN`, `Infinity` and more than 20 characters are refused: never what a person means.
  */
 export function chanceParam(name: string) {
-  const rule = 'a decimal number greater than 0 and less than 1, e.g. 0.25';
+  const rule = 'a decimal number that is 0, 1, or from 0.001 to 0.999 (the exchange quotes nothing in between), e.g. 0.25';
   const error = `${name} must be ${rule}`;
   return z
     .string({ error: (issue) => (issue.input === undefined ? `${name} is required: ${rule}` : error) })
@@ -184,7 +185,7 @@ export function chanceParam(name: string) {
     .max(20, { error })
     .regex(/^(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/, { error })
     .transform(Number)
-    .pipe(z.number({ error }).gt(0, { error }).lt(1, { error }))
+    .pipe(z.number({ error }).refine((c) => c === 0 || c === 1 || (c >= 0.001 && c <= 0.999), { error }))
     .meta({ description: `The chance to convert: ${rule}. Plain decimal notation only (no exponent), at most 20 characters.` });
 }
 
@@ -236,9 +237,9 @@ export type LiveMatchesResponse = z.infer<typeof liveMatchesResponseSchema>;
 export const oddsResponseSchema = z
   .object({
     ok,
-    chance: z.number().gt(0).lt(1).meta({ description: 'The chance converted' }),
-    wins_on_10: z.number().meta({ description: 'What 10 wins: 10 ÷ chance, 2 decimals (exact from the chance, however small)' }),
-    profit_on_10: z.number().meta({ description: 'Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals' }),
+    chance: z.number().min(0).max(1).meta({ description: 'The chance converted' }),
+    wins_on_10: z.number().nullable().meta({ description: 'What 10 wins: 10 ÷ chance, 2 decimals (10 for chance 1); null for chance 0, which cannot win' }),
+    profit_on_10: z.number().nullable().meta({ description: 'Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals (0 for chance 1: a certainty pays the stake back); null for chance 0' }),
     xp_if_right: z.number().int().meta({ description: 'XP a right call would earn: 10 + round(90 × (1 − chance))' }),
     odds: oddsSchema,
   })
@@ -487,8 +488,10 @@ const endpointTable = [
     summary: 'Convert odds',
     description: [
       'Writes a chance in every odds format, with what 10 wins, the profit on 10 of a right call and the XP it would earn.',
-      '`chance` must be a plain decimal greater than 0 and less than 1: `0`, `1`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s (0 and 1 have no odds: nothing to win, or no price to pay).',
-      'At the extremes (the exchange quotes 0.001 to 0.999) every format stays finite and honest: `percent` shows decimals where whole-number rounding would say 0% or 100% (`0.1%`, `99.9%`); `fractional` is the closest n/d with d ≤ 1000, exact for every 0.001 tick (`999/1`, `1/199`, `1/999`); `american` is a real line (`+99900`, `-99900`); `wins_on_10` and `profit_on_10` follow from the chance exactly.',
+      'The answer is exactly the `odds` an outcome of that chance shows anywhere in this API: one function writes both.',
+      '`chance` must be a plain decimal that is 0, 1, or from 0.001 to 0.999 — the chances the service shows (a resolved market\'s outcomes are 1 and 0; the exchange quotes 0.001 to 0.999). `0.0005`, `0.9999`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s: past the exchange\'s extreme ticks no format is faithful (a win would pay 0.00).',
+      'At the extremes every format stays finite and honest: `percent` shows decimals where whole-number rounding would say 0% or 100% (`0.1%`, `99.9%`); `fractional` is the closest n/d with d ≤ 1000, exact for every 0.001 tick (`999/1`, `1/199`, `1/999`); `american` is a real line (`+99900`, `-99900`); `wins_on_10` and `profit_on_10` follow from the chance exactly.',
+      'A certainty keeps the formats that have a value and no others: chance 1 is `100%`, `100¢`, decimal `1.00`, `wins_on_10` 10, `profit_on_10` 0, with `fractional` and `american` null; chance 0 is `0%`, `0¢`, with `decimal`, `fractional`, `american`, `wins_on_10` and `profit_on_10` null.',
     ].join('\n\n'),
     tags: ['Odds'],
     params: z.object({ chance: chanceParam('chance') }),
@@ -498,6 +501,7 @@ const endpointTable = [
     examples: [
       { summary: 'One in four', query: { chance: '0.25' } },
       { summary: 'A favourite', query: { chance: '0.8' } },
+      { summary: 'A resolved winner', query: { chance: '1' } },
     ],
   }),
 ] as const;

@@ -23,12 +23,16 @@ const chance = z.number().min(0).max(1).meta({ description: 'Chance, 0 to 1' });
 export const oddsSchema = z
   .object({
     percent: z.string().meta({ description: 'Whole percent with a % sign; with decimals where whole would say 0% or 100% of a chance that is neither (0.001 → 0.1%, 0.999 → 99.9%)', examples: ['25%'] }),
-    decimal: z.string().meta({ description: 'Decimal odds, two decimals', examples: ['4.00'] }),
-    fractional: z.string().meta({ description: 'numerator/denominator: the closest fraction to (1 − chance)/chance with a denominator of at most 1000 (0.999 → 1/999)', examples: ['3/1'] }),
-    american: z.string().meta({ description: 'Signed, leading + or - (0.001 → +99900, 0.999 → -99900)', examples: ['+300'] }),
+    decimal: z.string().nullable().meta({ description: 'Decimal odds, two decimals. A certainty: `1.00` for chance 1 (the stake back), null for chance 0 (no finite payout)', examples: ['4.00'] }),
+    fractional: z.string().nullable().meta({ description: 'numerator/denominator: the closest fraction to (1 − chance)/chance with a denominator of at most 1000 (0.999 → 1/999). Null for chance 0 or 1: no fraction describes a certainty', examples: ['3/1'] }),
+    american: z.string().nullable().meta({ description: 'Signed, leading + or - (0.001 → +99900, 0.999 → -99900). Null for chance 0 or 1: no line describes a certainty', examples: ['+300'] }),
     price: z.string().meta({ description: 'Whole cents with a cent sign', examples: ['25¢'] }),
   })
-  .meta({ id: 'Odds', description: 'The same chance written five ways' });
+  .meta({
+    id: 'Odds',
+    description:
+      'The same chance written five ways: exactly what `/api/v1/odds?chance=` answers for that chance. A chance shown is 0, 1 (a resolved market\'s loser and winner) or from 0.001 to 0.999 (the exchange\'s extreme ticks). For a certainty the formats that have a value keep it (`0%`/`100%`, `0¢`/`100¢`, decimal `1.00` for 1) and the others are null.',
+  });
 export type Odds = z.infer<typeof oddsSchema>;
 
 export const outcomeSchema = z

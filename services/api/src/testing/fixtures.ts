@@ -8,7 +8,7 @@ import { queueSnapshotWrites, redisKeys, type SnapshotName } from '@pm/shared/re
 import type { EventSnapshot, MarketListSnapshot, MarketSearchSnapshot } from '@pm/shared/snapshots';
 import type { Logger } from '@pm/shared/logger';
 import { CATEGORY_DISPLAY_ORDER, type Category, type Combo, type Event, type EventCard, type LeagueEntry, type LeaderboardRow, type Market } from '@pm/shared/api';
-import { oddsForDisplay } from '@pm/shared/domain';
+import { oddsForChance } from '@pm/shared/domain';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import { createApiServer, type ApiServer } from '../server.js';
 
@@ -17,7 +17,7 @@ import { createApiServer, type ApiServer } from '../server.js';
 const WEB = 'http://localhost:3000';
 
 export function outcome(name: string, chance: number) {
-  return { name, chance, odds: oddsForDisplay(chance) };
+  return { name, chance, odds: oddsForChance(chance) };
 }
 
 export function market(id: string, question: string, chance = 0.5): Market {

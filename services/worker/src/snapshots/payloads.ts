@@ -1,4 +1,4 @@
-import { chanceChange, leagueLabel, oddsForChance } from '@pm/shared/domain';
+import { chanceChange, leagueLabel, oddsForChance, shownChance } from '@pm/shared/domain';
 import { CATEGORIES, CATEGORY_DISPLAY_ORDER, type Event, type EventCard, type Game, type LeagueEntry, type Market, type Outcome } from '@pm/shared/api';
 import { LIST_SNAPSHOT_SIZE, type EventSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
 import type { SnapshotName } from '@pm/shared/redis';
@@ -17,10 +17,11 @@ export { oddsForChance };
 
 /**
  * An outcome's chance: the final one once its market is settled, else the live one from Redis, else
- * the catalog price, else 0 (no price known at all; rare: the catalog prices every tradable outcome).
+ * the catalog price, else 0 (no price known at all; rare: the catalog prices every tradable outcome),
+ * as the service shows chances (`shownChance`: 0, 1 or 0.001–0.999, so `/odds` answers its odds).
  */
 export function outcomeChance(outcome: CatalogOutcome, chances: Chances): number {
-  return outcome.finalChance ?? chances.get(outcome.tokenId) ?? outcome.catalogPrice ?? 0;
+  return shownChance(outcome.finalChance ?? chances.get(outcome.tokenId) ?? outcome.catalogPrice ?? 0);
 }
 
 /**

@@ -61,11 +61,11 @@ describe('odds of a chance', () => {
   it('given 0.25, then the five formats of DESIGN.md', () => {
     expect(oddsForChance(0.25)).toEqual({ percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' });
   });
-  it('given 0 (a resolved losing outcome), then odds at the 0.001 tick, percent and price still 0', () => {
-    expect(oddsForChance(0)).toEqual({ percent: '0%', decimal: '1000.00', fractional: '999/1', american: '+99900', price: '0¢' });
+  it('given 0 (a resolved losing outcome), then percent and price say 0 and no payout is invented', () => {
+    expect(oddsForChance(0)).toEqual({ percent: '0%', decimal: null, fractional: null, american: null, price: '0¢' });
   });
-  it('given 1 (a resolved winning outcome), then odds at the 0.999 tick, percent and price still 100', () => {
-    expect(oddsForChance(1)).toEqual({ percent: '100%', decimal: '1.00', fractional: '1/999', american: '-99900', price: '100¢' });
+  it('given 1 (a resolved winning outcome), then 100%, 100¢, decimal 1.00 and no fraction or line', () => {
+    expect(oddsForChance(1)).toEqual({ percent: '100%', decimal: '1.00', fractional: null, american: null, price: '100¢' });
   });
 });
 
