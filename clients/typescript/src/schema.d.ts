@@ -37,6 +37,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/markets/by-id": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get many markets by id
+         * @description Up to 100 markets in one request, each with the slug of its event, in the order their ids were asked for: for a client holding market ids (calls, combo legs, its own watch list) that would otherwise make one request per id.
+         *
+         *     Each market is exactly as `/api/v1/markets/{eventSlug}` shows it (quotes, `platform_split`, resolution included). Ids no market has are listed in `missing`: the batch is still a 200. An id asked for twice is answered twice.
+         *
+         *     `ids` missing, empty, with more than 100 ids, or with an item that is not a market id is a 400 naming the rule.
+         *
+         *     Examples:
+         *     - Three markets: `GET /api/v1/markets/by-id?ids=540060%2C540061%2C540062`
+         */
+        get: operations["getMarketsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/markets/{eventSlug}": {
         parameters: {
             query?: never;
@@ -669,6 +696,22 @@ export interface components {
             leagues: components["schemas"]["LeagueEntry"][];
             events: components["schemas"]["EventCard"][];
         };
+        MarketsByIdResponse: {
+            /** @constant */
+            ok: true;
+            /** @description True while the order-book feed is connected and its last message is under 30 s old. */
+            live: boolean;
+            /** @description Number of markets found (the length of `markets`) */
+            count: number;
+            /** @description The markets found, in the order their ids were asked for */
+            markets: {
+                /** @description Slug of the event holding the market (`/api/v1/markets/{eventSlug}`) */
+                event: string;
+                market: components["schemas"]["Market"];
+            }[];
+            /** @description Ids asked for that no market has, in the order asked */
+            missing: string[];
+        };
         /** @description The same chance written five ways: exactly what `/api/v1/odds?chance=` answers for that chance. A chance shown is 0, 1 (a resolved market's loser and winner) or from 0.001 to 0.999 (the exchange's extreme ticks). For a certainty the formats that have a value keep it (`0%`/`100%`, `0¢`/`100¢`, decimal `1.00` for 1) and the others are null. */
         Odds: {
             /**
@@ -1043,6 +1086,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MarketListResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMarketsById: {
+        parameters: {
+            query: {
+                /** @description Market ids: a comma-separated list of 1 to 100 market ids, each 1 to 100 letters, digits, - or _. Answered in the order given; ids nobody knows are listed in `missing`. */
+                ids: string[];
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarketsByIdResponse"];
                 };
             };
             /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */

@@ -404,6 +404,7 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/leaderboard',
       '/api/v1/live',
       '/api/v1/markets',
+      '/api/v1/markets/by-id',
       '/api/v1/markets/by-id/{marketId}',
       '/api/v1/markets/{eventSlug}',
       '/api/v1/markets/{eventSlug}/history',

@@ -97,6 +97,7 @@ describe('the endpoint table', () => {
   it('gives every endpoint an Express path matching its OpenAPI path', () => {
     expect(endpointList.map((e) => [e.path, e.expressPath])).toEqual([
       ['/api/v1/markets', '/api/v1/markets'],
+      ['/api/v1/markets/by-id', '/api/v1/markets/by-id'],
       ['/api/v1/markets/{eventSlug}', '/api/v1/markets/:eventSlug'],
       ['/api/v1/markets/by-id/{marketId}', '/api/v1/markets/by-id/:marketId'],
       ['/api/v1/markets/{eventSlug}/history', '/api/v1/markets/:eventSlug/history'],

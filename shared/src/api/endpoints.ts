@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { count, ok } from './fields.js';
-import { CATEGORIES, categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema, oddsSchema } from './resources.js';
+import { CATEGORIES, categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema, marketSchema, oddsSchema } from './resources.js';
 import { HISTORY_RANGES } from '../snapshots.js';
 import {
   callListResponseSchema,
@@ -158,6 +158,35 @@ export function marketIdParam(name: string) {
     .meta({ description: 'A market id, as in a call\'s or a combo leg\'s `market_id`' });
 }
 
+/** Most ids one `/markets/by-id?ids=` request may name. */
+export const MAX_BATCH_IDS = 100;
+
+/**
+ * A comma-separated list of 1 to MAX_BATCH_IDS market ids (`ids=540001,540002`), each as
+ * `marketIdParam` allows; spaces around an id are ignored, an empty item or a bad id is a 400 naming it.
+ */
+export function marketIdsParam(name: string) {
+  const rule = `a comma-separated list of 1 to ${MAX_BATCH_IDS} market ids, each 1 to 100 letters, digits, - or _`;
+  return z
+    .string({ error: (issue) => (issue.input === undefined ? `${name} is required: ${rule}` : `${name} must be ${rule}`) })
+    .min(1, { error: `${name} is required: ${rule}` })
+    .transform((raw, ctx) => {
+      const ids = raw.split(',').map((id) => id.trim());
+      if (ids.length > MAX_BATCH_IDS) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be ${rule}: ${ids.length} were given` });
+        return z.NEVER;
+      }
+      const bad = ids.find((id) => !/^[A-Za-z0-9_-]{1,100}$/.test(id));
+      if (bad !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be ${rule}: ${bad === '' ? 'an empty item' : JSON.stringify(bad.slice(0, 40))} is not a market id` });
+        return z.NEVER;
+      }
+      return ids;
+    })
+    .pipe(z.array(z.string()))
+    .meta({ description: `Market ids: ${rule}. Answered in the order given; ids nobody knows are listed in \`missing\`.` });
+}
+
 /** The `cursor` of a list: a `next_cursor` as the list gave it (checked by the API: signed, and for this list). */
 export function cursorParam() {
   const error = 'cursor must be a next_cursor exactly as a previous page of this list gave it';
@@ -212,6 +241,24 @@ export const marketEventResponseSchema = z
   })
   .meta({ id: 'MarketEventResponse' });
 export type MarketEventResponse = z.infer<typeof marketEventResponseSchema>;
+
+export const marketsByIdResponseSchema = z
+  .object({
+    ok,
+    live: z.boolean().meta({ description: 'True while the order-book feed is connected and its last message is under 30 s old.' }),
+    count: count.meta({ description: 'Number of markets found (the length of `markets`)' }),
+    markets: z
+      .array(
+        z.object({
+          event: z.string().meta({ description: 'Slug of the event holding the market (`/api/v1/markets/{eventSlug}`)' }),
+          market: marketSchema,
+        }),
+      )
+      .meta({ description: 'The markets found, in the order their ids were asked for' }),
+    missing: z.array(z.string()).meta({ description: 'Ids asked for that no market has, in the order asked' }),
+  })
+  .meta({ id: 'MarketsByIdResponse' });
+export type MarketsByIdResponse = z.infer<typeof marketsByIdResponseSchema>;
 
 export const marketHistoryResponseSchema = z
   .object({
@@ -280,6 +327,23 @@ const endpointTable = [
       { summary: 'One league', query: { league: 'epl' } },
       { summary: 'Search', query: { q: 'bitcoin', limit: '5' } },
     ],
+  }),
+  // Before `/markets/{eventSlug}`: routes match in table order, and `by-id` is not an event slug.
+  defineEndpoint('/api/v1/markets/by-id', {
+    specNumber: null,
+    operationId: 'getMarketsById',
+    summary: 'Get many markets by id',
+    description: [
+      'Up to 100 markets in one request, each with the slug of its event, in the order their ids were asked for: for a client holding market ids (calls, combo legs, its own watch list) that would otherwise make one request per id.',
+      'Each market is exactly as `/api/v1/markets/{eventSlug}` shows it (quotes, `platform_split`, resolution included). Ids no market has are listed in `missing`: the batch is still a 200. An id asked for twice is answered twice.',
+      '`ids` missing, empty, with more than 100 ids, or with an item that is not a market id is a 400 naming the rule.',
+    ].join('\n\n'),
+    tags: ['Markets'],
+    params: z.object({ ids: marketIdsParam('ids') }),
+    response: marketsByIdResponseSchema,
+    cache: 'live',
+    errors: [503],
+    examples: [{ summary: 'Three markets', query: { ids: '540060,540061,540062' } }],
   }),
   defineEndpoint('/api/v1/markets/{eventSlug}', {
     specNumber: 2,

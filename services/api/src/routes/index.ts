@@ -3,6 +3,7 @@ import { convertOdds } from './convert-odds.js';
 import { getMarketEvent } from './get-market-event.js';
 import { getMarketHistory } from './get-market-history.js';
 import { getMarketById } from './get-market-by-id.js';
+import { getMarketsById } from './get-markets-by-id.js';
 import { listLiveMatches } from './list-live-matches.js';
 import { listMarkets } from './list-markets.js';
 import { listCalls } from './list-calls.js';
@@ -17,6 +18,7 @@ export const handlers: HandlerMap = {
   '/api/v1/markets': listMarkets,
   '/api/v1/markets/{eventSlug}': getMarketEvent,
   '/api/v1/markets/by-id/{marketId}': getMarketById,
+  '/api/v1/markets/by-id': getMarketsById,
   '/api/v1/markets/{eventSlug}/history': getMarketHistory,
   '/api/v1/live': listLiveMatches,
   '/api/v1/calls': listCalls,
