@@ -64,6 +64,25 @@ export interface HistorySnapshot {
   points: HistoryPoint[];
 }
 
+/** Levels of a book side as the API shows them. */
+export interface BookLevel {
+  price: number;
+  size: number;
+}
+
+/**
+ * `book:<marketId>`: the market's order book per outcome (outcome index order), up to BOOK_DEPTH
+ * levels a side (bids high to low, asks low to high), as of `as_of` (ISO: the last change applied).
+ */
+export interface BookSnapshot {
+  market_id: string;
+  as_of: string;
+  outcomes: Array<{ index: number; bids: BookLevel[]; asks: BookLevel[] }>;
+}
+
+/** Levels per side a book snapshot holds: the book endpoint's maximum `depth`. */
+export const BOOK_DEPTH = 50;
+
 /** `live`: every match in play (game live and not ended), busiest first. */
 export interface LiveSnapshot {
   matches: LiveMatch[];

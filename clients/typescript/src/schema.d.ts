@@ -140,6 +140,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/markets/{eventSlug}/book": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Order book
+         * @description The order book of one market of the event: per outcome, bids (highest first) and asks (lowest first) as `{price, size}`, up to `depth` levels a side. Its first levels are the outcome's `best_bid` and `best_ask` on `/api/v1/markets/{eventSlug}`.
+         *
+         *     The ingestor publishes a book a few times a second at most, and within about a second of a change while the market trades; `as_of` says when the last change shown was applied. A market with no book held (closed, resolved, or not traded yet) answers 200 with empty sides and `as_of` null.
+         *
+         *     `market` defaults to the event's first market. An unknown event, or a `market` that is not one of the event's markets, is a 404; a `depth` that is not an integer from 1 to 50 is a 400.
+         *
+         *     Examples:
+         *     - The first market, 10 levels: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/book`
+         *     - One market, 50 levels: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/book?market=540046&depth=50`
+         */
+        get: operations["getMarketBook"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/live": {
         parameters: {
             query?: never;
@@ -401,6 +429,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        BookLevel: {
+            price: number;
+            /** @description Shares resting at that price */
+            size: number;
+        };
         /** @description A public pick by a person on one outcome of a market */
         Call: {
             id: string;
@@ -647,7 +680,7 @@ export interface components {
             label: string;
             /** @description Sports market type in snake_case (moneyline, totals, spreads, both_teams_to_score …); null for non-sport */
             kind: string | null;
-            outcomes: components["schemas"]["Outcome"][];
+            outcomes: components["schemas"]["QuotedOutcome"][];
             /** @description Callers on each outcome (one per person), in outcome order; empty when nobody has called */
             platform_split: number[];
             closes_at: string | null;
@@ -659,6 +692,24 @@ export interface components {
             /** @description 24-hour change in chance */
             change_24h: number;
             url: string;
+        };
+        MarketBookResponse: {
+            /** @constant */
+            ok: true;
+            market_id: string;
+            /**
+             * Format: date-time
+             * @description When the last change shown was applied (ISO 8601 UTC); null when no book is held for the market (closed, or not traded yet)
+             */
+            as_of: string | null;
+            /** @description In outcome order, as the market lists them */
+            outcomes: {
+                name: string;
+                /** @description Highest price first; the first is the outcome's `best_bid` */
+                bids: components["schemas"]["BookLevel"][];
+                /** @description Lowest price first; the first is the outcome's `best_ask` */
+                asks: components["schemas"]["BookLevel"][];
+            }[];
         };
         MarketCard: {
             id: string;
@@ -759,6 +810,21 @@ export interface components {
             chance: number;
             odds: components["schemas"]["Odds"];
         };
+        /** @description An outcome with its quotes. `chance` follows from them by the display rule: the midpoint of `best_bid` and `best_ask` while `spread` ≤ 0.10, else `last_trade_price`; with a one-sided or empty book, the catalog price. A settled market shows its final chance and null quotes. */
+        QuotedOutcome: {
+            name: string;
+            /** @description Chance, 0 to 1 */
+            chance: number;
+            odds: components["schemas"]["Odds"];
+            /** @description Highest bid of the top of book the chance was computed from; null when the book has no bids (or the market is settled) */
+            best_bid: number | null;
+            /** @description Lowest ask of that top of book; null when the book has no asks (or the market is settled) */
+            best_ask: number | null;
+            /** @description best_ask − best_bid; null unless both are quoted */
+            spread: number | null;
+            /** @description Price of the last trade; null before the first one (or once the market is settled) */
+            last_trade_price: number | null;
+        };
         Result: {
             label: string;
             /** @description Chance, 0 to 1 */
@@ -784,7 +850,7 @@ export interface components {
              */
             at: string;
         };
-        /** @description `event: price` — an outcome's displayed chance moved. */
+        /** @description `event: price` — an outcome's displayed chance or its quotes moved (the quotes are the top of book the chance was computed from). */
         StreamPrice: {
             /** @description Slug of the event holding the market */
             event: string;
@@ -799,6 +865,14 @@ export interface components {
              * @description When the ingestor saw the change
              */
             at: string;
+            /** @description Highest bid of the top of book the chance was computed from; null when the book has no bids (or the market is settled) */
+            best_bid: number | null;
+            /** @description Lowest ask of that top of book; null when the book has no asks (or the market is settled) */
+            best_ask: number | null;
+            /** @description best_ask − best_bid; null unless both are quoted */
+            spread: number | null;
+            /** @description Price of the last trade; null before the first one (or once the market is settled) */
+            last_trade_price: number | null;
         };
         /** @description `event: reset` — the id given to resume from (`Last-Event-ID` or `last_event_id`) can no longer be resumed from without a gap: events were missed. Re-read what you hold (e.g. `/markets/{slug}`); live events follow. */
         StreamReset: {
@@ -1289,6 +1363,61 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MarketHistoryResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMarketBook: {
+        parameters: {
+            query?: {
+                /** @description A market id within the event; default the event's first market. */
+                market?: string;
+                /** @description Levels per side. An integer from 1 to 50; default 10. */
+                depth?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The event slug */
+                eventSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarketBookResponse"];
                 };
             };
             /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */

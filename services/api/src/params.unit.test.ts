@@ -101,6 +101,7 @@ describe('the endpoint table', () => {
       ['/api/v1/markets/{eventSlug}', '/api/v1/markets/:eventSlug'],
       ['/api/v1/markets/by-id/{marketId}', '/api/v1/markets/by-id/:marketId'],
       ['/api/v1/markets/{eventSlug}/history', '/api/v1/markets/:eventSlug/history'],
+      ['/api/v1/markets/{eventSlug}/book', '/api/v1/markets/:eventSlug/book'],
       ['/api/v1/live', '/api/v1/live'],
       ['/api/v1/calls', '/api/v1/calls'],
       ['/api/v1/calls/{id}', '/api/v1/calls/:id'],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HISTORY_RANGES, type EventSnapshot, type HistorySnapshot, type LiveSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
+import { HISTORY_RANGES, type BookSnapshot, type EventSnapshot, type HistorySnapshot, type LiveSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
 import { categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema } from '@pm/shared/api';
 
 /**
@@ -31,6 +31,13 @@ export const historySnapshotSchema: z.ZodType<HistorySnapshot> = z.object({
   market_id: z.string(),
   range: z.enum(HISTORY_RANGES),
   points: z.array(historyPointSchema),
+});
+
+const bookLevel = z.object({ price: z.number(), size: z.number() });
+export const bookSnapshotSchema: z.ZodType<BookSnapshot> = z.object({
+  market_id: z.string(),
+  as_of: z.string(),
+  outcomes: z.array(z.object({ index: z.number().int().min(0), bids: z.array(bookLevel), asks: z.array(bookLevel) })),
 });
 
 export const liveSnapshotSchema: z.ZodType<LiveSnapshot> = z.object({ matches: z.array(liveMatchSchema) });

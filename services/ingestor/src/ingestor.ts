@@ -13,6 +13,7 @@ import { OutcomeDirectory } from './catalog/outcome-directory.js';
 import { createSettlement } from './resolution/settlement.js';
 import { createDirtyEvents, type SnapshotTriggerLike } from './common/dirty-events.js';
 import { createChancePublisher } from './market-feed/chance-publisher.js';
+import { createBookPublisher } from './market-feed/book-publisher.js';
 import { createFeedHealth } from './common/feed-health.js';
 import { createMarketHandler, type MarketHandlerStats } from './market-feed/market-handler.js';
 import { createMarketFeed, type MarketFeedStats } from './market-feed/market-feed.js';
@@ -152,18 +153,29 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     keys,
     clock,
     logger,
-    onMoved: (tokenId, chance) => {
-      history.offer(tokenId, chance);
-      stream.price(tokenId, chance);
+    onMoved: (tokenId, chance, quote, chanceMoved) => {
+      if (chanceMoved) history.offer(tokenId, chance);
+      stream.price(tokenId, chance, quote);
     },
     reconfirmMs: t.chanceReconfirmMs,
   });
   // Marks go to the trigger only after the chances they stand for are in Redis (dirty-events.ts).
   const dirty = createDirtyEvents({ trigger, logger, before: publisher.flush });
+  // Reads the handler's books, which tells it of every change (it is only asked after a change).
+  const books = createBookPublisher({
+    redis,
+    prefix: config.REDIS_PREFIX,
+    outcomes,
+    book: (tokenId) => handler.book(tokenId),
+    top: (tokenId) => handler.top(tokenId),
+    clock,
+    logger: logger.child({ part: 'books' }),
+  });
   const handler = createMarketHandler({
     outcomes,
     publisher,
     markDirty: dirty.mark,
+    onBookChanged: (tokenId) => books.changed(tokenId),
     resolve: (r) => {
       settlement.resolve(r).catch((err: unknown) => logger.error({ err, marketId: r.marketId }, 'recording a ws resolution failed'));
     },
@@ -237,7 +249,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
 
   // The batched writers in the order their writes feed each other: chances (which record history
   // and mark events) before the marks, the marks before feed health.
-  const writers = [publisher, history, games, stream, dirty, marketHealth, sportsHealth];
+  const writers = [publisher, history, games, stream, dirty, marketHealth, sportsHealth, books];
 
   async function flush() {
     await settlement.idle();

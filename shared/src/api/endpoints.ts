@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { count, ok } from './fields.js';
 import { CATEGORIES, categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema, marketSchema, oddsSchema } from './resources.js';
-import { HISTORY_RANGES } from '../snapshots.js';
+import { BOOK_DEPTH, HISTORY_RANGES } from '../snapshots.js';
 import {
   callListResponseSchema,
   callResponseSchema,
@@ -260,6 +260,31 @@ export const marketsByIdResponseSchema = z
   .meta({ id: 'MarketsByIdResponse' });
 export type MarketsByIdResponse = z.infer<typeof marketsByIdResponseSchema>;
 
+const bookLevelSchema = z
+  .object({ price: z.number().min(0).max(1), size: z.number().min(0).meta({ description: 'Shares resting at that price' }) })
+  .meta({ id: 'BookLevel' });
+
+export const marketBookResponseSchema = z
+  .object({
+    ok,
+    market_id: z.string(),
+    as_of: z
+      .string()
+      .nullable()
+      .meta({ description: 'When the last change shown was applied (ISO 8601 UTC); null when no book is held for the market (closed, or not traded yet)', format: 'date-time' }),
+    outcomes: z
+      .array(
+        z.object({
+          name: z.string(),
+          bids: z.array(bookLevelSchema).meta({ description: 'Highest price first; the first is the outcome\'s `best_bid`' }),
+          asks: z.array(bookLevelSchema).meta({ description: 'Lowest price first; the first is the outcome\'s `best_ask`' }),
+        }),
+      )
+      .meta({ description: 'In outcome order, as the market lists them' }),
+  })
+  .meta({ id: 'MarketBookResponse' });
+export type MarketBookResponse = z.infer<typeof marketBookResponseSchema>;
+
 export const marketHistoryResponseSchema = z
   .object({
     ok,
@@ -397,6 +422,29 @@ const endpointTable = [
     examples: [
       { summary: 'The first market, last week', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' } },
       { summary: 'One market, everything', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', range: 'max' } },
+    ],
+  }),
+  defineEndpoint('/api/v1/markets/{eventSlug}/book', {
+    specNumber: null,
+    operationId: 'getMarketBook',
+    summary: 'Order book',
+    description: [
+      'The order book of one market of the event: per outcome, bids (highest first) and asks (lowest first) as `{price, size}`, up to `depth` levels a side. Its first levels are the outcome\'s `best_bid` and `best_ask` on `/api/v1/markets/{eventSlug}`.',
+      'The ingestor publishes a book a few times a second at most, and within about a second of a change while the market trades; `as_of` says when the last change shown was applied. A market with no book held (closed, resolved, or not traded yet) answers 200 with empty sides and `as_of` null.',
+      '`market` defaults to the event\'s first market. An unknown event, or a `market` that is not one of the event\'s markets, is a 404; a `depth` that is not an integer from 1 to 50 is a 400.',
+    ].join('\n\n'),
+    tags: ['Markets'],
+    params: z.object({
+      eventSlug: pathParam('eventSlug', { max: 200, description: 'The event slug' }),
+      market: textParam('market', { max: 100, description: "A market id within the event; default the event's first market." }),
+      depth: intParam('depth', { min: 1, max: BOOK_DEPTH, default: 10, description: 'Levels per side.' }),
+    }),
+    response: marketBookResponseSchema,
+    cache: 'live',
+    errors: [404, 503],
+    examples: [
+      { summary: 'The first market, 10 levels', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' } },
+      { summary: 'One market, 50 levels', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', depth: '50' } },
     ],
   }),
   defineEndpoint('/api/v1/live', {

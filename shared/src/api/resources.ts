@@ -40,6 +40,29 @@ export const outcomeSchema = z
   .meta({ id: 'Outcome' });
 export type Outcome = z.infer<typeof outcomeSchema>;
 
+const quotePrice = (description: string) => z.number().min(0).max(1).nullable().meta({ description });
+
+/**
+ * The quotes of an outcome: the top of book its `chance` was computed from (the exchange's display
+ * rule: the midpoint of best_bid and best_ask, or the last trade when the spread is wider than 0.10).
+ */
+export const quoteShape = {
+  best_bid: quotePrice('Highest bid of the top of book the chance was computed from; null when the book has no bids (or the market is settled)'),
+  best_ask: quotePrice('Lowest ask of that top of book; null when the book has no asks (or the market is settled)'),
+  spread: quotePrice('best_ask − best_bid; null unless both are quoted'),
+  last_trade_price: quotePrice('Price of the last trade; null before the first one (or once the market is settled)'),
+};
+
+/** An outcome of a market page (single event, by-id): its chance, odds and the quotes behind them. */
+export const quotedOutcomeSchema = z
+  .object({ name: z.string(), chance, odds: oddsSchema, ...quoteShape })
+  .meta({
+    id: 'QuotedOutcome',
+    description:
+      'An outcome with its quotes. `chance` follows from them by the display rule: the midpoint of `best_bid` and `best_ask` while `spread` ≤ 0.10, else `last_trade_price`; with a one-sided or empty book, the catalog price. A settled market shows its final chance and null quotes.',
+  });
+export type QuotedOutcome = z.infer<typeof quotedOutcomeSchema>;
+
 export const teamSchema = z
   .object({ name: z.string(), abbreviation: z.string(), home: z.boolean() })
   .meta({ id: 'Team' });
@@ -63,7 +86,7 @@ export const marketSchema = z
     question: z.string(),
     label: z.string().meta({ description: 'Short label, e.g. the side the market is about' }),
     kind: z.string().nullable().meta({ description: 'Sports market type in snake_case (moneyline, totals, spreads, both_teams_to_score …); null for non-sport' }),
-    outcomes: z.array(outcomeSchema),
+    outcomes: z.array(quotedOutcomeSchema),
     platform_split: z.array(z.number().int()).meta({ description: "Callers on each outcome (one per person), in outcome order; empty when nobody has called" }),
     closes_at: timestamp.nullable(),
     closed: z.boolean(),

@@ -24,6 +24,8 @@ export interface RedisKeys {
   chances: string;
   /** hash: token id → Unix ms when that chance was last set or re-confirmed by the feed. */
   chanceAt: string;
+  /** hash: token id → the quotes its chance was computed from, `bid|ask|last` (domain/quote.ts). Written with the chance, when either moved. */
+  quotes: string;
   /**
    * hash: feed health, rewritten every second by the ingestor. Fields: market_connected ("1"/"0"),
    * market_last_at (ms of the last data frame or PONG), sports_connected, sports_last_at.
@@ -98,6 +100,8 @@ export interface RedisKeys {
  * - `event:<slug>`: an EventSnapshot.
  * - `history:<marketId>:<range>`: a HistorySnapshot (range 1d, 1w, 1m or max).
  * - `live`: a LiveSnapshot (every match in play).
+ * - `book:<marketId>`: a BookSnapshot, written by the ingestor (a few times a second at most per
+ *   market) with a TTL, so the book of a market no longer traded goes away on its own.
  * - Records (shared/src/api/records-resources.ts): `calls:latest`, `calls:market:<marketId>`,
  *   `leaderboard:<profit|right|xp|week>`, `combos:<open|won|lost|void>`. A person's record and call
  *   lists and a call's page are no snapshots: the API reads them from Postgres (services/api/src/pages).
@@ -109,6 +113,7 @@ export type SnapshotName =
   | 'markets:search'
   | `event:${string}`
   | `history:${string}:${string}`
+  | `book:${string}`
   | 'live'
   | 'calls:latest'
   | `calls:market:${string}`
@@ -125,6 +130,7 @@ export function redisKeys(prefix: string): RedisKeys {
   return {
     chances: `${base}:chances`,
     chanceAt: `${base}:chances:at`,
+    quotes: `${base}:quotes`,
     feed: `${base}:feed`,
     dirtyEvents: `${base}:dirty:events`,
     dirtyHistory: `${base}:dirty:history`,

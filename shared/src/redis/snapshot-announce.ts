@@ -32,6 +32,7 @@ export const SNAPSHOT_FAMILIES = [
   'markets:search',
   'event',
   'history',
+  'book',
   'live',
   'calls:latest',
   'calls:market',

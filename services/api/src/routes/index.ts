@@ -2,6 +2,7 @@ import type { HandlerMap } from '../handler.js';
 import { convertOdds } from './convert-odds.js';
 import { getMarketEvent } from './get-market-event.js';
 import { getMarketHistory } from './get-market-history.js';
+import { getMarketBook } from './get-market-book.js';
 import { getMarketById } from './get-market-by-id.js';
 import { getMarketsById } from './get-markets-by-id.js';
 import { listLiveMatches } from './list-live-matches.js';
@@ -20,6 +21,7 @@ export const handlers: HandlerMap = {
   '/api/v1/markets/by-id/{marketId}': getMarketById,
   '/api/v1/markets/by-id': getMarketsById,
   '/api/v1/markets/{eventSlug}/history': getMarketHistory,
+  '/api/v1/markets/{eventSlug}/book': getMarketBook,
   '/api/v1/live': listLiveMatches,
   '/api/v1/calls': listCalls,
   '/api/v1/calls/{id}': getCall,

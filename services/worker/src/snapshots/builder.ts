@@ -4,10 +4,11 @@ import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { createBuildChain, type BuildChain } from './build-chain.js';
 import { createCatalogCache } from './catalog.js';
-import { createChanceReader } from './chances.js';
+import { parseQuote } from '@pm/shared/domain';
+import { createChanceReader, createTokenReader } from './chances.js';
 import { createDayAgoLookup } from './day-ago.js';
 import { buildLiveSnapshot } from './live.js';
-import type { CatalogEvent, Chances, DayAgo, GameState, Splits } from './model.js';
+import type { CatalogEvent, Chances, DayAgo, GameState, Quotes, Splits } from './model.js';
 import { createEtagMemo } from './etag-memo.js';
 import { createListAssembler } from './list-bodies.js';
 import { buildEventSnapshot, emptyList } from './payloads.js';
@@ -73,6 +74,8 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   const fullEveryMs = deps.fullEveryMs ?? 30_000;
   const catalog = createCatalogCache(deps.db);
   const chanceReader = createChanceReader(deps.redis, keys.chances);
+  // Read right after the chances, of the same tokens: the ingestor writes a token's quotes with (before) its chance.
+  const quoteReader = createTokenReader(deps.redis, keys.quotes, parseQuote);
   const dayAgo = createDayAgoLookup(deps.db);
   const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
   /** The lists as JSON, each card rebuilt only when its event or a chance it shows changed. */
@@ -113,7 +116,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
 
   function eventEntries(
     events: readonly CatalogEvent[],
-    inputs: { chances: Chances; splits: Splits; games: ReadonlyMap<string, GameState>; dayAgo: DayAgo },
+    inputs: { chances: Chances; quotes: Quotes; splits: Splits; games: ReadonlyMap<string, GameState>; dayAgo: DayAgo },
   ): SnapshotEntry[] {
     return events.map((event) => ({
       name: `event:${event.slug}`,
@@ -123,6 +126,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
         game: inputs.games.get(event.id),
         webUrl: deps.webUrl,
         dayAgo: inputs.dayAgo,
+        quotes: inputs.quotes,
       }),
     }));
   }
@@ -138,8 +142,9 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
     const events = ids.flatMap((id) => cached.byId.get(id) ?? []);
     if (events.length === 0) return 0;
     const chances = await chanceReader.read(events, new Set(ids));
+    const quotes = await quoteReader.read(events, new Set(ids));
     const dayAgoChances = dayAgo.cached(firstTokens(events));
-    const { written } = await writer.write(eventEntries(events, { chances, splits: cached.splits, games: cached.games, dayAgo: dayAgoChances }));
+    const { written } = await writer.write(eventEntries(events, { chances, quotes, splits: cached.splits, games: cached.games, dayAgo: dayAgoChances }));
     return written;
   }
 
@@ -171,13 +176,15 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       // Fresh from Redis: every chance on a full build, else those of the events marked (or closed)
       // since; the tokens of an event new to the catalog are read anyway (chances.ts).
       const fresh = rebuild === 'all' ? 'all' : new Set([...taken, ...view.extra.map((e) => e.id)]);
-      const chances = await chanceReader.read(view.extra.length === 0 ? view.open : [...view.open, ...view.extra], fresh);
+      const readable = view.extra.length === 0 ? view.open : [...view.open, ...view.extra];
+      const chances = await chanceReader.read(readable, fresh);
+      const quotes = await quoteReader.read(readable, fresh);
       const built = [...pages, ...view.extra];
       // The rebuilt pages include every event new to the catalog (and any whose slug changed).
       await indexMarkets(built, full);
       const dayAgoChances = await dayAgo.lookup(firstTokens(built), started);
 
-      const entries = eventEntries(built, { chances, splits: view.splits, games: view.games, dayAgo: dayAgoChances });
+      const entries = eventEntries(built, { chances, quotes, splits: view.splits, games: view.games, dayAgo: dayAgoChances });
 
       const lists = listBodies.build(view.open, chances);
       // The live list changes with any game or any in-play chance: cheap to rebuild every time,

@@ -1,8 +1,8 @@
-import { chanceChange, leagueLabel, oddsForChance, shownChance } from '@pm/shared/domain';
-import { CATEGORIES, CATEGORY_DISPLAY_ORDER, type Event, type EventCard, type Game, type LeagueEntry, type Market, type Outcome } from '@pm/shared/api';
+import { chanceChange, leagueLabel, NO_QUOTE, oddsForChance, shownChance } from '@pm/shared/domain';
+import { CATEGORIES, CATEGORY_DISPLAY_ORDER, type Event, type EventCard, type Game, type LeagueEntry, type Market, type Outcome, type QuotedOutcome } from '@pm/shared/api';
 import { LIST_SNAPSHOT_SIZE, type EventSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
 import type { SnapshotName } from '@pm/shared/redis';
-import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, DayAgo, GameState, Splits } from './model.js';
+import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, DayAgo, GameState, Quotes, Splits } from './model.js';
 
 /**
  * Pure payload builders: catalog rows + live chances → the snapshot payloads of shared/src/snapshots.ts.
@@ -41,6 +41,19 @@ export function buildOutcomes(market: CatalogMarket, chances: Chances): Outcome[
   });
 }
 
+/**
+ * A market page's outcomes: each with its quotes, the top of book its live chance came from; none
+ * (nulls) for an outcome showing a final chance or with no live chance yet (the catalog price).
+ */
+export function buildQuotedOutcomes(market: CatalogMarket, chances: Chances, quotes: Quotes | undefined): QuotedOutcome[] {
+  return market.outcomes.map((o) => {
+    const chance = outcomeChance(o, chances);
+    const live = o.finalChance === null && chances.has(o.tokenId);
+    const q = (live ? quotes?.get(o.tokenId) : undefined) ?? NO_QUOTE;
+    return { name: o.name, chance, odds: oddsForChance(chance), best_bid: q.best_bid, best_ask: q.best_ask, spread: q.spread, last_trade_price: q.last_trade_price };
+  });
+}
+
 /** People per outcome in outcome order; [] when the market has no market_splits rows. */
 export function platformSplit(market: CatalogMarket, splits: Splits): number[] {
   const rows = splits.get(market.id);
@@ -68,14 +81,14 @@ export function change24h(market: CatalogMarket, chances: Chances, dayAgo: DayAg
   return chanceChange(market.oneDayPriceChange ?? 0, 0);
 }
 
-export function buildMarket(market: CatalogMarket, chances: Chances, splits: Splits, webUrl: string, dayAgo?: DayAgo): Market {
+export function buildMarket(market: CatalogMarket, chances: Chances, splits: Splits, webUrl: string, dayAgo?: DayAgo, quotes?: Quotes): Market {
   return {
     id: market.id,
     question: market.question,
     // The ingestor stores groupItemTitle, or '' when the exchange sent none: fall back to the question.
     label: market.label !== '' ? market.label : market.question,
     kind: market.kind,
-    outcomes: buildOutcomes(market, chances),
+    outcomes: buildQuotedOutcomes(market, chances, quotes),
     platform_split: platformSplit(market, splits),
     closes_at: market.closesAt?.toISOString() ?? null,
     closed: market.closed,
@@ -107,6 +120,8 @@ export interface EventInputs {
   webUrl: string;
   /** First-outcome chances 24 h ago, for change_24h; absent: the catalog's figure. */
   dayAgo?: DayAgo;
+  /** Quotes by token (absent: none shown). */
+  quotes?: Quotes;
 }
 
 /** The single-event resource: every market, in catalog position order. */
@@ -118,7 +133,7 @@ export function buildEvent(event: CatalogEvent, inputs: EventInputs): Event {
     closes_at: event.closesAt?.toISOString() ?? null,
     volume: event.volume,
     game: buildGame(event, inputs.game),
-    markets: event.markets.map((m) => buildMarket(m, inputs.chances, inputs.splits, inputs.webUrl, inputs.dayAgo)),
+    markets: event.markets.map((m) => buildMarket(m, inputs.chances, inputs.splits, inputs.webUrl, inputs.dayAgo, inputs.quotes)),
     market_count: event.markets.length,
     url: eventUrl(inputs.webUrl, event.slug),
   };

@@ -23,6 +23,8 @@ let builder: SnapshotBuilder;
 let now: number;
 
 const stores = useFreshStores('worker_snapshots');
+/** An outcome with no live quotes (the catalog price, or no quotes in Redis). */
+const NO_QUOTES = { best_bid: null, best_ask: null, spread: null, last_trade_price: null };
 
 // Each test: the fixture catalog alone in Postgres, an empty Redis prefix, a builder with no cache.
 beforeEach(async () => {
@@ -96,8 +98,8 @@ describe('a full build of the test catalog', () => {
       label: 'Arsenal',
       kind: 'moneyline',
       outcomes: [
-        { name: 'Yes', chance: 0.25, odds: { percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' } },
-        { name: 'No', chance: 0.75, odds: { percent: '75%', decimal: '1.33', fractional: '1/3', american: '-300', price: '75¢' } },
+        { name: 'Yes', chance: 0.25, odds: { percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' }, ...NO_QUOTES },
+        { name: 'No', chance: 0.75, odds: { percent: '75%', decimal: '1.33', fractional: '1/3', american: '-300', price: '75¢' }, ...NO_QUOTES },
       ],
       platform_split: [3, 1],
       closes_at: '2030-05-01T21:00:00.000Z',
@@ -107,11 +109,11 @@ describe('a full build of the test catalog', () => {
       change_24h: 0.05,
       url: `${WEB_URL}/m/m1`,
     });
-    // Resolved market: chance 1 and 0; the 0 is written at the 0.001 tick, never passed to oddsFor.
+    // Resolved market: chance 1 and 0, the odds of a certainty (no payout invented for 0).
     expect(m2?.closed).toBe(true);
     expect(m2?.outcomes.map((o) => [o.chance, o.odds.percent, o.odds.decimal, o.odds.price])).toEqual([
       [1, '100%', '1.00', '100¢'],
-      [0, '0%', '1000.00', '0¢'],
+      [0, '0%', null, '0¢'],
     ]);
     // No live chance: the catalog price.
     expect(m3?.outcomes.map((o) => o.chance)).toEqual([0.3, 0.7]);
@@ -385,6 +387,30 @@ describe('incremental builds', () => {
     await tr.redis.incr(redisKeys(tr.prefix).catalogVersion);
     await builder.build();
     expect((await event('us-election')).markets[1]?.outcomes.map((o) => o.chance)).toEqual([0.5, 0.5]);
+  });
+
+  it('a market page carries the quotes its live chances came from, and a settled one none', async () => {
+    const keys = redisKeys(tr.prefix);
+    await tr.redis.hset(keys.quotes, token('m4', 0), '0.8|0.82|0.79', token('m4', 1), '0.18|0.2|');
+    await tr.redis.hset(keys.chances, token('m4', 0), '0.81', token('m4', 1), '0.19');
+    await dirty('e-soccer');
+    await builder.build();
+    const m4 = (await event('ars-che')).markets[3];
+    expect(m4?.outcomes.map(({ chance, best_bid, best_ask, spread, last_trade_price }) => ({ chance, best_bid, best_ask, spread, last_trade_price }))).toEqual([
+      { chance: 0.81, best_bid: 0.8, best_ask: 0.82, spread: 0.02, last_trade_price: 0.79 },
+      { chance: 0.19, best_bid: 0.18, best_ask: 0.2, spread: 0.02, last_trade_price: null },
+    ]);
+    // The list stays light: cards carry no quotes.
+    const card = (await list('markets:trending')).events.find((e) => e.slug === 'ars-che');
+    expect(Object.keys(card?.markets[0]?.outcomes[0] ?? {}).sort()).toEqual(['chance', 'name', 'odds']);
+
+    await tdb.db.query(sql`update markets set closed = true, resolved_outcome_index = 0, resolved_at = now() where id = 'm4'`);
+    await tr.redis.incr(keys.catalogVersion);
+    await builder.build();
+    expect((await event('ars-che')).markets[3]?.outcomes.map((o) => [o.chance, o.best_bid, o.best_ask, o.spread, o.last_trade_price])).toEqual([
+      [1, null, null, null, null],
+      [0, null, null, null, null],
+    ]);
   });
 
   it('a full build after Redis lost the snapshots writes them again', async () => {
