@@ -22,11 +22,16 @@ export interface paths {
          *
          *     Parameter values are case-insensitive for `category` and `league`. Unknown query parameters are ignored; a parameter given twice is a 400.
          *
+         *     `status`: `open` (default) lists open events that have at least one open market, busiest first; `closed` lists events whose markets are all closed (resolved, voided or ended), most recently closed first, kept listable for good. `q`, `category` and `league` work with both.
+         *
+         *     Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` (with the same `status`, `category`, `league` and `q`) for the next page. An open walk keeps the ranking its first page showed: it returns every event that was listed when it began exactly once, in that order, however volumes move meanwhile (an event that closed since still appears, as it is now). A ranking stays walkable for 15 minutes after the next one replaced it; an older cursor is a 400 saying to start again. A closed walk never skips or repeats an event while others close: they appear before its first page.
+         *
          *     Examples:
          *     - Trending events: `GET /api/v1/markets`
          *     - Football, 10 events: `GET /api/v1/markets?category=Football&limit=10`
          *     - One league: `GET /api/v1/markets?league=epl`
          *     - Search: `GET /api/v1/markets?q=bitcoin&limit=5`
+         *     - Closed events, newest closed first: `GET /api/v1/markets?status=closed&limit=10`
          */
         get: operations["listMarkets"];
         put?: never;
@@ -746,6 +751,8 @@ export interface components {
             categories: ("Football" | "Sport" | "Crypto" | "Politics" | "Economy" | "Tech" | "Culture")[];
             leagues: components["schemas"]["LeagueEntry"][];
             events: components["schemas"]["EventCard"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            next_cursor: string | null;
         };
         MarketsByIdResponse: {
             /** @constant */
@@ -1134,8 +1141,12 @@ export interface operations {
                 league?: string;
                 /** @description Case-insensitive search over event titles and market questions, up to 80 characters. Empty means no search. */
                 q?: string;
+                /** @description open (default): open events, busiest first; closed: events whose markets are all closed, most recently closed first. Case-insensitive. */
+                status?: "open" | "closed";
                 /** @description How many events to return. An integer from 1 to 60; default 24. */
                 limit?: number;
+                /** @description The `next_cursor` of the previous page, as given: the page after it. Omitted: the first page. A cursor that was altered, or that another list (or the same list with other parameters) gave, is a 400. */
+                cursor?: string;
             };
             header?: {
                 /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */

@@ -229,6 +229,7 @@ export const marketListResponseSchema = z
     categories: z.array(categorySchema).meta({ description: 'In order Sport, Football, Crypto, Politics, Economy, Tech, Culture' }),
     leagues: z.array(leagueEntrySchema),
     events: z.array(eventCardSchema),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page' }),
   })
   .meta({ id: 'MarketListResponse' });
 export type MarketListResponse = z.infer<typeof marketListResponseSchema>;
@@ -332,6 +333,8 @@ const endpointTable = [
       '`league` overrides `category`. An unknown `league` key answers 200 with an empty list (`count` 0): leagues come and go with the events on offer, so a key that worked yesterday is not an error today.',
       '`q` searches event titles and every market question (not only the three shown), case-insensitively; it is combined with `league` or `category` when given. An empty `q` means no search.',
       'Parameter values are case-insensitive for `category` and `league`. Unknown query parameters are ignored; a parameter given twice is a 400.',
+      '`status`: `open` (default) lists open events that have at least one open market, busiest first; `closed` lists events whose markets are all closed (resolved, voided or ended), most recently closed first, kept listable for good. `q`, `category` and `league` work with both.',
+      'Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` (with the same `status`, `category`, `league` and `q`) for the next page. An open walk keeps the ranking its first page showed: it returns every event that was listed when it began exactly once, in that order, however volumes move meanwhile (an event that closed since still appears, as it is now). A ranking stays walkable for 15 minutes after the next one replaced it; an older cursor is a 400 saying to start again. A closed walk never skips or repeats an event while others close: they appear before its first page.',
     ].join('\n\n'),
     tags: ['Markets'],
     params: z.object({
@@ -341,7 +344,9 @@ const endpointTable = [
         description: 'A key from the response\'s `leagues` list (e.g. `epl`, `nba`, `btc`); overrides `category`. Case-insensitive. An unknown key gives an empty list, not an error.',
       }),
       q: textParam('q', { max: 80, description: 'Case-insensitive search over event titles and market questions, up to 80 characters. Empty means no search.' }),
+      status: enumParam('status', ['open', 'closed'] as const, 'open (default): open events, busiest first; closed: events whose markets are all closed, most recently closed first. Case-insensitive.'),
       limit: intParam('limit', { min: 1, max: 60, default: 24, description: 'How many events to return.' }),
+      cursor: cursorParam(),
     }),
     response: marketListResponseSchema,
     cache: 'live',
@@ -351,6 +356,7 @@ const endpointTable = [
       { summary: 'Football, 10 events', query: { category: 'Football', limit: '10' } },
       { summary: 'One league', query: { league: 'epl' } },
       { summary: 'Search', query: { q: 'bitcoin', limit: '5' } },
+      { summary: 'Closed events, newest closed first', query: { status: 'closed', limit: '10' } },
     ],
   }),
   // Before `/markets/{eventSlug}`: routes match in table order, and `by-id` is not an event slug.

@@ -71,6 +71,8 @@ export interface RedisKeys {
    * each catalog load, closed ones when their page is rebuilt); rebuilt with the pages after a loss.
    */
   marketEvents: string;
+  /** counter: the newest version of the open events' ranking (`markets:ranking:<version>` snapshots, /markets walks). */
+  rankingVersion: string;
   /**
    * string per lease of the ingestors' shared work (services/ingestor/src/sharing): `part:<n>` (the
    * markets of partition n), `leader` (catalog sync and resolution checks). Value: the owner's id; PX.
@@ -97,6 +99,8 @@ export interface RedisKeys {
  * Snapshot names.
  * - `markets:trending`, `markets:category:<Category>`, `markets:league:<key>`: a MarketListSnapshot.
  * - `markets:search`: a MarketSearchSnapshot over every open event (for `q`).
+ * - `markets:ranking:<version>`: a RankingSnapshot, the busiest-first order a `/markets` walk keeps;
+ *   kept at least 15 minutes after the next version replaced it (a TTL), then gone.
  * - `event:<slug>`: an EventSnapshot.
  * - `history:<marketId>:<range>`: a HistorySnapshot (range 1d, 1w, 1m or max).
  * - `live`: a LiveSnapshot (every match in play).
@@ -114,6 +118,7 @@ export type SnapshotName =
   | `event:${string}`
   | `history:${string}:${string}`
   | `book:${string}`
+  | `markets:ranking:${string}`
   | 'live'
   | 'calls:latest'
   | `calls:market:${string}`
@@ -144,6 +149,7 @@ export function redisKeys(prefix: string): RedisKeys {
     snapshotBuiltAt: `${base}:snapshots:built`,
     rateLimitPrefix: `${prefix}:rl:`,
     marketEvents: `${base}:market-events`,
+    rankingVersion: `${base}:ranking:version`,
     ingestorLease: (name) => `${base}:lease:ingestor:${name}`,
     ingestors: `${base}:ingestors`,
     stream: `${base}:stream`,

@@ -30,6 +30,7 @@ export const SNAPSHOT_FAMILIES = [
   'markets:category',
   'markets:league',
   'markets:search',
+  'markets:ranking',
   'event',
   'history',
   'book',

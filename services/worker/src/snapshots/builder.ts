@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { REDIS_FIELDS_PER_COMMAND, redisKeys, slices, takeSets, type SnapshotName } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
+import { RANKING_KEPT_SECONDS, type RankingSnapshot } from '@pm/shared/snapshots';
 import { createBuildChain, type BuildChain } from './build-chain.js';
 import { createCatalogCache } from './catalog.js';
 import { parseQuote } from '@pm/shared/domain';
@@ -86,6 +87,8 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   let lastVersion: string | undefined;
   /** League lists written by this process, to empty the ones whose league has no open event left. */
   let leagueLists = new Set<string>();
+  /** The ranking this process last wrote: its version and the order it records (slugs joined). */
+  let ranking: { version: number; order: string } | undefined;
   /** The market index entries (market id → event slug) this process wrote, so a build writes only new ones. */
   const indexed = new Map<string, string>();
 
@@ -186,7 +189,19 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
 
       const entries = eventEntries(built, { chances, quotes, splits: view.splits, games: view.games, dayAgo: dayAgoChances });
 
-      const lists = listBodies.build(view.open, chances);
+      // The ranking a /markets walk keeps: a new version whenever the busiest-first order changed.
+      const ordered = listBodies.order(view.open);
+      const order = ordered.map((e) => e.slug).join('\n');
+      const rankingEntries: SnapshotEntry[] = [];
+      let superseded: number | undefined;
+      if (ranking === undefined || ranking.order !== order) {
+        const version = await deps.redis.incr(keys.rankingVersion);
+        const payload: RankingSnapshot = { version, events: ordered.map((e) => [e.slug, e.category, e.league]) };
+        rankingEntries.push({ name: `markets:ranking:${version}`, payload });
+        superseded = ranking?.version;
+        ranking = { version, order };
+      }
+      const lists = listBodies.build(view.open, chances, ranking.version);
       // The live list changes with any game or any in-play chance: cheap to rebuild every time,
       // and the writer stores it only when its body changed.
       const live: SnapshotEntry = { name: 'live', payload: buildLiveSnapshot(view.open, view.games, chances, deps.webUrl) };
@@ -195,7 +210,9 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       for (const key of leagueLists) {
         if (!current.has(key)) listEntries.push({ name: `markets:league:${key}` satisfies SnapshotName, payload: emptyList(view.open) });
       }
-      const { written } = await writer.write([...entries, ...listEntries]);
+      // The ranking with (before) the lists that name it, in the same MULTI.
+      const { written } = await writer.write([...entries, ...rankingEntries, ...listEntries]);
+      await keepRankings(ranking.version, superseded, full || rankingEntries.length > 0);
       leagueLists = current;
       if (full) lastFullAt = started;
       lastVersion = popped.version;
@@ -206,6 +223,17 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       if (catalogTaken.size > 0) await deps.redis.sadd(keys.catalogDirtyEvents, ...catalogTaken).catch(() => {});
       throw err;
     }
+  }
+
+  /**
+   * A ranking stays walkable RANKING_KEPT_SECONDS after the next replaced it; the current one is kept
+   * a day at a time (renewed on full builds), so one left behind by a stopped worker goes away too.
+   */
+  async function keepRankings(current: number, superseded: number | undefined, renew: boolean): Promise<void> {
+    const pipeline = deps.redis.pipeline();
+    if (renew) pipeline.expire(keys.snapshot(`markets:ranking:${current}`), 86_400);
+    if (superseded !== undefined) pipeline.expire(keys.snapshot(`markets:ranking:${superseded}`), RANKING_KEPT_SECONDS);
+    for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
   }
 
   const builds = createBuildChain(run, deps.logger, 'snapshots');

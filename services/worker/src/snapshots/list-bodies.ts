@@ -40,7 +40,10 @@ export interface ListBodies {
 }
 
 export interface ListAssembler {
-  build(openEvents: readonly CatalogEvent[], chances: Chances): ListBodies;
+  /** @param ranking the ranking version the lists are cut from (written into every list body). */
+  build(openEvents: readonly CatalogEvent[], chances: Chances, ranking?: number): ListBodies;
+  /** The listed events, busiest first (the order a ranking version records), worked out as `build` does. */
+  order(openEvents: readonly CatalogEvent[]): readonly CatalogEvent[];
 }
 
 /** One listed event's JSON fragments and what they were built from. */
@@ -162,8 +165,12 @@ export function createListAssembler(webUrl: string): ListAssembler {
   }
 
   return {
-    build(openEvents, chances) {
-      const { ordered, head, lists, leagueKeys } = layoutFor(openEvents);
+    order: (openEvents) => layoutFor(openEvents).ordered,
+    build(openEvents, chances, ranking) {
+      const layout = layoutFor(openEvents);
+      const { ordered, lists, leagueKeys } = layout;
+      // buildListSnapshots puts `ranking` first when there is one.
+      const head = ranking === undefined ? layout.head : `{"ranking":${ranking},${layout.head.slice(1)}`;
       const built = { count: 0 };
       const cards: string[] = [];
       const entries: string[] = [];

@@ -227,13 +227,14 @@ export interface ListSnapshots {
  * (even when empty, so the API always finds one), one `markets:league:<key>` per league with open events,
  * and `markets:search`. Cards are built once and shared by all lists.
  */
-export function buildListSnapshots(openEvents: readonly CatalogEvent[], chances: Chances, webUrl: string): ListSnapshots {
+export function buildListSnapshots(openEvents: readonly CatalogEvent[], chances: Chances, webUrl: string, ranking?: number): ListSnapshots {
   const ordered = busiestFirst(openEvents.filter(listedOpen));
   const cards = new Map(ordered.map((e) => [e.id, buildEventCard(e, chances, webUrl)] as const));
   const cardOf = (e: CatalogEvent): EventCard => cards.get(e.id) ?? buildEventCard(e, chances, webUrl);
   const categories = [...CATEGORY_DISPLAY_ORDER];
   const leagues = buildLeagueEntries(ordered);
   const list = (events: CatalogEvent[]): MarketListSnapshot => ({
+    ...(ranking === undefined ? {} : { ranking }),
     categories,
     leagues,
     events: events.slice(0, LIST_SNAPSHOT_SIZE).map(cardOf),
@@ -248,6 +249,7 @@ export function buildListSnapshots(openEvents: readonly CatalogEvent[], chances:
     lists.push({ name: `markets:league:${key}`, payload: list(ordered.filter((e) => e.league === key)) });
   }
   const search: MarketSearchSnapshot = {
+    ...(ranking === undefined ? {} : { ranking }),
     categories,
     leagues,
     entries: ordered.map((e) => ({ text: searchText(e), category: e.category, league: e.league, card: cardOf(e) })),

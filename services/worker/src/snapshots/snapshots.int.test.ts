@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG_RELOAD_ALL, redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
@@ -23,6 +24,7 @@ let builder: SnapshotBuilder;
 let now: number;
 
 const stores = useFreshStores('worker_snapshots');
+const rankingSchema = z.object({ version: z.number(), events: z.array(z.tuple([z.string(), z.string(), z.string().nullable()])) });
 /** An outcome with no live quotes (the catalog price, or no quotes in Redis). */
 const NO_QUOTES = { best_bid: null, best_ask: null, spread: null, last_trade_price: null };
 
@@ -57,8 +59,8 @@ describe('a full build of the test catalog', () => {
   });
 
   it('writes one snapshot per open event, the lists and search', async () => {
-    // 3 open events; trending + 7 categories + 2 leagues (epl, btc) + search.
-    expect(stats).toMatchObject({ events: 3, lists: 12, written: 15, full: true });
+    // 3 open events; trending + 7 categories + 2 leagues (epl, btc) + search; and the first ranking.
+    expect(stats).toMatchObject({ events: 3, lists: 12, written: 16, full: true });
     const names = [...(await scanSnapshots(tr.redis, tr.prefix)).keys()].sort();
     expect(names).toEqual([
       'event:ars-che',
@@ -74,9 +76,31 @@ describe('a full build of the test catalog', () => {
       'markets:category:Tech',
       'markets:league:btc',
       'markets:league:epl',
+      'markets:ranking:1',
       'markets:search',
       'markets:trending',
     ]);
+  });
+
+  it('records the ranking the lists were cut from, and a new one (the old kept 20 minutes) when the order changes', async () => {
+    const keys = redisKeys(tr.prefix);
+    const first = await readSnapshot(tr.redis, tr.prefix, 'markets:ranking:1', rankingSchema);
+    expect(first.events.map(([slug]) => slug)).toEqual((await list('markets:trending')).events.map((e) => e.slug));
+    expect((await list('markets:trending')).ranking).toBe(1);
+    // A price move that does not reorder keeps the version.
+    await tr.redis.hset(keys.chances, token('m1', 0), '0.33');
+    await dirty('e-soccer');
+    await builder.build();
+    expect((await list('markets:trending')).ranking).toBe(1);
+    // Volumes that reorder the list make version 2; version 1 gets its TTL.
+    await tdb.db.query(sql`update events set volume_24h = 0 where id = 'e-btc'`);
+    await catalogChanged('e-btc');
+    await builder.build();
+    expect((await list('markets:trending')).ranking).toBe(2);
+    expect((await readSnapshot(tr.redis, tr.prefix, 'markets:ranking:2', rankingSchema)).events.at(-1)?.[0]).toBe('btc-100k');
+    const ttl = await tr.redis.ttl(keys.snapshot('markets:ranking:1'));
+    expect(ttl).toBeGreaterThan(15 * 60);
+    expect(ttl).toBeLessThanOrEqual(20 * 60);
   });
 
   it('event: every market in position order, with odds, splits and the game', async () => {
