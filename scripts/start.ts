@@ -103,6 +103,10 @@ async function main() {
     const simPort = env.SIM_PORT ?? '4000';
     for (const k of ['GAMMA_URL', 'CLOB_URL'] as const) env[k] ??= `http://127.0.0.1:${simPort}`;
     for (const k of ['CLOB_WS_URL', 'SPORTS_WS_URL'] as const) env[k] ??= `ws://127.0.0.1:${simPort}`;
+    // A world of its own per start: the previous run's ids (still in the database, with calls on
+    // them) are never given to different events. Its events 404 from now on, which closes nothing
+    // until their absence is confirmed over CATALOG_VANISH_GRACE_SECONDS.
+    env.SIM_ID_EPOCH ||= String(Math.floor(Date.now() / 1000));
   }
 
   // Validate once here so a bad variable is one clear line, not four crashing services.

@@ -72,6 +72,13 @@ export const configSchema = z.object({
   /** Seconds between catalog syncs (PROTOCOL.md §3: paced, 30–60 s). */
   CATALOG_SYNC_SECONDS: z.coerce.number().min(1).default(30),
   /**
+   * Absent is not void: an event the catalog answers 404 for by id is closed (without a resolution)
+   * only after CATALOG_VANISH_SYNCS syncs in a row found it missing AND the first of them is at least
+   * this many seconds old. One 404 (a deploy, a moved event, a restarted simulator) changes nothing.
+   */
+  CATALOG_VANISH_GRACE_SECONDS: z.coerce.number().min(0).default(3600),
+  CATALOG_VANISH_SYNCS: z.coerce.number().int().min(1).default(3),
+  /**
    * Ingestor: share the markets with the other ingestors of this stack through leases in Redis
    * (services/ingestor/src/sharing). Set it on every ingestor when running more than one; off, an
    * ingestor serves every market and syncs the catalog itself.
@@ -95,6 +102,12 @@ export const configSchema = z.object({
   /** Simulator: seed, and speed multiplier of its clock. */
   SIM_SEED: z.coerce.number().int().default(42),
   SIM_SCENARIO: z.string().optional(),
+  /**
+   * Simulator: the epoch its ids carry (0 = the seed's ids as always: 30001…). The run line sets it
+   * to the start's Unix seconds, so a restarted simulator on the same database never gives an event
+   * id, market id or slug to a different event than the one the database holds under it.
+   */
+  SIM_ID_EPOCH: z.coerce.number().int().min(0).max(9_999_999_999).default(0),
   SIM_SPEED: z.coerce.number().positive().default(1),
   /**
    * Simulator: open events to keep at least (the synthetic catalog has about 70; more are filled with

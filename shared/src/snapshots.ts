@@ -9,6 +9,8 @@ import type { EventCard, Event, LeagueEntry, Category, HistoryPoint, LiveMatch }
 
 /** `markets:trending`, `markets:category:<C>`, `markets:league:<key>`: open events, busiest first (24 h volume), at most 60. */
 export interface MarketListSnapshot {
+  /** The ranking version the list was cut from (`markets:ranking:<version>`), which its walk keeps; absent before rankings existed. */
+  ranking?: number;
   categories: Category[];
   leagues: LeagueEntry[];
   events: EventCard[];
@@ -16,10 +18,25 @@ export interface MarketListSnapshot {
 
 /** `markets:search`: every open event, busiest first, with the lower-cased text `q` matches against (title and ALL market questions). */
 export interface MarketSearchSnapshot {
+  /** As MarketListSnapshot's. */
+  ranking?: number;
   categories: Category[];
   leagues: LeagueEntry[];
   entries: Array<{ text: string; category: Category; league: string | null; card: EventCard }>;
 }
+
+/**
+ * `markets:ranking:<version>`: every listed open event, busiest first, as `[slug, category, league]`,
+ * at one moment. A `/markets` walk pins the version its first page was cut from and reads its later
+ * pages in this order, so it shows each event once however volumes move meanwhile.
+ */
+export interface RankingSnapshot {
+  version: number;
+  events: Array<[string, Category, string | null]>;
+}
+
+/** How long a ranking stays walkable after the next one replaced it (seconds). */
+export const RANKING_KEPT_SECONDS = 20 * 60;
 
 /** `event:<slug>`: one event with all its markets. */
 export interface EventSnapshot {
@@ -63,6 +80,25 @@ export interface HistorySnapshot {
   range: HistoryRange;
   points: HistoryPoint[];
 }
+
+/** Levels of a book side as the API shows them. */
+export interface BookLevel {
+  price: number;
+  size: number;
+}
+
+/**
+ * `book:<marketId>`: the market's order book per outcome (outcome index order), up to BOOK_DEPTH
+ * levels a side (bids high to low, asks low to high), as of `as_of` (ISO: the last change applied).
+ */
+export interface BookSnapshot {
+  market_id: string;
+  as_of: string;
+  outcomes: Array<{ index: number; bids: BookLevel[]; asks: BookLevel[] }>;
+}
+
+/** Levels per side a book snapshot holds: the book endpoint's maximum `depth`. */
+export const BOOK_DEPTH = 50;
 
 /** `live`: every match in play (game live and not ended), busiest first. */
 export interface LiveSnapshot {

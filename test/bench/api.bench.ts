@@ -161,6 +161,8 @@ async function benchStack(apiProcesses: number): Promise<void> {
       { timeoutMs: 600_000, everyMs: 1000, context: () => stack.logs().slice(-4000) },
     );
     const paths = ['/api/v1/markets', `/api/v1/markets/${slug}`, '/api/v1/leaderboard', '/api/v1/odds?chance=0.25'];
+    // The catalog's hot paths: a market's order book, and 100 markets by id in one request.
+    paths.push(`/api/v1/markets/${slug}/book`, await hundredIdsPath(stack.apiUrl));
     const bodies: Record<string, Buffer> = {};
     for (const p of paths) {
       const res = await fetch(`${stack.apiUrl}${p}`, { headers: { 'accept-encoding': 'identity' } });
@@ -203,7 +205,7 @@ async function benchStack(apiProcesses: number): Promise<void> {
     };
     const line = (p: string, api: Load, r: Load, median: number, others: string, feed: string) =>
       process.stdout.write(
-        `bench:api ${p.replace(slug, '{slug}')} api=${Math.round(api.rps)} raw=${Math.round(r.rps)} ratio=${(api.rps / r.rps).toFixed(2)} p99=${api.p99ms.toFixed(1)}${others}` +
+        `bench:api ${p.replace(slug, '{slug}').replace(/ids=[^&]*/, 'ids=<100 ids>')} api=${Math.round(api.rps)} raw=${Math.round(r.rps)} ratio=${(api.rps / r.rps).toFixed(2)} p99=${api.p99ms.toFixed(1)}${others}` +
           ` raw_p99=${r.p99ms.toFixed(1)} slice_ratio_median=${median.toFixed(2)} feed=${feed} processes=${apiProcesses} bytes=${bodies[p]!.length}${api.non2xx ? ` non2xx=${api.non2xx}` : ''}\n`,
       );
     for (const p of paths) {
@@ -254,3 +256,18 @@ main().then(
     process.exit(1);
   },
 );
+
+/** `/api/v1/markets/by-id?ids=` with 100 market ids of the open list (its cards' markets, walking its pages). */
+async function hundredIdsPath(apiUrl: string): Promise<string> {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < 100 && ids.length < 100; page++) {
+    const res = await fetch(`${apiUrl}/api/v1/markets?limit=60${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+    const body = (await res.json()) as { events?: Array<{ markets: Array<{ id: string }> }>; next_cursor?: string | null };
+    for (const e of body.events ?? []) for (const m of e.markets) if (ids.length < 100) ids.push(m.id);
+    cursor = body.next_cursor ?? null;
+    if (cursor === null) break;
+  }
+  if (ids.length < 100) throw new Error(`only ${ids.length} market ids on the open list`);
+  return `/api/v1/markets/by-id?ids=${ids.join(',')}`;
+}

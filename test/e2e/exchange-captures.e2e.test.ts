@@ -16,6 +16,11 @@ import { startStack, untilMarketConnected, type Stack } from '../support/stack.j
  * did not state taken from the book; the midpoint, or the last trade when the spread is wider than
  * 0.10 or the top is crossed; the catalog's seeded chance when nothing else is known. Before the
  * first frame every chance is the catalog's (`bestBid`/`bestAsk`/`lastTradePrice` by the same rule).
+ * A chance past the exchange's extreme ticks is shown at the tick (0.9995 → 0.999).
+ *
+ * Every outcome also carries its quotes (`best_bid`, `best_ask`, `spread`, `last_trade_price`): they
+ * must be that same top of book and last trade, and the display rule applied to the quotes alone
+ * must give the chance shown — what a client can check for itself.
  *
  * Prints what it measured: chances compared, mismatches, socket recycles.
  */
@@ -41,8 +46,16 @@ interface FeedLine {
   channel: 'market' | 'sports';
   frame: unknown;
 }
+interface Shown {
+  name: string;
+  chance: number;
+  best_bid: number | null;
+  best_ask: number | null;
+  spread: number | null;
+  last_trade_price: number | null;
+}
 interface EventBody {
-  event: { markets: Array<{ id: string; outcomes: Array<{ name: string; chance: number }> }> };
+  event: { markets: Array<{ id: string; outcomes: Shown[] }> };
 }
 
 const catalog = JSON.parse(readFileSync(path.join(scenario, 'catalog.json'), 'utf8')) as CatalogEvent[];
@@ -65,7 +78,10 @@ function rule(bid: number | null, ask: number | null, trade: number | null, fall
     if (bid >= ask) shown = trade ?? fallback;
     else shown = ask - bid > 0.1 + 1e-9 ? (trade ?? fallback ?? (bid + ask) / 2) : (bid + ask) / 2;
   } else shown = fallback ?? trade;
-  return shown === null ? null : round4(shown);
+  if (shown === null) return null;
+  // Shown at the exchange's extreme ticks when past them (0, 1 stay): no odds format is faithful beyond.
+  const r = round4(shown);
+  return r <= 0 ? 0 : r >= 1 ? 1 : Math.min(0.999, Math.max(0.001, r));
 }
 
 interface Where {
@@ -123,14 +139,18 @@ function observe(frame: unknown) {
   }
 }
 
-function expected(token: string): number | null {
+/** The exchange's top of book for an asset: each side as last stated, else the book's best. */
+function topOf(token: string): { bid: number | null; ask: number | null; trade: number | null } {
   const book = books.get(token);
   const top = stated.get(token);
   const best = (levels: Map<number, number> | undefined, pick: (...n: number[]) => number) =>
     levels && levels.size > 0 ? pick(...levels.keys()) : null;
-  const bid = top?.bid ?? best(book?.bids, Math.max);
-  const ask = top?.ask ?? best(book?.asks, Math.min);
-  return rule(bid, ask, trades.get(token) ?? null, seed.get(token) ?? null);
+  return { bid: top?.bid ?? best(book?.bids, Math.max), ask: top?.ask ?? best(book?.asks, Math.min), trade: trades.get(token) ?? null };
+}
+
+function expected(token: string): number | null {
+  const { bid, ask, trade } = topOf(token);
+  return rule(bid, ask, trade, seed.get(token) ?? null);
 }
 
 // ── The stack ───────────────────────────────────────────────────────────────────────────────────
@@ -155,29 +175,52 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function displayed(): Promise<Map<string, number | undefined>> {
-  const out = new Map<string, number | undefined>();
+async function displayed(): Promise<Map<string, Shown | undefined>> {
+  const out = new Map<string, Shown | undefined>();
   for (const e of catalog) {
     const res = await fetch(`${stack.apiUrl}/api/v1/markets/${e.slug}`);
     if (res.status !== 200) continue;
     const body = (await res.json()) as EventBody;
     for (const [token, w] of where) {
       if (w.slug !== e.slug) continue;
-      out.set(token, body.event.markets.find((m) => m.id === w.marketId)?.outcomes[w.index]?.chance);
+      out.set(token, body.event.markets.find((m) => m.id === w.marketId)?.outcomes[w.index]);
     }
   }
   return out;
 }
 
-const differences = (shown: Map<string, number | undefined>) =>
+/** Outcomes whose quotes were checked (the last look of each settle): there must be some. */
+let quotedChecks = 0;
+const near = (a: number | null, b: number | null) => (a === null || b === null ? a === b : Math.abs(a - b) <= 5e-5);
+
+/** What is wrong with one outcome as shown: its chance, its quotes against the exchange's top, the rule on its own quotes. */
+function wrong(token: string, got: Shown | undefined): string | null {
+  const want = expected(token);
+  if (want === null) return null;
+  if (got === undefined) return `shows nothing, the exchange's rule says ${want}`;
+  if (!near(got.chance, want)) return `shows ${got.chance}, the exchange's rule says ${want}`;
+  const quoted = got.best_bid !== null || got.best_ask !== null || got.last_trade_price !== null;
+  if (!quoted) return null; // no live top yet: the catalog's chance, and no quotes to check
+  const top = topOf(token);
+  if (!near(got.best_bid, top.bid) || !near(got.best_ask, top.ask) || !near(got.last_trade_price, top.trade)) {
+    return `quotes ${got.best_bid}/${got.best_ask}/${got.last_trade_price}, the exchange's top is ${top.bid}/${top.ask}/${top.trade}`;
+  }
+  const spread = got.best_bid !== null && got.best_ask !== null ? round4(got.best_ask - got.best_bid) : null;
+  if (!near(got.spread, spread)) return `spread ${got.spread} is not best_ask − best_bid (${spread})`;
+  const fromQuotes = rule(got.best_bid, got.best_ask, got.last_trade_price, seed.get(token) ?? null);
+  if (!near(got.chance, fromQuotes)) return `chance ${got.chance} is not the display rule on its own quotes (${fromQuotes})`;
+  quotedChecks++;
+  return null;
+}
+
+const differences = (shown: Map<string, Shown | undefined>) =>
   [...where.keys()].flatMap((t) => {
-    const want = expected(t);
-    const got = shown.get(t);
-    return want !== null && (got === undefined || Math.abs(got - want) > 5e-5) ? [{ token: `${t.slice(0, 8)}…`, want, got }] : [];
+    const problem = wrong(t, shown.get(t));
+    return problem === null ? [] : [{ token: `${t.slice(0, 8)}…`, problem }];
   });
 
-/** Wait until every displayed chance is the expected one; returns the differences left at the deadline. */
-async function settle(): Promise<Array<{ token: string; want: number | null; got: number | undefined }>> {
+/** Wait until every displayed chance (and its quotes) is the expected one; returns the differences left at the deadline. */
+async function settle(): Promise<Array<{ token: string; problem: string }>> {
   return eventually(async () => differences(await displayed()), (left) => left.length === 0, { timeoutMs: 10_000, everyMs: 150 });
 }
 
@@ -188,7 +231,7 @@ describe('replaying real exchange captures through the whole stack', () => {
     const check = async (label: string) => {
       const left = await settle();
       compared += [...where.keys()].filter((t) => expected(t) !== null).length;
-      for (const d of left) mismatches.push(`${label}: ${d.token} shows ${d.got}, the exchange's rule says ${d.want}`);
+      for (const d of left) mismatches.push(`${label}: ${d.token} ${d.problem}`);
     };
 
     // Before the first frame: the catalog's seeded chances.
@@ -201,8 +244,9 @@ describe('replaying real exchange captures through the whole stack', () => {
     }
     const recycles = (stack.logs().match(/market socket (silent|missed PONGs); recycling/g) ?? []).length;
     console.log(
-      `exchange captures: ${feed.length} frames replayed, ${compared} chances compared, ${mismatches.length} mismatches, ${recycles} socket recycles`,
+      `exchange captures: ${feed.length} frames replayed, ${compared} chances compared, ${quotedChecks} outcome quotes checked, ${mismatches.length} mismatches, ${recycles} socket recycles`,
     );
+    expect(quotedChecks).toBeGreaterThan(0);
     expect(mismatches).toEqual([]);
     expect(recycles).toBe(0);
   });

@@ -13,6 +13,7 @@ runService('exchange-sim', async ({ config, logger }) => {
         speed: config.SIM_SPEED,
         ...(config.SIM_EVENTS === undefined ? {} : { openEvents: config.SIM_EVENTS }),
         paused: config.SIM_PAUSED,
+        idEpoch: config.SIM_ID_EPOCH,
         controlToken: config.SIM_CONTROL_TOKEN ?? null,
         quietSpells: { everyMs: config.SIM_QUIET_EVERY_SECONDS * 1000, forMs: config.SIM_QUIET_SECONDS * 1000 },
         ...(config.SIM_SCENARIO ? { scenario: config.SIM_SCENARIO } : {}),

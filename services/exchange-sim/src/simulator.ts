@@ -33,6 +33,8 @@ export interface SimulatorOptions {
   quietSpells?: { everyMs: number; forMs: number };
   /** Synthetic: open events to keep at least (SIM_EVENTS); default the catalog as designed (about 70). */
   openEvents?: number;
+  /** Synthetic: this run's id epoch (SIM_ID_EPOCH); 0 = the seed's ids as always. */
+  idEpoch?: number;
   logger?: Logger;
 }
 
@@ -64,6 +66,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
         ...(opts.startTime === undefined ? {} : { startTime: opts.startTime }),
         ...(opts.quietSpells === undefined ? {} : { quietSpells: opts.quietSpells }),
         ...(opts.openEvents === undefined ? {} : { openEvents: opts.openEvents }),
+        ...(opts.idEpoch === undefined ? {} : { idEpoch: opts.idEpoch }),
       });
   const market = new MarketChannel(source, log);
   const sports = new SportsChannel(source, log);

@@ -13,6 +13,7 @@ import { OutcomeDirectory } from './catalog/outcome-directory.js';
 import { createResolutionRecorder } from './resolution/record-resolution.js';
 import { createDirtyEvents, type SnapshotTriggerLike } from './common/dirty-events.js';
 import { createChancePublisher } from './market-feed/chance-publisher.js';
+import { createBookPublisher } from './market-feed/book-publisher.js';
 import { createFeedHealth } from './common/feed-health.js';
 import { createMarketHandler, type MarketHandlerStats } from './market-feed/market-handler.js';
 import { createMarketFeed, type MarketFeedStats } from './market-feed/market-feed.js';
@@ -67,7 +68,7 @@ export interface IngestorTuning {
 export interface IngestorOptions {
   config: Pick<
     Config,
-    'GAMMA_URL' | 'CLOB_URL' | 'CLOB_WS_URL' | 'SPORTS_WS_URL' | 'REDIS_PREFIX' | 'CATALOG_SYNC_SECONDS'
+    'GAMMA_URL' | 'CLOB_URL' | 'CLOB_WS_URL' | 'SPORTS_WS_URL' | 'REDIS_PREFIX' | 'CATALOG_SYNC_SECONDS' | 'CATALOG_VANISH_GRACE_SECONDS' | 'CATALOG_VANISH_SYNCS'
   >;
   db: Db;
   /** Used for chance/feed writes and as BullMQ's connection: create it with maxRetriesPerRequest: null. */
@@ -152,18 +153,29 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     keys,
     clock,
     logger,
-    onMoved: (tokenId, chance) => {
-      history.offer(tokenId, chance);
-      stream.price(tokenId, chance);
+    onMoved: (tokenId, chance, quote, chanceMoved) => {
+      if (chanceMoved) history.offer(tokenId, chance);
+      stream.price(tokenId, chance, quote);
     },
     reconfirmMs: t.chanceReconfirmMs,
   });
   // Marks go to the trigger only after the chances they stand for are in Redis (dirty-events.ts).
   const dirty = createDirtyEvents({ trigger, logger, before: publisher.flush });
+  // Reads the handler's books, which tells it of every change (it is only asked after a change).
+  const books = createBookPublisher({
+    redis,
+    prefix: config.REDIS_PREFIX,
+    outcomes,
+    book: (tokenId) => handler.book(tokenId),
+    top: (tokenId) => handler.top(tokenId),
+    clock,
+    logger: logger.child({ part: 'books' }),
+  });
   const handler = createMarketHandler({
     outcomes,
     publisher,
     markDirty: dirty.mark,
+    onBookChanged: (tokenId) => books.changed(tokenId),
     resolve: (r) => {
       resolutions.resolve(r).catch((err: unknown) => logger.error({ err, marketId: r.marketId }, 'recording a ws resolution failed'));
     },
@@ -217,6 +229,8 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     resolve: resolutions.resolve,
     pageDelayMs: t.catalogPageDelayMs,
     refreshDebounceMs: t.catalogRefreshDebounceMs,
+    vanishSyncs: config.CATALOG_VANISH_SYNCS,
+    vanishGraceMs: config.CATALOG_VANISH_GRACE_SECONDS * 1000,
     onRows: subscriptions.learn,
     onVanished: subscriptions.closeEvent,
     onChanged: (ids) => trigger.markCatalogChanged(ids),
@@ -243,7 +257,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
 
   // The batched writers in the order their writes feed each other: chances (which record history
   // and mark events) before the marks, the marks before feed health.
-  const writers = [publisher, history, games, stream, dirty, marketHealth, sportsHealth];
+  const writers = [publisher, history, games, stream, dirty, marketHealth, sportsHealth, books];
 
   async function flush() {
     await resolutions.idle();

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { count, ok } from './fields.js';
-import { CATEGORIES, categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema, oddsSchema } from './resources.js';
-import { HISTORY_RANGES } from '../snapshots.js';
+import { CATEGORIES, categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema, marketSchema, oddsSchema } from './resources.js';
+import { BOOK_DEPTH, HISTORY_RANGES } from '../snapshots.js';
 import { CANDLE_INTERVALS } from '../history/tiers.js';
 import {
   callListResponseSchema,
@@ -182,6 +182,35 @@ export function marketIdParam(name: string) {
     .meta({ description: 'A market id, as in a call\'s or a combo leg\'s `market_id`' });
 }
 
+/** Most ids one `/markets/by-id?ids=` request may name. */
+export const MAX_BATCH_IDS = 100;
+
+/**
+ * A comma-separated list of 1 to MAX_BATCH_IDS market ids (`ids=540001,540002`), each as
+ * `marketIdParam` allows; spaces around an id are ignored, an empty item or a bad id is a 400 naming it.
+ */
+export function marketIdsParam(name: string) {
+  const rule = `a comma-separated list of 1 to ${MAX_BATCH_IDS} market ids, each 1 to 100 letters, digits, - or _`;
+  return z
+    .string({ error: (issue) => (issue.input === undefined ? `${name} is required: ${rule}` : `${name} must be ${rule}`) })
+    .min(1, { error: `${name} is required: ${rule}` })
+    .transform((raw, ctx) => {
+      const ids = raw.split(',').map((id) => id.trim());
+      if (ids.length > MAX_BATCH_IDS) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be ${rule}: ${ids.length} were given` });
+        return z.NEVER;
+      }
+      const bad = ids.find((id) => !/^[A-Za-z0-9_-]{1,100}$/.test(id));
+      if (bad !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be ${rule}: ${bad === '' ? 'an empty item' : JSON.stringify(bad.slice(0, 40))} is not a market id` });
+        return z.NEVER;
+      }
+      return ids;
+    })
+    .pipe(z.array(z.string()))
+    .meta({ description: `Market ids: ${rule}. Answered in the order given; ids nobody knows are listed in \`missing\`.` });
+}
+
 /** The `cursor` of a list: a `next_cursor` as the list gave it (checked by the API: signed, and for this list). */
 export function cursorParam() {
   const error = 'cursor must be a next_cursor exactly as a previous page of this list gave it';
@@ -194,13 +223,14 @@ export function cursorParam() {
 }
 
 /**
- * The `chance` of /odds: required, written as a plain decimal (`0.25`, `.25`), 0 < chance < 1.
- * Exponents, hex, signs, `NaN`, `Infinity` and more than 20 characters are refused: they are never
- * what a person means, and the length cap keeps 10 ÷ chance a finite, printable number. 0 and 1 have
- * no odds (nothing to win; no price to pay), DESIGN.md "Odds at the extremes".
+ * The `chance` of /odds: required, written as a plain decimal (`0.25`, `.25`), and a chance the
+ * service can show: 0, 1 (a resolved market's loser and winner) or from 0.001 to 0.999 (the
+ * exchange's extreme ticks). Past those ticks no format is faithful (0.9999 would be fractional `0/1`
+ * and a profit of 0.00 on a win), so they are refused rather than written wrong. Exponents, hex,
+ * signs, `NaN`, `Infinity` and more than 20 characters are refused: never what a person means.
  */
 export function chanceParam(name: string) {
-  const rule = 'a decimal number greater than 0 and less than 1, e.g. 0.25';
+  const rule = 'a decimal number that is 0, 1, or from 0.001 to 0.999 (the exchange quotes nothing in between), e.g. 0.25';
   const error = `${name} must be ${rule}`;
   return z
     .string({ error: (issue) => (issue.input === undefined ? `${name} is required: ${rule}` : error) })
@@ -208,7 +238,7 @@ export function chanceParam(name: string) {
     .max(20, { error })
     .regex(/^(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/, { error })
     .transform(Number)
-    .pipe(z.number({ error }).gt(0, { error }).lt(1, { error }))
+    .pipe(z.number({ error }).refine((c) => c === 0 || c === 1 || (c >= 0.001 && c <= 0.999), { error }))
     .meta({ description: `The chance to convert: ${rule}. Plain decimal notation only (no exponent), at most 20 characters.` });
 }
 
@@ -223,6 +253,7 @@ export const marketListResponseSchema = z
     categories: z.array(categorySchema).meta({ description: 'In order Sport, Football, Crypto, Politics, Economy, Tech, Culture' }),
     leagues: z.array(leagueEntrySchema),
     events: z.array(eventCardSchema),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page' }),
   })
   .meta({ id: 'MarketListResponse' });
 export type MarketListResponse = z.infer<typeof marketListResponseSchema>;
@@ -235,6 +266,49 @@ export const marketEventResponseSchema = z
   })
   .meta({ id: 'MarketEventResponse' });
 export type MarketEventResponse = z.infer<typeof marketEventResponseSchema>;
+
+export const marketsByIdResponseSchema = z
+  .object({
+    ok,
+    live: z.boolean().meta({ description: 'True while the order-book feed is connected and its last message is under 30 s old.' }),
+    count: count.meta({ description: 'Number of markets found (the length of `markets`)' }),
+    markets: z
+      .array(
+        z.object({
+          event: z.string().meta({ description: 'Slug of the event holding the market (`/api/v1/markets/{eventSlug}`)' }),
+          market: marketSchema,
+        }),
+      )
+      .meta({ description: 'The markets found, in the order their ids were asked for' }),
+    missing: z.array(z.string()).meta({ description: 'Ids asked for that no market has, in the order asked' }),
+  })
+  .meta({ id: 'MarketsByIdResponse' });
+export type MarketsByIdResponse = z.infer<typeof marketsByIdResponseSchema>;
+
+const bookLevelSchema = z
+  .object({ price: z.number().min(0).max(1), size: z.number().min(0).meta({ description: 'Shares resting at that price' }) })
+  .meta({ id: 'BookLevel' });
+
+export const marketBookResponseSchema = z
+  .object({
+    ok,
+    market_id: z.string(),
+    as_of: z
+      .string()
+      .nullable()
+      .meta({ description: 'When the last change shown was applied (ISO 8601 UTC); null when no book is held for the market (closed, or not traded yet)', format: 'date-time' }),
+    outcomes: z
+      .array(
+        z.object({
+          name: z.string(),
+          bids: z.array(bookLevelSchema).meta({ description: 'Highest price first; the first is the outcome\'s `best_bid`' }),
+          asks: z.array(bookLevelSchema).meta({ description: 'Lowest price first; the first is the outcome\'s `best_ask`' }),
+        }),
+      )
+      .meta({ description: 'In outcome order, as the market lists them' }),
+  })
+  .meta({ id: 'MarketBookResponse' });
+export type MarketBookResponse = z.infer<typeof marketBookResponseSchema>;
 
 export const marketHistoryResponseSchema = z
   .object({
@@ -293,9 +367,9 @@ export type LiveMatchesResponse = z.infer<typeof liveMatchesResponseSchema>;
 export const oddsResponseSchema = z
   .object({
     ok,
-    chance: z.number().gt(0).lt(1).meta({ description: 'The chance converted' }),
-    wins_on_10: z.number().meta({ description: 'What 10 wins: 10 ÷ chance, 2 decimals (exact from the chance, however small)' }),
-    profit_on_10: z.number().meta({ description: 'Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals' }),
+    chance: z.number().min(0).max(1).meta({ description: 'The chance converted' }),
+    wins_on_10: z.number().nullable().meta({ description: 'What 10 wins: 10 ÷ chance, 2 decimals (10 for chance 1); null for chance 0, which cannot win' }),
+    profit_on_10: z.number().nullable().meta({ description: 'Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals (0 for chance 1: a certainty pays the stake back); null for chance 0' }),
     xp_if_right: z.number().int().meta({ description: 'XP a right call would earn: 10 + round(90 × (1 − chance))' }),
     odds: oddsSchema,
   })
@@ -316,6 +390,8 @@ const endpointTable = [
       '`league` overrides `category`. An unknown `league` key answers 200 with an empty list (`count` 0): leagues come and go with the events on offer, so a key that worked yesterday is not an error today.',
       '`q` searches event titles and every market question (not only the three shown), case-insensitively; it is combined with `league` or `category` when given. An empty `q` means no search.',
       'Parameter values are case-insensitive for `category` and `league`. Unknown query parameters are ignored; a parameter given twice is a 400.',
+      '`status`: `open` (default) lists open events that have at least one open market, busiest first; `closed` lists events whose markets are all closed (resolved, voided or ended), most recently closed first, kept listable for good. `q`, `category` and `league` work with both.',
+      'Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` (with the same `status`, `category`, `league` and `q`) for the next page. An open walk keeps the ranking its first page showed: it returns every event that was listed when it began exactly once, in that order, however volumes move meanwhile (an event that closed since still appears, as it is now). A ranking stays walkable for 15 minutes after the next one replaced it; an older cursor is a 400 saying to start again. A closed walk never skips or repeats an event while others close: they appear before its first page.',
     ].join('\n\n'),
     tags: ['Markets'],
     params: z.object({
@@ -325,7 +401,9 @@ const endpointTable = [
         description: 'A key from the response\'s `leagues` list (e.g. `epl`, `nba`, `btc`); overrides `category`. Case-insensitive. An unknown key gives an empty list, not an error.',
       }),
       q: textParam('q', { max: 80, description: 'Case-insensitive search over event titles and market questions, up to 80 characters. Empty means no search.' }),
+      status: enumParam('status', ['open', 'closed'] as const, 'open (default): open events, busiest first; closed: events whose markets are all closed, most recently closed first. Case-insensitive.'),
       limit: intParam('limit', { min: 1, max: 60, default: 24, description: 'How many events to return.' }),
+      cursor: cursorParam(),
     }),
     response: marketListResponseSchema,
     cache: 'live',
@@ -335,7 +413,25 @@ const endpointTable = [
       { summary: 'Football, 10 events', query: { category: 'Football', limit: '10' } },
       { summary: 'One league', query: { league: 'epl' } },
       { summary: 'Search', query: { q: 'bitcoin', limit: '5' } },
+      { summary: 'Closed events, newest closed first', query: { status: 'closed', limit: '10' } },
     ],
+  }),
+  // Before `/markets/{eventSlug}`: routes match in table order, and `by-id` is not an event slug.
+  defineEndpoint('/api/v1/markets/by-id', {
+    specNumber: null,
+    operationId: 'getMarketsById',
+    summary: 'Get many markets by id',
+    description: [
+      'Up to 100 markets in one request, each with the slug of its event, in the order their ids were asked for: for a client holding market ids (calls, combo legs, its own watch list) that would otherwise make one request per id.',
+      'Each market is exactly as `/api/v1/markets/{eventSlug}` shows it (quotes, `platform_split`, resolution included). Ids no market has are listed in `missing`: the batch is still a 200. An id asked for twice is answered twice.',
+      '`ids` missing, empty, with more than 100 ids, or with an item that is not a market id is a 400 naming the rule.',
+    ].join('\n\n'),
+    tags: ['Markets'],
+    params: z.object({ ids: marketIdsParam('ids') }),
+    response: marketsByIdResponseSchema,
+    cache: 'live',
+    errors: [503],
+    examples: [{ summary: 'Three markets', query: { ids: '540060,540061,540062' } }],
   }),
   defineEndpoint('/api/v1/markets/{eventSlug}', {
     specNumber: 2,
@@ -417,6 +513,29 @@ const endpointTable = [
       { summary: 'Every market of an event, hourly, the last 500 hours', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' } },
       { summary: 'One market by the minute', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', interval: '1m' } },
       { summary: 'Two markets, daily, over a fixed window', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046,540047', interval: '1d', start: '1761955200', end: '1764547200' } },
+    ],
+  }),
+  defineEndpoint('/api/v1/markets/{eventSlug}/book', {
+    specNumber: null,
+    operationId: 'getMarketBook',
+    summary: 'Order book',
+    description: [
+      'The order book of one market of the event: per outcome, bids (highest first) and asks (lowest first) as `{price, size}`, up to `depth` levels a side. Its first levels are the outcome\'s `best_bid` and `best_ask` on `/api/v1/markets/{eventSlug}`.',
+      'The ingestor publishes a book a few times a second at most, and within about a second of a change while the market trades; `as_of` says when the last change shown was applied. A market with no book held (closed, resolved, or not traded yet) answers 200 with empty sides and `as_of` null.',
+      '`market` defaults to the event\'s first market. An unknown event, or a `market` that is not one of the event\'s markets, is a 404; a `depth` that is not an integer from 1 to 50 is a 400.',
+    ].join('\n\n'),
+    tags: ['Markets'],
+    params: z.object({
+      eventSlug: pathParam('eventSlug', { max: 200, description: 'The event slug' }),
+      market: textParam('market', { max: 100, description: "A market id within the event; default the event's first market." }),
+      depth: intParam('depth', { min: 1, max: BOOK_DEPTH, default: 10, description: 'Levels per side.' }),
+    }),
+    response: marketBookResponseSchema,
+    cache: 'live',
+    errors: [404, 503],
+    examples: [
+      { summary: 'The first market, 10 levels', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' } },
+      { summary: 'One market, 50 levels', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', depth: '50' } },
     ],
   }),
   defineEndpoint('/api/v1/live', {
@@ -572,8 +691,10 @@ const endpointTable = [
     summary: 'Convert odds',
     description: [
       'Writes a chance in every odds format, with what 10 wins, the profit on 10 of a right call and the XP it would earn.',
-      '`chance` must be a plain decimal greater than 0 and less than 1: `0`, `1`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s (0 and 1 have no odds: nothing to win, or no price to pay).',
-      'At the extremes (the exchange quotes 0.001 to 0.999) every format stays finite and honest: `percent` shows decimals where whole-number rounding would say 0% or 100% (`0.1%`, `99.9%`); `fractional` is the closest n/d with d ≤ 1000, exact for every 0.001 tick (`999/1`, `1/199`, `1/999`); `american` is a real line (`+99900`, `-99900`); `wins_on_10` and `profit_on_10` follow from the chance exactly.',
+      'The answer is exactly the `odds` an outcome of that chance shows anywhere in this API: one function writes both.',
+      '`chance` must be a plain decimal that is 0, 1, or from 0.001 to 0.999 — the chances the service shows (a resolved market\'s outcomes are 1 and 0; the exchange quotes 0.001 to 0.999). `0.0005`, `0.9999`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s: past the exchange\'s extreme ticks no format is faithful (a win would pay 0.00).',
+      'At the extremes every format stays finite and honest: `percent` shows decimals where whole-number rounding would say 0% or 100% (`0.1%`, `99.9%`); `fractional` is the closest n/d with d ≤ 1000, exact for every 0.001 tick (`999/1`, `1/199`, `1/999`); `american` is a real line (`+99900`, `-99900`); `wins_on_10` and `profit_on_10` follow from the chance exactly.',
+      'A certainty keeps the formats that have a value and no others: chance 1 is `100%`, `100¢`, decimal `1.00`, `wins_on_10` 10, `profit_on_10` 0, with `fractional` and `american` null; chance 0 is `0%`, `0¢`, with `decimal`, `fractional`, `american`, `wins_on_10` and `profit_on_10` null.',
     ].join('\n\n'),
     tags: ['Odds'],
     params: z.object({ chance: chanceParam('chance') }),
@@ -583,6 +704,7 @@ const endpointTable = [
     examples: [
       { summary: 'One in four', query: { chance: '0.25' } },
       { summary: 'A favourite', query: { chance: '0.8' } },
+      { summary: 'A resolved winner', query: { chance: '1' } },
     ],
   }),
 ] as const;

@@ -23,18 +23,45 @@ const chance = z.number().min(0).max(1).meta({ description: 'Chance, 0 to 1' });
 export const oddsSchema = z
   .object({
     percent: z.string().meta({ description: 'Whole percent with a % sign; with decimals where whole would say 0% or 100% of a chance that is neither (0.001 → 0.1%, 0.999 → 99.9%)', examples: ['25%'] }),
-    decimal: z.string().meta({ description: 'Decimal odds, two decimals', examples: ['4.00'] }),
-    fractional: z.string().meta({ description: 'numerator/denominator: the closest fraction to (1 − chance)/chance with a denominator of at most 1000 (0.999 → 1/999)', examples: ['3/1'] }),
-    american: z.string().meta({ description: 'Signed, leading + or - (0.001 → +99900, 0.999 → -99900)', examples: ['+300'] }),
+    decimal: z.string().nullable().meta({ description: 'Decimal odds, two decimals. A certainty: `1.00` for chance 1 (the stake back), null for chance 0 (no finite payout)', examples: ['4.00'] }),
+    fractional: z.string().nullable().meta({ description: 'numerator/denominator: the closest fraction to (1 − chance)/chance with a denominator of at most 1000 (0.999 → 1/999). Null for chance 0 or 1: no fraction describes a certainty', examples: ['3/1'] }),
+    american: z.string().nullable().meta({ description: 'Signed, leading + or - (0.001 → +99900, 0.999 → -99900). Null for chance 0 or 1: no line describes a certainty', examples: ['+300'] }),
     price: z.string().meta({ description: 'Whole cents with a cent sign', examples: ['25¢'] }),
   })
-  .meta({ id: 'Odds', description: 'The same chance written five ways' });
+  .meta({
+    id: 'Odds',
+    description:
+      'The same chance written five ways: exactly what `/api/v1/odds?chance=` answers for that chance. A chance shown is 0, 1 (a resolved market\'s loser and winner) or from 0.001 to 0.999 (the exchange\'s extreme ticks). For a certainty the formats that have a value keep it (`0%`/`100%`, `0¢`/`100¢`, decimal `1.00` for 1) and the others are null.',
+  });
 export type Odds = z.infer<typeof oddsSchema>;
 
 export const outcomeSchema = z
   .object({ name: z.string(), chance, odds: oddsSchema })
   .meta({ id: 'Outcome' });
 export type Outcome = z.infer<typeof outcomeSchema>;
+
+const quotePrice = (description: string) => z.number().min(0).max(1).nullable().meta({ description });
+
+/**
+ * The quotes of an outcome: the top of book its `chance` was computed from (the exchange's display
+ * rule: the midpoint of best_bid and best_ask, or the last trade when the spread is wider than 0.10).
+ */
+export const quoteShape = {
+  best_bid: quotePrice('Highest bid of the top of book the chance was computed from; null when the book has no bids (or the market is settled)'),
+  best_ask: quotePrice('Lowest ask of that top of book; null when the book has no asks (or the market is settled)'),
+  spread: quotePrice('best_ask − best_bid; null unless both are quoted'),
+  last_trade_price: quotePrice('Price of the last trade; null before the first one (or once the market is settled)'),
+};
+
+/** An outcome of a market page (single event, by-id): its chance, odds and the quotes behind them. */
+export const quotedOutcomeSchema = z
+  .object({ name: z.string(), chance, odds: oddsSchema, ...quoteShape })
+  .meta({
+    id: 'QuotedOutcome',
+    description:
+      'An outcome with its quotes. `chance` follows from them by the display rule: the midpoint of `best_bid` and `best_ask` while `spread` ≤ 0.10, else `last_trade_price`; with a one-sided or empty book, the catalog price. A settled market shows its final chance and null quotes.',
+  });
+export type QuotedOutcome = z.infer<typeof quotedOutcomeSchema>;
 
 export const teamSchema = z
   .object({ name: z.string(), abbreviation: z.string(), home: z.boolean() })
@@ -59,7 +86,7 @@ export const marketSchema = z
     question: z.string(),
     label: z.string().meta({ description: 'Short label, e.g. the side the market is about' }),
     kind: z.string().nullable().meta({ description: 'Sports market type in snake_case (moneyline, totals, spreads, both_teams_to_score …); null for non-sport' }),
-    outcomes: z.array(outcomeSchema),
+    outcomes: z.array(quotedOutcomeSchema),
     platform_split: z.array(z.number().int()).meta({ description: "Callers on each outcome (one per person), in outcome order; empty when nobody has called" }),
     closes_at: timestamp.nullable(),
     closed: z.boolean(),

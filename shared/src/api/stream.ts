@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { count } from './fields.js';
+import { quoteShape } from './resources.js';
 
 /**
  * `GET /api/v1/stream` (DESIGN.md "Streams"): the push channel, as Server-Sent Events. Its messages'
@@ -31,8 +32,9 @@ const outcomeChance = (chanceIs: string, atIs: string) => ({
 export const priceMessageSchema = z
   .object({
     ...outcomeChance('The displayed chance now (the value `/markets/{slug}` shows)', 'When the ingestor saw the change'),
+    ...quoteShape,
   })
-  .meta({ id: 'StreamPrice', description: '`event: price` — an outcome\'s displayed chance moved.' });
+  .meta({ id: 'StreamPrice', description: '`event: price` — an outcome\'s displayed chance or its quotes moved (the quotes are the top of book the chance was computed from).' });
 export type PriceMessage = z.infer<typeof priceMessageSchema>;
 
 export const scoreMessageSchema = z

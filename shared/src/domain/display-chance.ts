@@ -1,3 +1,4 @@
+import { shownChance } from './odds.js';
 import { roundTo } from './rounding.js';
 
 /** Spread above which the midpoint is not trusted and the last trade is shown (the exchange's rule). */
@@ -28,7 +29,8 @@ export interface DisplayChanceInput {
  *   rule for a top nobody vouches for.
  *
  * The result is rounded to 4 decimals (so float noise like 0.5249999 never reaches a client or
- * makes a price look "moved") and clamped to [0, 1]. Null when nothing is known. Non-finite
+ * makes a price look "moved") and is a chance the service can show (odds.ts `shownChance`: 0, 1, or
+ * within the exchange's extreme ticks 0.001–0.999). Null when nothing is known. Non-finite
  * inputs count as unknown.
  */
 export function displayChance(input: DisplayChanceInput): number | null {
@@ -47,7 +49,7 @@ export function displayChance(input: DisplayChanceInput): number | null {
     chance = catalog ?? trade;
   }
   if (chance === null) return null;
-  return Math.min(1, Math.max(0, roundTo(chance, 4)));
+  return shownChance(roundTo(chance, 4));
 }
 
 function known(value: number | null): number | null {

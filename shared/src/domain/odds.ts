@@ -1,21 +1,24 @@
 import { roundTo } from './rounding.js';
 
 /**
- * The same chance written five ways (SPEC.md "Odds object"); every value is a string.
+ * The same chance written five ways (SPEC.md "Odds object").
  * Structurally identical to the `Odds` resource schema in `api/resources.ts`.
  */
 export interface Odds {
   /** Whole percent with a % sign, e.g. `25%`; with decimals where whole would say 0% or 100% (`0.3%`, `99.9%`). */
   percent: string;
-  /** Decimal odds with two decimals, e.g. `4.00`. */
-  decimal: string;
-  /** numerator/denominator, e.g. `3/1`. */
-  fractional: string;
-  /** Signed whole number with a leading + or -, e.g. `+300`. */
-  american: string;
+  /** Decimal odds with two decimals, e.g. `4.00`; `1.00` for a certainty (chance 1), null for chance 0 (no finite payout). */
+  decimal: string | null;
+  /** numerator/denominator, e.g. `3/1`; null for chance 0 or 1 (no honest fraction). */
+  fractional: string | null;
+  /** Signed whole number with a leading + or -, e.g. `+300`; null for chance 0 or 1 (no line). */
+  american: string | null;
   /** Whole cents with a cent sign, e.g. `25¢`. */
   price: string;
 }
+
+/** The payout formats of a chance strictly between 0 and 1: never null. */
+export type OpenOdds = { [K in keyof Odds]: string };
 
 /**
  * The smallest chance the payout formats (decimal, fractional, american) are computed from.
@@ -37,8 +40,28 @@ export const MAX_DENOMINATOR = 1000;
 /** Relative slack when comparing approximation errors, so float noise never beats a simpler fraction. */
 const ERROR_EPSILON = 1e-12;
 
-/** The exchange's extreme ticks: the odds of a settled outcome (chance 0 or 1) are written at these. */
-export const SETTLED_ODDS_AT = { low: 0.001, high: 0.999 } as const;
+/**
+ * The exchange's extreme ticks. A chance the service shows is 0, 1 (a settled outcome, or a price
+ * that says so), or within these: a chance past them has no faithful payout in the formats' precision
+ * (0.9999 would be fractional `0/1` and a profit on 10 of 0.00, a win that pays nothing).
+ */
+export const SHOWN_CHANCE = { low: 0.001, high: 0.999 } as const;
+
+/**
+ * The chance the service shows for a price: 0 and 1 as they are, anything between pulled to the
+ * exchange's extreme ticks (a catalog price of 0.9995 is shown as 0.999: nobody can trade above it).
+ * Not a number, or outside [0, 1]: clamped to 0 or 1.
+ */
+export function shownChance(chance: number): number {
+  if (!(chance > 0)) return 0;
+  if (chance >= 1) return 1;
+  return Math.min(SHOWN_CHANCE.high, Math.max(SHOWN_CHANCE.low, chance));
+}
+
+/** Whether the service can show this chance (and `/odds` answers it): 0, 1, or from 0.001 to 0.999. */
+export function isShownChance(chance: number): boolean {
+  return chance === 0 || chance === 1 || (chance >= SHOWN_CHANCE.low && chance <= SHOWN_CHANCE.high);
+}
 
 /**
  * Writes a chance in the five odds formats of DESIGN.md:
@@ -59,7 +82,7 @@ export const SETTLED_ODDS_AT = { low: 0.001, high: 0.999 } as const;
  * @throws RangeError when c is not a finite number in (0, 1). Callers validate input first
  *   (the `/odds` endpoint answers 400), so reaching this is a programming error.
  */
-export function oddsFor(chance: number): Odds {
+export function oddsFor(chance: number): OpenOdds {
   if (typeof chance !== 'number' || !Number.isFinite(chance) || chance <= 0 || chance >= 1) {
     throw new RangeError(`chance must be a finite number in (0, 1), got ${String(chance)}`);
   }
@@ -74,24 +97,25 @@ export function oddsFor(chance: number): Odds {
 }
 
 /**
- * The odds shown for an outcome whose chance may be 0 or 1 (a resolved market's loser and winner):
- * percent and price say `0%`/`0¢` or `100%`/`100¢`, and the payout formats are those of the
- * exchange's extreme ticks ({@link SETTLED_ODDS_AT}), so every string keeps its format rather than
- * becoming a placeholder a client cannot parse. Any other chance is {@link oddsFor}.
+ * The odds of a certainty (DESIGN.md): the formats that have a value keep it — percent and price say
+ * `100%`/`100¢` or `0%`/`0¢`, decimal `1.00` for 1 (the stake back, nothing more) — and the others are
+ * null rather than invented from 0.999 or 0.001: no fraction or line describes a bet that cannot lose
+ * or cannot win, and chance 0 has no finite decimal payout.
  */
-export function oddsForDisplay(chance: number): Odds {
-  if (!(chance > 0)) return { ...oddsFor(SETTLED_ODDS_AT.low), percent: '0%', price: '0¢' };
-  if (chance >= 1) return { ...oddsFor(SETTLED_ODDS_AT.high), percent: '100%', price: '100¢' };
-  return oddsFor(chance);
+export function certaintyOdds(chance: 0 | 1): Odds {
+  return chance === 1
+    ? { percent: '100%', decimal: '1.00', fractional: null, american: null, price: '100¢' }
+    : { percent: '0%', decimal: null, fractional: null, american: null, price: '0¢' };
 }
 
 /**
- * The odds of an outcome's chance on a page, which may be 0 (a resolved loser, or an outcome with no
- * price at all) or 1 (a resolved winner): {@link oddsForDisplay} of it, capped at 1. The worker's
- * snapshots and the API's live-price overlay both use it, so the five strings never differ between them.
+ * The odds of the chance an outcome shows ({@link shownChance} of it): the one function behind every
+ * outcome's `odds` (the worker's snapshots, the API's live-price overlay) and `/odds`, so
+ * `/odds?chance=c` answers exactly what an outcome of chance c shows.
  */
 export function oddsForChance(chance: number): Odds {
-  return oddsForDisplay(Math.min(chance, 1));
+  const shown = shownChance(chance);
+  return shown === 0 || shown === 1 ? certaintyOdds(shown) : oddsFor(shown);
 }
 
 /** 100c rounded to whole, or to the fewest decimals (1 to 15) that say neither 0 nor 100. */

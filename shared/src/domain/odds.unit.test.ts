@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DENOMINATOR, MIN_ODDS_CHANCE, oddsFor, oddsForDisplay } from './odds.js';
+import { isShownChance, MAX_DENOMINATOR, MIN_ODDS_CHANCE, oddsFor, oddsForChance, shownChance } from './odds.js';
 
 const NUMERIC = /^[+-]?\d+(\.\d+)?$/;
 
@@ -77,7 +77,7 @@ describe('oddsFor', () => {
     expect(oddsFor(0.9995).percent).toBe('99.95%');
   });
 
-  it('given the smallest chance /odds accepts (1e-18), when converted, then payout formats follow it and stay plain', () => {
+  it('given the smallest chance (1e-18), when converted, then payout formats follow it and stay plain', () => {
     const odds = oddsFor(MIN_ODDS_CHANCE);
     expect(odds.decimal).toBe('1000000000000000000.00');
     expect(odds.american).toBe('+100000000000000000000');
@@ -107,14 +107,29 @@ describe('oddsFor', () => {
   });
 });
 
-describe('oddsForDisplay', () => {
-  it('given a settled loser (0) or winner (1), when shown, then percent and price say so and the payout formats are those of the extreme ticks', () => {
-    expect(oddsForDisplay(0)).toEqual({ percent: '0%', decimal: '1000.00', fractional: '999/1', american: '+99900', price: '0¢' });
-    expect(oddsForDisplay(1)).toEqual({ percent: '100%', decimal: '1.00', fractional: '1/999', american: '-99900', price: '100¢' });
+describe('oddsForChance', () => {
+  it('given a settled loser (0) or winner (1), when shown, then the formats that have a value keep it and the others are null', () => {
+    expect(oddsForChance(0)).toEqual({ percent: '0%', decimal: null, fractional: null, american: null, price: '0¢' });
+    expect(oddsForChance(1)).toEqual({ percent: '100%', decimal: '1.00', fractional: null, american: null, price: '100¢' });
   });
 
   it('given a chance in between, when shown, then it is oddsFor', () => {
-    expect(oddsForDisplay(0.999)).toEqual(oddsFor(0.999));
+    expect(oddsForChance(0.999)).toEqual(oddsFor(0.999));
+    expect(oddsForChance(0.5355)).toEqual(oddsFor(0.5355));
+  });
+
+  it('given a chance past the extreme ticks, when shown, then it is the tick\'s odds: never a 0/1 fraction', () => {
+    expect(oddsForChance(0.9999)).toEqual(oddsFor(0.999));
+    expect(oddsForChance(0.0004)).toEqual(oddsFor(0.001));
+  });
+});
+
+describe('shownChance', () => {
+  it('keeps 0, 1 and the tick range, pulls the rest to the extreme ticks, and is always a chance /odds accepts', () => {
+    expect([0, 1, 0.001, 0.5355, 0.999].map(shownChance)).toEqual([0, 1, 0.001, 0.5355, 0.999]);
+    expect([0.0004, 0.9995, -1, 2, Number.NaN].map(shownChance)).toEqual([0.001, 0.999, 0, 1, 0]);
+    for (let i = 0; i <= 10_000; i += 1) expect(isShownChance(shownChance(i / 10_000))).toBe(true);
+    expect([0.0005, 0.9999, 1.5].some(isShownChance)).toBe(false);
   });
 });
 

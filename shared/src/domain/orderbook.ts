@@ -75,6 +75,14 @@ class BookSideLevels {
     if (!this.stale && (this.best === null || this.better(price, this.best))) this.best = price;
   }
 
+  /** The `n` best levels, best first. */
+  top(n: number): Array<{ price: number; size: number }> {
+    return [...this.levels]
+      .sort(([a], [b]) => (this.better(a, b) ? -1 : this.better(b, a) ? 1 : 0))
+      .slice(0, n)
+      .map(([price, size]) => ({ price, size }));
+  }
+
   bestPrice(): number | null {
     if (this.stale) {
       let best: number | null = null;
@@ -168,6 +176,11 @@ export class OrderBook {
   /** True once a `book` snapshot has been applied (deltas alone do not make a trustworthy book). */
   get hasSnapshot(): boolean {
     return this.snapshotApplied;
+  }
+
+  /** The `n` best levels of each side: bids high to low, asks low to high. */
+  depth(n: number): { bids: Array<{ price: number; size: number }>; asks: Array<{ price: number; size: number }> } {
+    return { bids: this.bids.top(n), asks: this.asks.top(n) };
   }
 
   /** Number of price levels on each side. */

@@ -24,6 +24,8 @@ export interface RedisKeys {
   chances: string;
   /** hash: token id → Unix ms when that chance was last set or re-confirmed by the feed. */
   chanceAt: string;
+  /** hash: token id → the quotes its chance was computed from, `bid|ask|last` (domain/quote.ts). Written with the chance, when either moved. */
+  quotes: string;
   /**
    * hash: feed health, rewritten every second by the ingestor. Fields: market_connected ("1"/"0"),
    * market_last_at (ms of the last data frame or PONG), sports_connected, sports_last_at.
@@ -69,6 +71,8 @@ export interface RedisKeys {
    * each catalog load, closed ones when their page is rebuilt); rebuilt with the pages after a loss.
    */
   marketEvents: string;
+  /** counter: the newest version of the open events' ranking (`markets:ranking:<version>` snapshots, /markets walks). */
+  rankingVersion: string;
   /**
    * string per lease of the ingestors' shared work (services/ingestor/src/sharing): `part:<n>` (the
    * markets of partition n), `leader` (catalog sync and resolution checks). Value: the owner's id; PX.
@@ -95,9 +99,13 @@ export interface RedisKeys {
  * Snapshot names.
  * - `markets:trending`, `markets:category:<Category>`, `markets:league:<key>`: a MarketListSnapshot.
  * - `markets:search`: a MarketSearchSnapshot over every open event (for `q`).
+ * - `markets:ranking:<version>`: a RankingSnapshot, the busiest-first order a `/markets` walk keeps;
+ *   kept at least 15 minutes after the next version replaced it (a TTL), then gone.
  * - `event:<slug>`: an EventSnapshot.
  * - `history:<marketId>:<range>`: a HistorySnapshot (range 1d, 1w, 1m or max).
  * - `live`: a LiveSnapshot (every match in play).
+ * - `book:<marketId>`: a BookSnapshot, written by the ingestor (a few times a second at most per
+ *   market) with a TTL, so the book of a market no longer traded goes away on its own.
  * - Records (shared/src/api/records-resources.ts): `calls:latest`, `calls:market:<marketId>`,
  *   `leaderboard:<profit|right|xp|week>`, `combos:<open|won|lost|void>`. A person's record and call
  *   lists and a call's page are no snapshots: the API reads them from Postgres (services/api/src/pages).
@@ -109,6 +117,8 @@ export type SnapshotName =
   | 'markets:search'
   | `event:${string}`
   | `history:${string}:${string}`
+  | `book:${string}`
+  | `markets:ranking:${string}`
   | 'live'
   | 'calls:latest'
   | `calls:market:${string}`
@@ -125,6 +135,7 @@ export function redisKeys(prefix: string): RedisKeys {
   return {
     chances: `${base}:chances`,
     chanceAt: `${base}:chances:at`,
+    quotes: `${base}:quotes`,
     feed: `${base}:feed`,
     dirtyEvents: `${base}:dirty:events`,
     dirtyHistory: `${base}:dirty:history`,
@@ -138,6 +149,7 @@ export function redisKeys(prefix: string): RedisKeys {
     snapshotBuiltAt: `${base}:snapshots:built`,
     rateLimitPrefix: `${prefix}:rl:`,
     marketEvents: `${base}:market-events`,
+    rankingVersion: `${base}:ranking:version`,
     ingestorLease: (name) => `${base}:lease:ingestor:${name}`,
     ingestors: `${base}:ingestors`,
     stream: `${base}:stream`,

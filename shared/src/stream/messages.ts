@@ -1,4 +1,5 @@
 import type { StreamMessage } from '../api/stream.js';
+import { NO_QUOTE, type Quote } from '../domain/quote.js';
 
 /**
  * Builders of the stream's messages from what each writer holds, so that a call site is one line
@@ -13,10 +14,22 @@ export function priceMessage(
   outcome: { eventSlug: string; marketId: string; outcomeIndex: number; name: string },
   chance: number,
   atMs: number,
+  quote: Quote = NO_QUOTE,
 ): StreamMessage {
   return {
     topic: 'price',
-    data: { event: outcome.eventSlug, market_id: outcome.marketId, outcome_index: outcome.outcomeIndex, outcome: outcome.name, chance, at: iso(atMs) },
+    data: {
+      event: outcome.eventSlug,
+      market_id: outcome.marketId,
+      outcome_index: outcome.outcomeIndex,
+      outcome: outcome.name,
+      chance,
+      best_bid: quote.best_bid,
+      best_ask: quote.best_ask,
+      spread: quote.spread,
+      last_trade_price: quote.last_trade_price,
+      at: iso(atMs),
+    },
   };
 }
 

@@ -130,6 +130,7 @@ export function endpointRoute<P extends EndpointPath>(
         call: (id) => ((fromPostgres = true), pages.call(id)),
         combos: (q) => ((fromPostgres = true), pages.combos(q)),
         leaderboard: (q) => ((fromPostgres = true), pages.leaderboard(q)),
+        closedEvents: (q) => ((fromPostgres = true), pages.closedEvents(q)),
         close: () => pages.close(),
       },
       candles: { read: (q) => ((fromPostgres = true), ctx.candles.read(q)), close: () => ctx.candles.close() },

@@ -243,13 +243,18 @@ describe('GET /api/v1/odds', () => {
     expect(data).toMatchObject({ chance: Number(chance), ...expected });
   });
 
-  it('follows the smallest chance it accepts exactly, in plain numbers', async () => {
-    const data = await body(await get('/api/v1/odds?chance=0.000000000000000001'), oddsResponseSchema);
-    expect(data.wins_on_10).toBe(1e19);
-    expect(data.odds.decimal).toBe('1000000000000000000.00');
+  // A certainty keeps the formats that have a value, and invents none (the odds a resolved outcome shows).
+  it.each([
+    ['1', { wins_on_10: 10, profit_on_10: 0, xp_if_right: 10, odds: { percent: '100%', decimal: '1.00', fractional: null, american: null, price: '100¢' } }],
+    ['1.0', { wins_on_10: 10, profit_on_10: 0, xp_if_right: 10, odds: { percent: '100%', decimal: '1.00', fractional: null, american: null, price: '100¢' } }],
+    ['0', { wins_on_10: null, profit_on_10: null, xp_if_right: 100, odds: { percent: '0%', decimal: null, fractional: null, american: null, price: '0¢' } }],
+  ])('converts the certainty %s', async (chance, expected) => {
+    const data = await body(await get(`/api/v1/odds?chance=${chance}`), oddsResponseSchema);
+    expect(data).toEqual({ ok: true, chance: Number(chance), ...expected });
   });
 
-  it.each(['chance=0', 'chance=1', 'chance=1.0', 'chance=0.9999999999999999999', 'chance=1.5', 'chance=abc', 'chance=', '', 'chance=NaN', 'chance=Infinity', 'chance=0x1', 'chance=1e-400', 'chance=-0.5'])(
+  // Past the exchange's extreme ticks no format is faithful (0.9999: fractional 0/1, a win paying 0.00): refused.
+  it.each(['chance=0.0005', 'chance=0.9995', 'chance=0.9999', 'chance=0.000000000000000001', 'chance=0.9999999999999999999', 'chance=1.5', 'chance=abc', 'chance=', '', 'chance=NaN', 'chance=Infinity', 'chance=0x1', 'chance=1e-400', 'chance=-0.5'])(
     'answers %s with 400 naming chance',
     async (query) => {
       expect(await expectError(await get(`/api/v1/odds?${query}`), 400, 'bad_request')).toMatch(/^chance (must be|is required)/);
@@ -399,8 +404,10 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/leaderboard',
       '/api/v1/live',
       '/api/v1/markets',
+      '/api/v1/markets/by-id',
       '/api/v1/markets/by-id/{marketId}',
       '/api/v1/markets/{eventSlug}',
+      '/api/v1/markets/{eventSlug}/book',
       '/api/v1/markets/{eventSlug}/history',
       '/api/v1/odds',
       '/api/v1/stream',

@@ -59,24 +59,29 @@ describe('GET /api/v1/odds parameters', () => {
     ['0.25', 0.25],
     ['.5', 0.5],
     ['0.999', 0.999],
-    ['0.000001', 0.000001],
+    ['0.001', 0.001],
+    ['0.5355', 0.5355],
+    ['0', 0],
+    ['0.0', 0],
+    ['1', 1],
+    ['1.000', 1],
   ])('accepts chance=%s', (chance, value) => {
     expect(parseParams(odds, { chance })).toEqual({ chance: value });
   });
 
-  it.each(['0', '0.0', '1', '1.000', '1.5', '2', 'abc', 'NaN', 'Infinity', '0x1', '1e-3', '1e-400', '-0.5', '+0.5', '0.5 ', '0.1234567890123456789'])(
+  it.each(['0.000001', '0.0005', '0.9995', '0.9999', '1.5', '2', 'abc', 'NaN', 'Infinity', '0x1', '1e-3', '1e-400', '-0.5', '+0.5', '0.5 ', '0.1234567890123456789'])(
     'refuses chance=%s',
     (chance) => {
       expect(rejection(() => parseParams(odds, { chance }))).toEqual({
         code: 'bad_request',
-        message: 'chance must be a decimal number greater than 0 and less than 1, e.g. 0.25',
+        message: 'chance must be a decimal number that is 0, 1, or from 0.001 to 0.999 (the exchange quotes nothing in between), e.g. 0.25',
       });
     },
   );
 
   it('says chance is required when it is missing or empty', () => {
     for (const raw of [{}, { chance: '' }] as Array<Record<string, string>>) {
-      expect(rejection(() => parseParams(odds, raw)).message).toBe('chance is required: a decimal number greater than 0 and less than 1, e.g. 0.25');
+      expect(rejection(() => parseParams(odds, raw)).message).toBe('chance is required: a decimal number that is 0, 1, or from 0.001 to 0.999 (the exchange quotes nothing in between), e.g. 0.25');
     }
   });
 });
@@ -92,10 +97,12 @@ describe('the endpoint table', () => {
   it('gives every endpoint an Express path matching its OpenAPI path', () => {
     expect(endpointList.map((e) => [e.path, e.expressPath])).toEqual([
       ['/api/v1/markets', '/api/v1/markets'],
+      ['/api/v1/markets/by-id', '/api/v1/markets/by-id'],
       ['/api/v1/markets/{eventSlug}', '/api/v1/markets/:eventSlug'],
       ['/api/v1/markets/by-id/{marketId}', '/api/v1/markets/by-id/:marketId'],
       ['/api/v1/markets/{eventSlug}/history', '/api/v1/markets/:eventSlug/history'],
       ['/api/v1/markets/{eventSlug}/candles', '/api/v1/markets/:eventSlug/candles'],
+      ['/api/v1/markets/{eventSlug}/book', '/api/v1/markets/:eventSlug/book'],
       ['/api/v1/live', '/api/v1/live'],
       ['/api/v1/calls', '/api/v1/calls'],
       ['/api/v1/calls/{id}', '/api/v1/calls/:id'],

@@ -18,7 +18,9 @@ export type ListPosition =
   | { list: 'calls'; market: string | null; after: string }
   | { list: 'user-calls'; handle: string; status: (typeof USER_CALL_FILTERS)[number]; after: string }
   | { list: 'combos'; status: (typeof CALL_STATUSES)[number]; after: string }
-  | { list: 'leaderboard'; sort: (typeof LEADERBOARD_SORTS)[number]; version: number; after: number };
+  | { list: 'leaderboard'; sort: (typeof LEADERBOARD_SORTS)[number]; version: number; after: number }
+  | { list: 'markets-open'; filter: string; version: number; after: number }
+  | { list: 'markets-closed'; filter: string; after: string; id: string };
 
 export type ListName = ListPosition['list'];
 /** A list as a request names it: everything of its position but where it ends (and the leaderboard's version). */
@@ -26,7 +28,9 @@ export type ListIdentity =
   | { list: 'calls'; market: string | null }
   | { list: 'user-calls'; handle: string; status: (typeof USER_CALL_FILTERS)[number] }
   | { list: 'combos'; status: (typeof CALL_STATUSES)[number] }
-  | { list: 'leaderboard'; sort: (typeof LEADERBOARD_SORTS)[number] };
+  | { list: 'leaderboard'; sort: (typeof LEADERBOARD_SORTS)[number] }
+  | { list: 'markets-open'; filter: string }
+  | { list: 'markets-closed'; filter: string };
 export type PositionOf<L extends ListName> = Extract<ListPosition, { list: L }>;
 
 const positionSchema = z.discriminatedUnion('list', [
@@ -39,6 +43,8 @@ const positionSchema = z.discriminatedUnion('list', [
     version: z.number().int().min(0),
     after: z.number().int().min(1),
   }),
+  z.strictObject({ list: z.literal('markets-open'), filter: z.string(), version: z.number().int().min(1), after: z.number().int().min(0) }),
+  z.strictObject({ list: z.literal('markets-closed'), filter: z.string(), after: z.string().min(1), id: z.string().min(1) }),
 ]);
 
 const MAC_BYTES = 16;
@@ -96,5 +102,8 @@ function describeList(position: ListPosition): string {
       return `/api/v1/combos?status=${position.status}`;
     case 'leaderboard':
       return `/api/v1/leaderboard?sort=${position.sort}`;
+    case 'markets-open':
+    case 'markets-closed':
+      return `/api/v1/markets?status=${position.list === 'markets-open' ? 'open' : 'closed'}${position.filter === '' ? '' : `&${position.filter}`}`;
   }
 }

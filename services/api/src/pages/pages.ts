@@ -53,7 +53,30 @@ export interface PageReader {
   combos(q: { status: CallStatus; after: string; limit: number }): Promise<Page>;
   /** null when the ranking version is no longer kept. */
   leaderboard(q: { sort: LeaderboardSort; version: number; after: number; limit: number }): Promise<Page | null>;
+  /**
+   * Closed events (all markets closed, or the event), most recently closed first by (closed_at, id),
+   * after the one `after` names (none: the first page), with the filters; up to limit + 1 rows
+   * (migration 0009's events_closed_newest). Each row: the slug, its keyset and the card fields the
+   * API needs when the event has no snapshot.
+   */
+  closedEvents(q: {
+    category: string | null;
+    league: string | null;
+    q: string | null;
+    after: { at: string; id: string } | null;
+    limit: number;
+  }): Promise<{ rows: ClosedEventRow[]; more: boolean }>;
   close(): Promise<void>;
+}
+
+export interface ClosedEventRow {
+  id: string;
+  slug: string;
+  title: string;
+  category: string;
+  /** closed_at as ISO text (the keyset, at full precision). */
+  at: string;
+  market_count: number;
 }
 
 type Fragment = recordJson.Fragment;
@@ -225,6 +248,31 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: ReadQuer
         `);
         return page(rows, limit);
       });
+    },
+    async closedEvents({ category, league, q, after, limit }) {
+      // inputs: filters (league overrides category; q over the title and every market question), the
+      // keyset of the last event shown, the page size. outputs: up to limit + 1 closed events, newest
+      // closed first.
+      const filters = [
+        league !== null ? sql`lower(e.league) = ${league}` : category !== null ? sql`e.category = ${category}` : sql`true`,
+        q === null
+          ? sql`true`
+          : sql`(strpos(lower(e.title), ${q}) > 0 or exists (select 1 from markets m where m.event_id = e.id and strpos(lower(m.question), ${q}) > 0))`,
+        after === null ? sql`true` : sql`(e.closed_at, e.id) < (${after.at}::timestamptz, ${after.id})`,
+      ];
+      const rows = await one<ClosedEventRow>(
+        'closed events page',
+        sql`
+          select e.id, e.slug, e.title, e.category,
+                 to_char(e.closed_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at,
+                 (select count(*)::int from markets m where m.event_id = e.id) as market_count
+          from events e
+          where e.closed_at is not null and ${sql.join(filters, sql` and `)}
+          order by e.closed_at desc, e.id desc
+          limit ${limit + 1}
+        `,
+      );
+      return { rows: rows.slice(0, limit), more: rows.length > limit };
     },
     close: () => db.dispose(),
   };

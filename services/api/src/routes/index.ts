@@ -3,7 +3,9 @@ import { convertOdds } from './convert-odds.js';
 import { getMarketEvent } from './get-market-event.js';
 import { getMarketHistory } from './get-market-history.js';
 import { getMarketCandles } from './get-market-candles.js';
+import { getMarketBook } from './get-market-book.js';
 import { getMarketById } from './get-market-by-id.js';
+import { getMarketsById } from './get-markets-by-id.js';
 import { listLiveMatches } from './list-live-matches.js';
 import { listMarkets } from './list-markets.js';
 import { listCalls } from './list-calls.js';
@@ -18,8 +20,10 @@ export const handlers: HandlerMap = {
   '/api/v1/markets': listMarkets,
   '/api/v1/markets/{eventSlug}': getMarketEvent,
   '/api/v1/markets/by-id/{marketId}': getMarketById,
+  '/api/v1/markets/by-id': getMarketsById,
   '/api/v1/markets/{eventSlug}/history': getMarketHistory,
   '/api/v1/markets/{eventSlug}/candles': getMarketCandles,
+  '/api/v1/markets/{eventSlug}/book': getMarketBook,
   '/api/v1/live': listLiveMatches,
   '/api/v1/calls': listCalls,
   '/api/v1/calls/{id}': getCall,

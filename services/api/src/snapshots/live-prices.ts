@@ -1,6 +1,6 @@
 import type { Logger } from '@pm/shared/logger';
 import type { Market } from '@pm/shared/api';
-import { chanceChange, oddsForChance } from '@pm/shared/domain';
+import { chanceChange, oddsForChance, quoteOf, shownChance, type Quote } from '@pm/shared/domain';
 import type { SnapshotName } from '@pm/shared/redis';
 import type { EventSnapshot } from '@pm/shared/snapshots';
 import type { StreamEntry } from '@pm/shared/stream';
@@ -53,6 +53,7 @@ interface Live {
   marketId: string;
   index: number;
   chance: number;
+  quote: Quote;
   until: number;
 }
 
@@ -72,7 +73,7 @@ const EVENT = 'event:';
  * allocated in its first minute, which set its peak RSS. The stream is written by our own ingestor;
  * this check only keeps a malformed entry from being laid over a page.
  */
-function priceOf(data: string): { event: string; marketId: string; index: number; chance: number } | undefined {
+function priceOf(data: string): { event: string; marketId: string; index: number; chance: number; quote: Quote } | undefined {
   let message: unknown;
   try {
     message = JSON.parse(data);
@@ -80,11 +81,13 @@ function priceOf(data: string): { event: string; marketId: string; index: number
     return undefined;
   }
   if (typeof message !== 'object' || message === null) return undefined;
-  const { event, market_id: marketId, outcome_index: index, chance } = message as Record<string, unknown>;
+  const { event, market_id: marketId, outcome_index: index, chance, best_bid: bid, best_ask: ask, last_trade_price: last } = message as Record<string, unknown>;
   if (typeof event !== 'string' || event === '' || typeof marketId !== 'string') return undefined;
   if (typeof index !== 'number' || !Number.isInteger(index) || index < 0) return undefined;
   if (typeof chance !== 'number' || !(chance >= 0 && chance <= 1)) return undefined;
-  return { event, marketId, index, chance };
+  // As the worker shows it (0, 1 or the exchange's ticks), so both make the same page.
+  const num = (v: unknown) => (typeof v === 'number' ? v : null);
+  return { event, marketId, index, chance: shownChance(chance), quote: quoteOf(num(bid), num(ask), num(last)) };
 }
 
 export function createLivePrices(opts: LivePricesOptions): LivePrices {
@@ -142,12 +145,12 @@ export function createLivePrices(opts: LivePricesOptions): LivePrices {
           if (malformed++ % 1000 === 0) opts.logger.warn({ id: entry.id, malformed }, 'price message not understood; not overlaid');
           continue;
         }
-        const { event, marketId, index, chance } = price;
+        const { event, marketId, index, chance, quote } = price;
         let prices = byEvent.get(event);
         if (prices === undefined) byEvent.set(event, (prices = new Map()));
         const key = `${marketId}\u0000${index}`;
         if (!prices.has(key)) held++;
-        const live: Live = { marketId, index, chance, until };
+        const live: Live = { marketId, index, chance, quote, until };
         prices.set(key, live);
         expiries.push({ slug: event, key, live });
         changed.add(`${EVENT}${event}`);
@@ -170,9 +173,25 @@ export function createLivePrices(opts: LivePricesOptions): LivePrices {
         const at = list.findIndex((m) => m.id === live.marketId);
         const market = list[at];
         const outcome = market?.outcomes[live.index];
-        if (market === undefined || outcome === undefined || outcome.chance === live.chance) continue;
+        const q = live.quote;
+        const same =
+          outcome !== undefined &&
+          outcome.chance === live.chance &&
+          outcome.best_bid === q.best_bid &&
+          outcome.best_ask === q.best_ask &&
+          outcome.last_trade_price === q.last_trade_price;
+        if (market === undefined || outcome === undefined || same) continue;
         const outcomes = [...market.outcomes];
-        outcomes[live.index] = { name: outcome.name, chance: live.chance, odds: oddsForChance(live.chance) };
+        // Key for key what the worker writes (payloads.ts buildQuotedOutcomes), so the page is the same bytes.
+        outcomes[live.index] = {
+          name: outcome.name,
+          chance: live.chance,
+          odds: oddsForChance(live.chance),
+          best_bid: q.best_bid,
+          best_ask: q.best_ask,
+          spread: q.spread,
+          last_trade_price: q.last_trade_price,
+        };
         markets ??= [...snapshot.event.markets];
         markets[at] = {
           ...market,

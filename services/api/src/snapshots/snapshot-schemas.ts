@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HISTORY_RANGES, type EventSnapshot, type HistorySnapshot, type LiveSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
+import { HISTORY_RANGES, type BookSnapshot, type RankingSnapshot, type EventSnapshot, type HistorySnapshot, type LiveSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
 import { categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema } from '@pm/shared/api';
 
 /**
@@ -9,12 +9,14 @@ import { categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagu
  */
 
 export const marketListSnapshotSchema: z.ZodType<MarketListSnapshot> = z.object({
+  ranking: z.number().int().optional(),
   categories: z.array(categorySchema),
   leagues: z.array(leagueEntrySchema),
   events: z.array(eventCardSchema),
 });
 
 export const marketSearchSnapshotSchema: z.ZodType<MarketSearchSnapshot> = z.object({
+  ranking: z.number().int().optional(),
   categories: z.array(categorySchema),
   leagues: z.array(leagueEntrySchema),
   entries: z.array(
@@ -31,6 +33,18 @@ export const historySnapshotSchema: z.ZodType<HistorySnapshot> = z.object({
   market_id: z.string(),
   range: z.enum(HISTORY_RANGES),
   points: z.array(historyPointSchema),
+});
+
+export const rankingSnapshotSchema: z.ZodType<RankingSnapshot> = z.object({
+  version: z.number().int(),
+  events: z.array(z.tuple([z.string(), categorySchema, z.string().nullable()])),
+});
+
+const bookLevel = z.object({ price: z.number(), size: z.number() });
+export const bookSnapshotSchema: z.ZodType<BookSnapshot> = z.object({
+  market_id: z.string(),
+  as_of: z.string(),
+  outcomes: z.array(z.object({ index: z.number().int().min(0), bids: z.array(bookLevel), asks: z.array(bookLevel) })),
 });
 
 export const liveSnapshotSchema: z.ZodType<LiveSnapshot> = z.object({ matches: z.array(liveMatchSchema) });

@@ -55,7 +55,10 @@ function call(event: string): StreamMessage {
   };
 }
 function price(event: string, chance: number): StreamMessage {
-  return { topic: 'price', data: { event, market_id: 'm1', outcome_index: 0, outcome: 'Yes', chance, at: new Date().toISOString() } };
+  return {
+    topic: 'price',
+    data: { event, market_id: 'm1', outcome_index: 0, outcome: 'Yes', chance, best_bid: null, best_ask: null, spread: null, last_trade_price: null, at: new Date().toISOString() },
+  };
 }
 const append = (m: StreamMessage) => appendStreamMessage(redis, testRedis.prefix, m);
 const ids = (c: SseConnection) => c.messages.map((m) => m.id);

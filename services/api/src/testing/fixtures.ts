@@ -8,7 +8,7 @@ import { queueSnapshotWrites, redisKeys, type SnapshotName } from '@pm/shared/re
 import type { EventSnapshot, MarketListSnapshot, MarketSearchSnapshot } from '@pm/shared/snapshots';
 import type { Logger } from '@pm/shared/logger';
 import { CATEGORY_DISPLAY_ORDER, type Category, type Combo, type Event, type EventCard, type LeagueEntry, type LeaderboardRow, type Market } from '@pm/shared/api';
-import { oddsForDisplay } from '@pm/shared/domain';
+import { oddsForChance } from '@pm/shared/domain';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
 import { createApiServer, type ApiServer } from '../server.js';
 
@@ -17,7 +17,14 @@ import { createApiServer, type ApiServer } from '../server.js';
 const WEB = 'http://localhost:3000';
 
 export function outcome(name: string, chance: number) {
-  return { name, chance, odds: oddsForDisplay(chance) };
+  return { name, chance, odds: oddsForChance(chance) };
+}
+
+/** An outcome of a market page: with quotes (a one-cent spread around the chance). */
+export function quotedOutcome(name: string, chance: number) {
+  const bid = Math.max(0.001, Math.round((chance - 0.005) * 1000) / 1000);
+  const ask = Math.min(0.999, Math.round((chance + 0.005) * 1000) / 1000);
+  return { ...outcome(name, chance), best_bid: bid, best_ask: ask, spread: Math.round((ask - bid) * 10_000) / 10_000, last_trade_price: chance };
 }
 
 export function market(id: string, question: string, chance = 0.5): Market {
@@ -26,7 +33,7 @@ export function market(id: string, question: string, chance = 0.5): Market {
     question,
     label: question.slice(0, 20),
     kind: null,
-    outcomes: [outcome('Yes', chance), outcome('No', Math.round((1 - chance) * 1000) / 1000)],
+    outcomes: [quotedOutcome('Yes', chance), quotedOutcome('No', Math.round((1 - chance) * 1000) / 1000)],
     platform_split: [],
     closes_at: '2030-01-01T00:00:00.000Z',
     closed: false,
@@ -57,7 +64,7 @@ export function card(e: Event): EventCard {
     slug: e.slug,
     title: e.title,
     category: e.category,
-    markets: e.markets.slice(0, 3).map(({ id, question, outcomes }) => ({ id, question, outcomes })),
+    markets: e.markets.slice(0, 3).map(({ id, question, outcomes }) => ({ id, question, outcomes: outcomes.map((o) => outcome(o.name, o.chance)) })),
     market_count: e.market_count,
     url: e.url,
   };

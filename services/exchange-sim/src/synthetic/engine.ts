@@ -37,6 +37,11 @@ export interface SyntheticOptions {
   quietSpells?: { everyMs: number; forMs: number };
   /** Open events to keep at least: the designed catalog, then generic questions up to this many. */
   openEvents?: number;
+  /**
+   * 0 (default): ids as the seed always gave them. Otherwise this run's epoch: ids, slugs and token
+   * ids differ from every other run's, so a restart never gives an id to a different event.
+   */
+  idEpoch?: number;
 }
 
 /** One closed event in this many drops out of the catalog's list queries (PROTOCOL.md §3 quirk). */
@@ -68,7 +73,8 @@ export class SyntheticExchange implements ExchangeSource {
   constructor(private readonly opts: SyntheticOptions) {
     const root = new Rng(opts.seed);
     this.start0 = opts.startTime ?? Date.now();
-    this.world = new World(root.fork('catalog'), () => this.now());
+    const epoch = opts.idEpoch ?? 0;
+    this.world = new World(root.fork(epoch > 0 ? `catalog:${epoch}` : 'catalog'), () => this.now(), epoch);
     this.moves = root.fork('moves');
     this.games = root.fork('games');
     this.outcomes = root.fork('outcomes');

@@ -72,10 +72,21 @@ export class EventFactory {
   private readonly slugs = new Set<string>();
   private readonly cursors: Record<GenericFamily, number> = { politics: 0, economy: 0, tech: 0, culture: 0 };
 
+  /**
+   * @param idEpoch 0: ids as they always were (30001…, 540001…, games 90001…). Otherwise a run's own
+   *   epoch (the run line gives the start's Unix seconds): every id and event slug carries it, so a
+   *   simulator restarted on the same database never hands an id (or a slug) to a different event.
+   */
   constructor(
     private readonly rng: Rng,
     private readonly nowMs: () => number,
+    private readonly idEpoch = 0,
   ) {}
+
+  /** `base + seq`, after the epoch's digits when there is one (a fixed 10-digit prefix: no two runs' ids meet). */
+  private idOf(base: number, seq: number): string {
+    return this.idEpoch > 0 ? `${this.idEpoch}${base + seq}` : String(base + seq);
+  }
 
   private uniqueSlug(base: string): string {
     let slug = base;
@@ -90,7 +101,7 @@ export class EventFactory {
     const fair = clampFair(spec.fair);
     const volume = Math.round(Math.exp(rng.range(Math.log(2_000), Math.log(4_000_000))) * 100) / 100;
     const market: SimMarket = {
-      id: String(540_000 + this.marketSeq),
+      id: this.idOf(540_000, this.marketSeq),
       conditionId: `0x${rng.hex(64)}`,
       question: spec.question,
       slug: this.uniqueSlug(`${eventSlug}-${slugify(spec.groupItemTitle || spec.question)}`.slice(0, 120)),
@@ -121,10 +132,10 @@ export class EventFactory {
   private event(spec: EventSpec): SimEvent {
     this.eventSeq += 1;
     const createdAt = this.nowMs();
-    const slug = this.uniqueSlug(spec.slugBase);
+    const slug = this.uniqueSlug(this.idEpoch > 0 ? `${spec.slugBase}-${this.idEpoch.toString(36)}` : spec.slugBase);
     const description = spec.description;
     return {
-      id: String(30_000 + this.eventSeq),
+      id: this.idOf(30_000, this.eventSeq),
       slug,
       title: spec.title,
       description,
@@ -158,7 +169,7 @@ export class EventFactory {
   match(league: League, kickoff: number, slot: string): SimEvent {
     this.gameSeq += 1;
     const [home, away] = this.pickTeams(league);
-    const game = createGame(90_000 + this.gameSeq, league, home, away, kickoff, this.rng);
+    const game = createGame(this.idEpoch * 1_000_000 + 90_000 + this.gameSeq, league, home, away, kickoff, this.rng);
     const fairs = gameFairs(game);
     const vs = `${home.name} vs. ${away.name}`;
     const day = isoDay(kickoff);

@@ -49,8 +49,9 @@ export class World {
   constructor(
     private readonly rng: Rng,
     private readonly nowMs: () => number,
+    idEpoch = 0,
   ) {
-    this.factory = new EventFactory(rng, nowMs);
+    this.factory = new EventFactory(rng, nowMs, idEpoch);
     this.spot = Object.fromEntries(COINS.map((c) => [c.key, c.spot])) as Record<CoinKey, number>;
   }
 

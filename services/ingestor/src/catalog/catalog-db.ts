@@ -139,18 +139,43 @@ async function upsertOutcomes(tx: Tx, rows: OutcomeRow[]): Promise<Array<{ marke
 }
 
 /**
- * Close an event the catalog no longer knows (404 by id), and its markets. No resolution is
- * recorded: the exchange said nothing about a winner. Returns whether it was open.
+ * Close an event the catalog no longer knows (404 by id over the grace period: catalog-sync.ts), and
+ * its markets. No resolution is recorded: the exchange said nothing about a winner. Returns whether
+ * it was open.
  */
 export async function closeVanishedEvent(db: Db, eventId: string): Promise<boolean> {
   return db.tx(async (tx) => {
     const at = new Date();
     // The event, when it was open (and is now closed); then its open markets.
     const closed = await tables.events(tx).update({ id: eventId, closed: false }, { closed: true, updated_at: at });
+    await tx.query(sql`delete from catalog_absences where event_id = ${eventId}`);
     if (closed.length === 0) return false;
     await tables.markets(tx).update({ event_id: eventId, closed: false }, { closed: true, updated_at: at });
     return true;
   });
+}
+
+/**
+ * One more sync found the event unknown to the catalog (404 by id): counts the miss and says how many
+ * syncs in a row have found it missing and since when (migration 0009). Nothing is closed here.
+ */
+export async function recordCatalogMiss(db: Db, eventId: string, at: Date): Promise<{ misses: number; firstMissedAt: Date }> {
+  // inputs: event id, the time of this miss. outputs: the absence row after counting it.
+  const [row] = (await db.query(sql`
+    insert into catalog_absences as a (event_id, first_missed_at, last_missed_at, misses)
+    values (${eventId}, ${at}, ${at}, 1)
+    on conflict (event_id) do update set last_missed_at = excluded.last_missed_at, misses = a.misses + 1
+    returning a.misses, a.first_missed_at
+  `)) as Array<{ misses: number; first_missed_at: Date }>;
+  if (row === undefined) throw new Error(`catalog miss of ${eventId} was not recorded`);
+  return { misses: row.misses, firstMissedAt: row.first_missed_at };
+}
+
+/** The catalog answered for these events again: their absence, if any, is forgotten. */
+export async function forgetCatalogMisses(db: Db, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  // inputs: event ids the catalog answered for. outputs: none (their absence rows deleted).
+  await db.query(sql`delete from catalog_absences where event_id = any(${[...eventIds]}::text[])`);
 }
 
 /** Ids of events the database holds as open (to find those that left the catalog's open list). */

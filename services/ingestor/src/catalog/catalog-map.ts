@@ -15,8 +15,8 @@ export interface TeamRow {
   home: boolean;
 }
 
-/** An `events` row as the catalog upsert sends it (catalog-db.ts): the generated columns but `updated_at`. */
-export type EventRow = Omit<JsonRow<Omit<Events, 'updated_at'>, 'volume' | 'volume_24h' | 'liquidity'>, 'category' | 'teams' | 'tags'> & {
+/** An `events` row as the catalog upsert sends it (catalog-db.ts): the generated columns but `updated_at` and `closed_at` (set by a trigger, migration 0009). */
+export type EventRow = Omit<JsonRow<Omit<Events, 'updated_at' | 'closed_at'>, 'volume' | 'volume_24h' | 'liquidity'>, 'category' | 'teams' | 'tags'> & {
   category: Category;
   teams: TeamRow[];
   tags: GammaTag[];

@@ -145,9 +145,9 @@ describe('catalog mapping of real gamma payloads', () => {
     // La Liga: 0.47/0.48 → 0.475; the No token mirrors it (0.52/0.53 → 0.525).
     expect(price('34070873903326512308551939806999682036390469897009365763240571813577238015749')).toBe(0.475);
     expect(price('62202648498708590000718762161193939131997649903640604421558354360391504904305')).toBe(0.525);
-    // CS2: 0.999/1 → 0.9995 and 0.0005.
-    expect(price('2045264127813449378467820057626190155888520958184349779170291761772722787494')).toBe(0.9995);
-    expect(price('1802174699299608821692283385063543476680957896999298561160128776327503253345')).toBe(0.0005);
+    // CS2: 0.999/1 → 0.9995 and 0.0005, shown at the exchange's extreme ticks (0.999, 0.001): past them no odds format is faithful.
+    expect(price('2045264127813449378467820057626190155888520958184349779170291761772722787494')).toBe(0.999);
+    expect(price('1802174699299608821692283385063543476680957896999298561160128776327503253345')).toBe(0.001);
     // A wide catalog spread shows the last trade, like the live rule.
     const wide = captured('34044');
     Object.assign((wide.markets as Array<Record<string, unknown>>)[0]!, { bestBid: 0.02, bestAsk: 0.2, lastTradePrice: 0.05, outcomePrices: '["0.11","0.89"]' });

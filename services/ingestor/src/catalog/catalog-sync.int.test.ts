@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
-import { useHarness } from '../testing/harness.js';
+import { quietLogger, TEST_TUNING, useHarness } from '../testing/harness.js';
 import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
-import type { Ingestor } from '../ingestor.js';
+import { createIngestor, type Ingestor } from '../ingestor.js';
 import type { SyncResult } from './catalog-sync.js';
 
 const T = (n: number) => `7132104567925221259462638553270691275033272857194253228963137931245558399${String(n).padStart(4, '0')}`;
@@ -117,7 +117,7 @@ describe('catalog sync', () => {
     expect(m2.closed).toBe(true);
   });
 
-  it('an event missing from the catalog is asked for by id and resolved, or closed when the exchange no longer knows it', async () => {
+  it('an event missing from the catalog is asked for by id and resolved; one 404 closes nothing', async () => {
     // e1 vanished from every list query, `id=` included; `GET /events/e1` answers it resolved (Yes won).
     const e1 = h.fake.events.find((e) => e.id === 'e1')!;
     e1.closed = true;
@@ -131,28 +131,55 @@ describe('catalog sync', () => {
     expect(h.fake.requests).toContain('/events?id=e1');
     expect(h.fake.requests).toContain('/events/e1');
     expect(h.fake.requests).toContain('/events/e3');
-    expect(r.changedEventIds.sort()).toEqual(['e1', 'e3']);
+    expect(r.changedEventIds).toEqual(['e1']);
     const events = await h.database.db.query(sql`select id, closed from events where id in ('e1','e3') order by id`);
     expect(events).toEqual([
       { id: 'e1', closed: true },
-      { id: 'e3', closed: true },
+      { id: 'e3', closed: false },
     ]);
-    // e1 resolved from the exchange's answer; e3 closed without a resolution (no winner was said).
+    // e1 resolved from the exchange's answer; e3 untouched: absent is not void.
     const markets = await h.database.db.query(
       sql`select id, closed, resolved_outcome_index, resolved_at is not null as resolved from markets where id in ('m1','m3') order by id`,
     );
     expect(markets).toEqual([
       { id: 'm1', closed: true, resolved_outcome_index: 0, resolved: true },
-      { id: 'm3', closed: true, resolved_outcome_index: null, resolved: false },
+      { id: 'm3', closed: false, resolved_outcome_index: null, resolved: false },
     ]);
     const after = ingestor.stats().catalog;
     expect(after.confirmedAbsent - before.confirmedAbsent).toBe(1);
-    expect(after.vanished - before.vanished).toBe(1);
+    expect(after.vanished - before.vanished).toBe(0);
+    // More 404s within the hour still close nothing.
+    await ingestor.syncCatalog();
+    await ingestor.syncCatalog();
+    const [still] = await h.database.db.query(sql`select closed from events where id = 'e3'`);
+    expect(still.closed).toBe(false);
+    expect(ingestor.stats().catalog.vanished - before.vanished).toBe(0);
+    // The event comes back: its misses are forgotten.
+    h.fake.events.push(gone!);
+    await ingestor.syncCatalog();
+    expect(await h.database.db.query(sql`select event_id from catalog_absences`)).toEqual([]);
+  });
+
+  it('closes an event the catalog does not know once its absence is confirmed over the grace period', async () => {
+    await ingestor.stop();
+    const config = { ...h.config, CATALOG_VANISH_GRACE_SECONDS: 0, CATALOG_VANISH_SYNCS: 2 };
+    const quick = createIngestor({ config, db: h.database.db, redis: h.redis.redis, logger: quietLogger, tuning: TEST_TUNING });
+    const e3 = h.fake.events.findIndex((e) => e.id === 'e3');
+    h.fake.events.splice(e3, 1);
+    const before = quick.stats().catalog;
+    await quick.syncCatalog();
+    const [open] = await h.database.db.query(sql`select closed from events where id = 'e3'`);
+    expect(open.closed).toBe(false);
+    const r = await quick.syncCatalog();
+    expect(r.changedEventIds).toEqual(['e3']);
+    const [m3] = await h.database.db.query(sql`select closed, resolved_at from markets where id = 'm3'`);
+    expect(m3).toEqual({ closed: true, resolved_at: null });
+    expect(quick.stats().catalog.vanished - before.vanished).toBe(1);
     // Closed here, never asked again.
     h.fake.requests.length = 0;
-    await ingestor.syncCatalog();
-    expect(h.fake.requests.filter((q) => q.includes('e1') || q.includes('e3'))).toEqual([]);
-    expect(gone?.id).toBe('e3');
+    await quick.syncCatalog();
+    expect(h.fake.requests.filter((q) => q.includes('e3'))).toEqual([]);
+    await quick.stop();
   });
 
   it('counts every sync in the metrics, the periodic ones too', async () => {

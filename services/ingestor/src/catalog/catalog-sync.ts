@@ -1,7 +1,7 @@
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { EMPTY_SPORTS, indexSports, mapEvents, type CatalogRows, type SportsIndex } from './catalog-map.js';
-import { closeVanishedEvent, openEventIds, writeCatalogPage } from './catalog-db.js';
+import { closeVanishedEvent, forgetCatalogMisses, openEventIds, recordCatalogMiss, writeCatalogPage } from './catalog-db.js';
 import { catalogGameRows, writeCatalogGames } from './catalog-games.js';
 import type { GammaClient } from './gamma-client.js';
 import type { GammaEvent } from '@pm/shared/exchange';
@@ -17,8 +17,10 @@ import { sleep } from '@pm/shared/wait';
  * once the catalog confirms them closed, never on absence alone — a page boundary shifting under a
  * busy sync would otherwise close live events. Such an event is asked for by id: `GET /events?id=`,
  * and when the list queries no longer show it at all, `GET /events/:id`; it is then written as the
- * catalog answers (closed, with its resolutions). Only a 404 there (the exchange does not know the
- * event any more) closes it here without a resolution, so it stops being asked for every sync.
+ * catalog answers (closed, with its resolutions). A 404 there (the exchange does not know the event)
+ * is only counted: absent is not void. The event stays exactly as it was until `vanishSyncs` syncs
+ * in a row have found it missing over at least `vanishGraceMs`; only then is it closed here without a
+ * resolution, so it stops being asked for every sync. Any answer for it in between forgets the misses.
  * Leagues come from the exchange's sports list (`GET /sports`), read once per full sync.
  */
 
@@ -60,6 +62,10 @@ export interface CatalogSyncOptions {
   maxPages?: number;
   /** Events that left the open list confirmed per sync (one request each); default 50. */
   confirmLimit?: number;
+  /** Absent is not void: a 404 by id closes the event only after this many syncs in a row found it missing; default 3. */
+  vanishSyncs?: number;
+  /** … and the first of those misses is at least this old; default one hour. */
+  vanishGraceMs?: number;
   /** Delay that coalesces `requestRefresh` calls; default 1 s. */
   refreshDebounceMs?: number;
 }
@@ -71,8 +77,10 @@ export interface CatalogSyncStats {
   last: SyncResult | null;
   /** Events absent from the open list that the catalog answered for by id (and were written as answered). */
   confirmedAbsent: number;
-  /** Events the catalog no longer knows at all (404 by id): closed here. */
+  /** Events the catalog no longer knows at all (404 by id over the grace period): closed here. */
   vanished: number;
+  /** 404s by id counted without closing anything (still within the grace period). */
+  missed: number;
 }
 
 export interface CatalogSync {
@@ -95,6 +103,8 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
   const maxPages = opts.maxPages ?? 500;
   const confirmLimit = opts.confirmLimit ?? 50;
   const refreshDebounceMs = opts.refreshDebounceMs ?? 1000;
+  const vanishSyncs = opts.vanishSyncs ?? 3;
+  const vanishGraceMs = opts.vanishGraceMs ?? 3_600_000;
 
   let lastRequestAt = 0;
   let chain: Promise<unknown> = Promise.resolve();
@@ -103,7 +113,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
   let stopped = false;
   const pendingRefs: Array<{ id?: string | null; slug?: string | null }> = [];
   let pendingFullSync = false;
-  const stats: CatalogSyncStats = { syncs: 0, failures: 0, last: null, confirmedAbsent: 0, vanished: 0 };
+  const stats: CatalogSyncStats = { syncs: 0, failures: 0, last: null, confirmedAbsent: 0, vanished: 0, missed: 0 };
   /** The last sports list read; kept when a later read fails (leagues rarely change). */
   let sports: SportsIndex = EMPTY_SPORTS;
 
@@ -203,6 +213,12 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
       }
     }
     if (absent.length > confirmLimit) logger.info({ pending: absent.length - confirmLimit }, 'absent events left for the next sync');
+    // Listed again (or answered by id): whatever misses they had are forgotten.
+    try {
+      await forgetCatalogMisses(db, [...seen]);
+    } catch (err) {
+      logger.warn({ err }, 'forgetting catalog misses failed; kept until the next sync');
+    }
 
     const result: SyncResult = {
       events,
@@ -221,11 +237,18 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
     const listed = (await paced(() => gamma.events({ id }))).events.filter((e) => e.id === id);
     const answer = listed.length > 0 ? listed : ((await paced(() => gamma.eventById(id)))?.events.filter((e) => e.id === id) ?? null);
     if (answer === null) {
+      const { misses, firstMissedAt } = await recordCatalogMiss(db, id, new Date(clock.now()));
+      const missingMs = clock.now() - firstMissedAt.getTime();
+      if (misses < vanishSyncs || missingMs < vanishGraceMs) {
+        stats.missed++;
+        logger.info({ eventId: id, misses, missingMs }, 'event unknown to the catalog (404 by id); left as it is until its absence is confirmed');
+        return;
+      }
       if (await closeVanishedEvent(db, id)) {
         stats.vanished++;
         changed.add(id);
         direct.add(id);
-        logger.warn({ eventId: id }, 'event unknown to the catalog (404 by id); closed without a resolution');
+        logger.warn({ eventId: id, misses, missingMs }, 'event unknown to the catalog (404 by id) over the grace period; closed without a resolution');
         opts.onVanished?.(id);
       }
       return;
@@ -235,6 +258,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
       return;
     }
     stats.confirmedAbsent++;
+    await forgetCatalogMisses(db, [id]);
     await writeEvents(answer, changed, direct);
   }
 

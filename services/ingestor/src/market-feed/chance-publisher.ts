@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '@pm/shared/logger';
+import { formatQuote, NO_QUOTE, type Quote } from '@pm/shared/domain';
 import { REDIS_FIELDS_PER_COMMAND, slices, type RedisKeys } from '@pm/shared/redis';
 import type { Clock } from '../common/clock.js';
 import { createCoalescedWrite } from '../common/coalesced-write.js';
@@ -14,8 +15,11 @@ import { createCoalescedWrite } from '../common/coalesced-write.js';
  * write path refuses prices older than 60 s, and a quiet but connected market is still current.
  */
 export interface ChancePublisher {
-  /** Offer a freshly computed chance; true when it differs from the last one published. */
-  publish(tokenId: string, chance: number | null): boolean;
+  /**
+   * Offer a freshly computed chance and the quotes (top of book, last trade) it came from; true when
+   * either differs from the last published. The quotes go to `keys.quotes` with the chance.
+   */
+  publish(tokenId: string, chance: number | null, quote?: Quote): boolean;
   /**
    * Re-confirm the `chanceAt` of unchanged chances every `reconfirmMs` while `isLive` says the
    * token's feed is live (the sockets are built after the publisher, so they are named here).
@@ -34,12 +38,15 @@ export interface ChancePublisher {
 
 export interface ChancePublisherOptions {
   redis: Redis;
-  keys: Pick<RedisKeys, 'chances' | 'chanceAt'>;
+  keys: Pick<RedisKeys, 'chances' | 'chanceAt' | 'quotes'>;
   clock: Clock;
   logger: Logger;
   reconfirmMs?: number;
-  /** Called with every chance that moved (the price history records from it). */
-  onMoved?: (tokenId: string, chance: number) => void;
+  /**
+   * Called with every chance or quote that moved (the stream's price message carries both; the price
+   * history records only a chance that moved: `chanceMoved`).
+   */
+  onMoved?: (tokenId: string, chance: number, quote: Quote, chanceMoved: boolean) => void;
 }
 
 export function formatChance(chance: number): string {
@@ -50,6 +57,8 @@ export function formatChance(chance: number): string {
 export function createChancePublisher(opts: ChancePublisherOptions): ChancePublisher {
   const reconfirmMs = opts.reconfirmMs ?? 30_000;
   const published = new Map<string, string>();
+  const publishedQuotes = new Map<string, string>();
+  let pendingQuote = new Map<string, string>();
   const confirmedAt = new Map<string, number>();
   let pendingChance = new Map<string, string>();
   let pendingAt = new Map<string, number>();
@@ -59,14 +68,18 @@ export function createChancePublisher(opts: ChancePublisherOptions): ChancePubli
   let sweep: NodeJS.Timeout | undefined;
 
   async function write(): Promise<void> {
-    if (pendingChance.size === 0 && pendingAt.size === 0) return;
+    if (pendingChance.size === 0 && pendingAt.size === 0 && pendingQuote.size === 0) return;
     const chances = pendingChance;
     const ats = pendingAt;
+    const quotes = pendingQuote;
     pendingChance = new Map();
     pendingAt = new Map();
+    pendingQuote = new Map();
     const pipe = opts.redis.pipeline();
     // In slices: a re-confirmation sweep stamps every token at once (REDIS_FIELDS_PER_COMMAND).
     for (const slice of slices([...chances], REDIS_FIELDS_PER_COMMAND)) pipe.hset(opts.keys.chances, Object.fromEntries(slice));
+    // Quotes before their chances in the same pipeline: a reader that sees the chance sees its quotes.
+    for (const slice of slices([...quotes], REDIS_FIELDS_PER_COMMAND)) pipe.hset(opts.keys.quotes, Object.fromEntries(slice));
     for (const slice of slices([...ats], REDIS_FIELDS_PER_COMMAND)) pipe.hset(opts.keys.chanceAt, Object.fromEntries(slice.map(([t, at]) => [t, String(at)])));
     writes++;
     try {
@@ -77,6 +90,7 @@ export function createChancePublisher(opts: ChancePublisherOptions): ChancePubli
       // Newer values queued meanwhile win over the ones being retried.
       for (const [t, c] of chances) if (!pendingChance.has(t)) pendingChance.set(t, c);
       for (const [t, at] of ats) if (!pendingAt.has(t)) pendingAt.set(t, at);
+      for (const [t, q] of quotes) if (!pendingQuote.has(t)) pendingQuote.set(t, q);
       throw err;
     }
   }
@@ -103,19 +117,28 @@ export function createChancePublisher(opts: ChancePublisherOptions): ChancePubli
       }, Math.max(50, Math.min(5_000, Math.floor(reconfirmMs / 3))));
       sweep.unref();
     },
-    publish(tokenId, chance) {
+    publish(tokenId, chance, quote = NO_QUOTE) {
       if (chance === null) return false;
       const text = formatChance(chance);
+      const quoteText = formatQuote(quote);
       const now = opts.clock.now();
-      if (published.get(tokenId) === text) {
+      const chanceMoved = published.get(tokenId) !== text;
+      const quoteMoved = publishedQuotes.get(tokenId) !== quoteText;
+      if (!chanceMoved && !quoteMoved) {
         if (now - (confirmedAt.get(tokenId) ?? 0) >= reconfirmMs) stampAt(tokenId, now);
         return false;
       }
-      published.set(tokenId, text);
-      pendingChance.set(tokenId, text);
+      if (chanceMoved) {
+        published.set(tokenId, text);
+        pendingChance.set(tokenId, text);
+      }
+      if (quoteMoved) {
+        publishedQuotes.set(tokenId, quoteText);
+        pendingQuote.set(tokenId, quoteText);
+      }
       publications++;
       stampAt(tokenId, now);
-      opts.onMoved?.(tokenId, Number(text));
+      opts.onMoved?.(tokenId, Number(text), quote, chanceMoved);
       return true;
     },
     last: (tokenId) => published.get(tokenId),

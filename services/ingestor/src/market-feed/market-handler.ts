@@ -1,4 +1,4 @@
-import { OrderBook, displayChance } from '@pm/shared/domain';
+import { OrderBook, displayChance, quoteOf } from '@pm/shared/domain';
 import type { Logger } from '@pm/shared/logger';
 import {
   parseMarketFrame,
@@ -34,6 +34,8 @@ export interface MarketHandlerOptions {
   publisher: ChancePublisher;
   markDirty: (eventId: string) => void;
   resolve: (r: MarketResolution) => void;
+  /** After every change to a token's book or top (the book publisher schedules the market's book). */
+  onBookChanged?: (tokenId: string) => void;
   clock: Clock;
   logger: Logger;
 }
@@ -66,6 +68,8 @@ export interface MarketHandler {
   recompute(tokenId: string): void;
   forget(tokenId: string): void;
   book(tokenId: string): OrderBook | undefined;
+  /** The top shown for a token: each side as the exchange last stated it, else the local book's. */
+  top(tokenId: string): { bid: number | null; ask: number | null };
   /** Apply a book fetched over REST (`GET /book`, the resync after a reconnect) like a ws `book`. */
   applyBook(m: BookMessage): void;
   /** Clock time (ms) the token's last book was applied, ws or REST; undefined before any. */
@@ -142,13 +146,16 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
     const ref = opts.outcomes.get(tokenId);
     const top = topOf(tokenId);
     checkCrossed(tokenId);
+    const lastTrade = book?.lastTrade ?? null;
     const chance = displayChance({
       bestBid: top.bid,
       bestAsk: top.ask,
-      lastTrade: book?.lastTrade ?? null,
+      lastTrade,
       catalogPrice: ref?.catalogPrice ?? null,
     });
-    if (opts.publisher.publish(tokenId, chance) && ref) opts.markDirty(ref.eventId);
+    // The quotes are the very top the chance came from, so a client can check the display rule.
+    if (opts.publisher.publish(tokenId, chance, quoteOf(top.bid, top.ask, lastTrade)) && ref) opts.markDirty(ref.eventId);
+    opts.onBookChanged?.(tokenId);
   }
 
   /** A stated top replaces the previous one; with neither side stated there is nothing to say. */
@@ -284,6 +291,7 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
       bookAt.delete(tokenId);
     },
     book: (tokenId) => books.get(tokenId),
+    top: topOf,
     applyBook(m) {
       stats.messages.book = (stats.messages.book ?? 0) + 1;
       onBook(m);

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { Quote } from '@pm/shared/domain';
 import type { Logger } from '@pm/shared/logger';
 import { createStreamWriter, priceMessage, scoreMessage } from '@pm/shared/stream';
 import type { Clock } from '../common/clock.js';
@@ -10,7 +11,7 @@ import type { OutcomeDirectory } from '../catalog/outcome-directory.js';
  * for every displayed chance that moved, a score message for every match whose score or state changed.
  */
 export interface IngestorStream {
-  price(tokenId: string, chance: number): void;
+  price(tokenId: string, chance: number, quote: Quote): void;
   scores(games: ReadonlyArray<GameRow & { event_slug: string | null }>): void;
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -19,9 +20,9 @@ export interface IngestorStream {
 export function createIngestorStream(opts: { redis: Redis; prefix: string; logger: Logger; clock: Clock; outcomes: OutcomeDirectory }): IngestorStream {
   const writer = createStreamWriter({ redis: opts.redis, prefix: opts.prefix, logger: opts.logger, clock: () => opts.clock.now() });
   return {
-    price(tokenId, chance) {
+    price(tokenId, chance, quote) {
       const ref = opts.outcomes.get(tokenId);
-      if (ref) writer.append(priceMessage(ref, chance, opts.clock.now()));
+      if (ref) writer.append(priceMessage(ref, chance, opts.clock.now(), quote));
     },
     scores(games) {
       for (const game of games) writer.append(scoreMessage(game, opts.clock.now()));

@@ -2,12 +2,14 @@ import type { Redis } from 'ioredis';
 import { REDIS_FIELDS_PER_COMMAND, redisKeys, slices, takeSets, type SnapshotName } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
+import { RANKING_KEPT_SECONDS, type RankingSnapshot } from '@pm/shared/snapshots';
 import { createBuildChain, type BuildChain } from './build-chain.js';
 import { createCatalogCache } from './catalog.js';
-import { createChanceReader } from './chances.js';
+import { parseQuote } from '@pm/shared/domain';
+import { createChanceReader, createTokenReader } from './chances.js';
 import { createDayAgoLookup } from './day-ago.js';
 import { buildLiveSnapshot } from './live.js';
-import type { CatalogEvent, Chances, DayAgo, GameState, Splits } from './model.js';
+import type { CatalogEvent, Chances, DayAgo, GameState, Quotes, Splits } from './model.js';
 import { createEtagMemo } from './etag-memo.js';
 import { createListAssembler } from './list-bodies.js';
 import { buildEventSnapshot, emptyList } from './payloads.js';
@@ -73,6 +75,8 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   const fullEveryMs = deps.fullEveryMs ?? 30_000;
   const catalog = createCatalogCache(deps.db);
   const chanceReader = createChanceReader(deps.redis, keys.chances);
+  // Read right after the chances, of the same tokens: the ingestor writes a token's quotes with (before) its chance.
+  const quoteReader = createTokenReader(deps.redis, keys.quotes, parseQuote);
   const dayAgo = createDayAgoLookup(deps.db);
   const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
   /** The lists as JSON, each card rebuilt only when its event or a chance it shows changed. */
@@ -83,6 +87,8 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   let lastVersion: string | undefined;
   /** League lists written by this process, to empty the ones whose league has no open event left. */
   let leagueLists = new Set<string>();
+  /** The ranking this process last wrote: its version and the order it records (slugs joined). */
+  let ranking: { version: number; order: string } | undefined;
   /** The market index entries (market id → event slug) this process wrote, so a build writes only new ones. */
   const indexed = new Map<string, string>();
 
@@ -113,7 +119,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
 
   function eventEntries(
     events: readonly CatalogEvent[],
-    inputs: { chances: Chances; splits: Splits; games: ReadonlyMap<string, GameState>; dayAgo: DayAgo },
+    inputs: { chances: Chances; quotes: Quotes; splits: Splits; games: ReadonlyMap<string, GameState>; dayAgo: DayAgo },
   ): SnapshotEntry[] {
     return events.map((event) => ({
       name: `event:${event.slug}`,
@@ -123,6 +129,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
         game: inputs.games.get(event.id),
         webUrl: deps.webUrl,
         dayAgo: inputs.dayAgo,
+        quotes: inputs.quotes,
       }),
     }));
   }
@@ -138,8 +145,9 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
     const events = ids.flatMap((id) => cached.byId.get(id) ?? []);
     if (events.length === 0) return 0;
     const chances = await chanceReader.read(events, new Set(ids));
+    const quotes = await quoteReader.read(events, new Set(ids));
     const dayAgoChances = dayAgo.cached(firstTokens(events));
-    const { written } = await writer.write(eventEntries(events, { chances, splits: cached.splits, games: cached.games, dayAgo: dayAgoChances }));
+    const { written } = await writer.write(eventEntries(events, { chances, quotes, splits: cached.splits, games: cached.games, dayAgo: dayAgoChances }));
     return written;
   }
 
@@ -171,15 +179,29 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       // Fresh from Redis: every chance on a full build, else those of the events marked (or closed)
       // since; the tokens of an event new to the catalog are read anyway (chances.ts).
       const fresh = rebuild === 'all' ? 'all' : new Set([...taken, ...view.extra.map((e) => e.id)]);
-      const chances = await chanceReader.read(view.extra.length === 0 ? view.open : [...view.open, ...view.extra], fresh);
+      const readable = view.extra.length === 0 ? view.open : [...view.open, ...view.extra];
+      const chances = await chanceReader.read(readable, fresh);
+      const quotes = await quoteReader.read(readable, fresh);
       const built = [...pages, ...view.extra];
       // The rebuilt pages include every event new to the catalog (and any whose slug changed).
       await indexMarkets(built, full);
       const dayAgoChances = await dayAgo.lookup(firstTokens(built), started);
 
-      const entries = eventEntries(built, { chances, splits: view.splits, games: view.games, dayAgo: dayAgoChances });
+      const entries = eventEntries(built, { chances, quotes, splits: view.splits, games: view.games, dayAgo: dayAgoChances });
 
-      const lists = listBodies.build(view.open, chances);
+      // The ranking a /markets walk keeps: a new version whenever the busiest-first order changed.
+      const ordered = listBodies.order(view.open);
+      const order = ordered.map((e) => e.slug).join('\n');
+      const rankingEntries: SnapshotEntry[] = [];
+      let superseded: number | undefined;
+      if (ranking === undefined || ranking.order !== order) {
+        const version = await deps.redis.incr(keys.rankingVersion);
+        const payload: RankingSnapshot = { version, events: ordered.map((e) => [e.slug, e.category, e.league]) };
+        rankingEntries.push({ name: `markets:ranking:${version}`, payload });
+        superseded = ranking?.version;
+        ranking = { version, order };
+      }
+      const lists = listBodies.build(view.open, chances, ranking.version);
       // The live list changes with any game or any in-play chance: cheap to rebuild every time,
       // and the writer stores it only when its body changed.
       const live: SnapshotEntry = { name: 'live', payload: buildLiveSnapshot(view.open, view.games, chances, deps.webUrl) };
@@ -188,7 +210,9 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       for (const key of leagueLists) {
         if (!current.has(key)) listEntries.push({ name: `markets:league:${key}` satisfies SnapshotName, payload: emptyList(view.open) });
       }
-      const { written } = await writer.write([...entries, ...listEntries]);
+      // The ranking with (before) the lists that name it, in the same MULTI.
+      const { written } = await writer.write([...entries, ...rankingEntries, ...listEntries]);
+      await keepRankings(ranking.version, superseded, full || rankingEntries.length > 0);
       leagueLists = current;
       if (full) lastFullAt = started;
       lastVersion = popped.version;
@@ -199,6 +223,17 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       if (catalogTaken.size > 0) await deps.redis.sadd(keys.catalogDirtyEvents, ...catalogTaken).catch(() => {});
       throw err;
     }
+  }
+
+  /**
+   * A ranking stays walkable RANKING_KEPT_SECONDS after the next replaced it; the current one is kept
+   * a day at a time (renewed on full builds), so one left behind by a stopped worker goes away too.
+   */
+  async function keepRankings(current: number, superseded: number | undefined, renew: boolean): Promise<void> {
+    const pipeline = deps.redis.pipeline();
+    if (renew) pipeline.expire(keys.snapshot(`markets:ranking:${current}`), 86_400);
+    if (superseded !== undefined) pipeline.expire(keys.snapshot(`markets:ranking:${superseded}`), RANKING_KEPT_SECONDS);
+    for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
   }
 
   const builds = createBuildChain(run, deps.logger, 'snapshots');

@@ -25,8 +25,17 @@ export interface ChanceReader {
 }
 
 export function createChanceReader(redis: Redis, key: string): ChanceReader {
-  /** Token → chance, for the tokens read whose chance is known. */
-  let known = new Map<string, number>();
+  return createTokenReader(redis, key, (raw) => parseChance(raw));
+}
+
+/** The same reader over another token hash (`keys.quotes`), with its own parser. */
+export interface TokenReader<T> {
+  read(events: readonly CatalogEvent[], fresh: 'all' | ReadonlySet<string>): Promise<ReadonlyMap<string, T>>;
+}
+
+export function createTokenReader<T>(redis: Redis, key: string, parse: (raw: string | null) => T | undefined): TokenReader<T> {
+  /** Token → value, for the tokens read whose value is known. */
+  let known = new Map<string, T>();
   /** Tokens read that had no (valid) chance. */
   let unknown = new Set<string>();
 
@@ -59,13 +68,13 @@ export function createChanceReader(redis: Redis, key: string): ChanceReader {
       }
       tokens.forEach((token, i) => {
         const raw = values[i];
-        const chance = parseChance(typeof raw === 'string' ? raw : null);
-        if (chance === undefined) {
+        const value = parse(typeof raw === 'string' ? raw : null);
+        if (value === undefined) {
           known.delete(token);
           unknown.add(token);
         } else {
           unknown.delete(token);
-          known.set(token, chance);
+          known.set(token, value);
         }
       });
       return known;

@@ -2,7 +2,7 @@ import { CATEGORIES, CATEGORY_DISPLAY_ORDER, type Category } from '@pm/shared/ap
 import { LIST_SNAPSHOT_SIZE } from '@pm/shared/snapshots';
 import type { SnapshotName } from '@pm/shared/redis';
 import type { CatalogEvent, CatalogOutcome, Chances } from './model.js';
-import { buildEventCard, buildLeagueEntries, busiestFirst, cardMarkets, listedLeagueKeys, outcomeChance, searchText } from './payloads.js';
+import { buildEventCard, buildLeagueEntries, busiestFirst, cardMarkets, listedLeagueKeys, listedOpen, outcomeChance, searchText } from './payloads.js';
 
 /**
  * The list snapshots of buildListSnapshots (payloads.ts), as the JSON text the writer stores, in time
@@ -40,7 +40,10 @@ export interface ListBodies {
 }
 
 export interface ListAssembler {
-  build(openEvents: readonly CatalogEvent[], chances: Chances): ListBodies;
+  /** @param ranking the ranking version the lists are cut from (written into every list body). */
+  build(openEvents: readonly CatalogEvent[], chances: Chances, ranking?: number): ListBodies;
+  /** The listed events, busiest first (the order a ranking version records), worked out as `build` does. */
+  order(openEvents: readonly CatalogEvent[]): readonly CatalogEvent[];
 }
 
 /** One listed event's JSON fragments and what they were built from. */
@@ -61,7 +64,7 @@ interface Fragments {
 interface Layout {
   /** The open events it was worked out from, as given. */
   input: readonly CatalogEvent[];
-  /** Listed events (not closed), busiest first. */
+  /** Listed events (open, with an open market), busiest first. */
   ordered: CatalogEvent[];
   /** `{"categories":[…],"leagues":[…],`: how every list body and the search body start. */
   head: string;
@@ -85,7 +88,7 @@ export function createListAssembler(webUrl: string): ListAssembler {
 
   function layoutFor(openEvents: readonly CatalogEvent[]): Layout {
     if (layout !== undefined && sameItems(layout.input, openEvents)) return layout;
-    const ordered = busiestFirst(openEvents.filter((e) => !e.closed));
+    const ordered = busiestFirst(openEvents.filter(listedOpen));
     const leagues = buildLeagueEntries(ordered);
     const leagueKeys = listedLeagueKeys(leagues);
     // buildListSnapshots lists `[...CATEGORY_DISPLAY_ORDER]`: the same JSON.
@@ -162,8 +165,12 @@ export function createListAssembler(webUrl: string): ListAssembler {
   }
 
   return {
-    build(openEvents, chances) {
-      const { ordered, head, lists, leagueKeys } = layoutFor(openEvents);
+    order: (openEvents) => layoutFor(openEvents).ordered,
+    build(openEvents, chances, ranking) {
+      const layout = layoutFor(openEvents);
+      const { ordered, lists, leagueKeys } = layout;
+      // buildListSnapshots puts `ranking` first when there is one.
+      const head = ranking === undefined ? layout.head : `{"ranking":${ranking},${layout.head.slice(1)}`;
       const built = { count: 0 };
       const cards: string[] = [];
       const entries: string[] = [];

@@ -73,14 +73,14 @@ function chancesFor(events: readonly CatalogEvent[]): Map<string, number> {
 }
 
 /** What the lists must be: JSON.stringify of buildListSnapshots' payloads. */
-function expected(open: readonly CatalogEvent[], chances: ReadonlyMap<string, number>) {
-  const { lists, search, leagueKeys } = buildListSnapshots(open, chances, WEB);
+function expected(open: readonly CatalogEvent[], chances: ReadonlyMap<string, number>, ranking?: number) {
+  const { lists, search, leagueKeys } = buildListSnapshots(open, chances, WEB, ranking);
   return { lists: [...lists, search].map((l) => ({ name: l.name, body: JSON.stringify(l.payload) })), leagueKeys };
 }
 
-function expectSame(assembler: ListAssembler, open: readonly CatalogEvent[], chances: ReadonlyMap<string, number>): number {
-  const { lists, leagueKeys, cardsBuilt } = assembler.build(open, chances);
-  const want = expected(open, chances);
+function expectSame(assembler: ListAssembler, open: readonly CatalogEvent[], chances: ReadonlyMap<string, number>, ranking?: number): number {
+  const { lists, leagueKeys, cardsBuilt } = assembler.build(open, chances, ranking);
+  const want = expected(open, chances, ranking);
   expect(lists.map((l) => l.name)).toEqual(want.lists.map((l) => l.name));
   for (const [i, l] of lists.entries()) expect(l.body, l.name).toBe(want.lists[i]?.body);
   expect(leagueKeys).toEqual(want.leagueKeys);
@@ -92,10 +92,21 @@ const catalog = Array.from({ length: 150 }, (_, i) => event(i));
 const shownToken = (e: CatalogEvent) => e.markets.find((m) => !m.closed)?.outcomes[0]?.tokenId ?? '';
 
 describe('list bodies assembled from kept fragments', () => {
+  it('carry the ranking version they were cut from, byte for byte the payload, and the order it records', () => {
+    const assembler = createListAssembler(WEB);
+    expectSame(assembler, catalog, chancesFor(catalog), 7);
+    expect(assembler.build(catalog, chancesFor(catalog), 8).lists[0]?.body.startsWith('{"ranking":8,"categories":')).toBe(true);
+    const trending = JSON.parse(assembler.build(catalog, chancesFor(catalog), 8).lists[0]!.body) as { events: Array<{ slug: string }> };
+    expect(assembler.order(catalog).slice(0, 60).map((e) => e.slug)).toEqual(trending.events.map((e) => e.slug));
+  });
+
   it('are JSON.stringify of the list payloads, byte for byte (lists over 60, closed events, missing chances)', () => {
     const open = [...catalog, { ...event(999), closed: true, volume24h: 1_000 }];
     const assembler = createListAssembler(WEB);
-    expect(expectSame(assembler, open, chancesFor(open))).toBe(150);
+    // A card per listed event: open, with an open market (events whose markets all closed are not listed).
+    const listed = catalog.filter((e) => e.markets.some((m) => !m.closed)).length;
+    expect(listed).toBeLessThan(150);
+    expect(expectSame(assembler, open, chancesFor(open))).toBe(listed);
     // Over 60 in trending and some categories, so every list is capped as the payload is.
     expect(expected(open, new Map()).lists.find((l) => l.name === 'markets:trending')?.body.match(/"slug":/g)).toHaveLength(60);
   });

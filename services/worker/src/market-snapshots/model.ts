@@ -62,6 +62,9 @@ export interface GameState {
   updatedAt: string;
 }
 
+/** Quotes by token id (the top of book each live chance came from). */
+export type Quotes = ReadonlyMap<string, import('@pm/shared/domain').Quote>;
+
 /** Live chances by token id (already parsed and range-checked). */
 export type Chances = ReadonlyMap<string, number>;
 

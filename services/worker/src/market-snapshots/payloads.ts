@@ -1,8 +1,8 @@
-import { chanceChange, leagueLabel, oddsForChance } from '@pm/shared/domain';
-import { CATEGORIES, CATEGORY_DISPLAY_ORDER, type Event, type EventCard, type Game, type LeagueEntry, type Market, type Outcome } from '@pm/shared/api';
+import { chanceChange, leagueLabel, NO_QUOTE, oddsForChance, shownChance } from '@pm/shared/domain';
+import { CATEGORIES, CATEGORY_DISPLAY_ORDER, type Event, type EventCard, type Game, type LeagueEntry, type Market, type Outcome, type QuotedOutcome } from '@pm/shared/api';
 import { LIST_SNAPSHOT_SIZE, type EventSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
 import type { SnapshotName } from '@pm/shared/redis';
-import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, DayAgo, GameState, Splits } from './model.js';
+import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, DayAgo, GameState, Quotes, Splits } from './model.js';
 
 /**
  * Pure payload builders: catalog rows + live chances → the snapshot payloads of shared/src/snapshots.ts.
@@ -17,10 +17,11 @@ export { oddsForChance };
 
 /**
  * An outcome's chance: the final one once its market is settled, else the live one from Redis, else
- * the catalog price, else 0 (no price known at all; rare: the catalog prices every tradable outcome).
+ * the catalog price, else 0 (no price known at all; rare: the catalog prices every tradable outcome),
+ * as the service shows chances (`shownChance`: 0, 1 or 0.001–0.999, so `/odds` answers its odds).
  */
 export function outcomeChance(outcome: CatalogOutcome, chances: Chances): number {
-  return outcome.finalChance ?? chances.get(outcome.tokenId) ?? outcome.catalogPrice ?? 0;
+  return shownChance(outcome.finalChance ?? chances.get(outcome.tokenId) ?? outcome.catalogPrice ?? 0);
 }
 
 /**
@@ -37,6 +38,19 @@ export function buildOutcomes(market: CatalogMarket, chances: Chances): Outcome[
   return market.outcomes.map((o) => {
     const chance = outcomeChance(o, chances);
     return { name: o.name, chance, odds: oddsForChance(chance) };
+  });
+}
+
+/**
+ * A market page's outcomes: each with its quotes, the top of book its live chance came from; none
+ * (nulls) for an outcome showing a final chance or with no live chance yet (the catalog price).
+ */
+export function buildQuotedOutcomes(market: CatalogMarket, chances: Chances, quotes: Quotes | undefined): QuotedOutcome[] {
+  return market.outcomes.map((o) => {
+    const chance = outcomeChance(o, chances);
+    const live = o.finalChance === null && chances.has(o.tokenId);
+    const q = (live ? quotes?.get(o.tokenId) : undefined) ?? NO_QUOTE;
+    return { name: o.name, chance, odds: oddsForChance(chance), best_bid: q.best_bid, best_ask: q.best_ask, spread: q.spread, last_trade_price: q.last_trade_price };
   });
 }
 
@@ -67,14 +81,14 @@ export function change24h(market: CatalogMarket, chances: Chances, dayAgo: DayAg
   return chanceChange(market.oneDayPriceChange ?? 0, 0);
 }
 
-export function buildMarket(market: CatalogMarket, chances: Chances, splits: Splits, webUrl: string, dayAgo?: DayAgo): Market {
+export function buildMarket(market: CatalogMarket, chances: Chances, splits: Splits, webUrl: string, dayAgo?: DayAgo, quotes?: Quotes): Market {
   return {
     id: market.id,
     question: market.question,
     // The ingestor stores groupItemTitle, or '' when the exchange sent none: fall back to the question.
     label: market.label !== '' ? market.label : market.question,
     kind: market.kind,
-    outcomes: buildOutcomes(market, chances),
+    outcomes: buildQuotedOutcomes(market, chances, quotes),
     platform_split: platformSplit(market, splits),
     closes_at: market.closesAt?.toISOString() ?? null,
     closed: market.closed,
@@ -106,6 +120,8 @@ export interface EventInputs {
   webUrl: string;
   /** First-outcome chances 24 h ago, for change_24h; absent: the catalog's figure. */
   dayAgo?: DayAgo;
+  /** Quotes by token (absent: none shown). */
+  quotes?: Quotes;
 }
 
 /** The single-event resource: every market, in catalog position order. */
@@ -117,7 +133,7 @@ export function buildEvent(event: CatalogEvent, inputs: EventInputs): Event {
     closes_at: event.closesAt?.toISOString() ?? null,
     volume: event.volume,
     game: buildGame(event, inputs.game),
-    markets: event.markets.map((m) => buildMarket(m, inputs.chances, inputs.splits, inputs.webUrl, inputs.dayAgo)),
+    markets: event.markets.map((m) => buildMarket(m, inputs.chances, inputs.splits, inputs.webUrl, inputs.dayAgo, inputs.quotes)),
     market_count: event.markets.length,
     url: eventUrl(inputs.webUrl, event.slug),
   };
@@ -162,6 +178,14 @@ export function buildEventCard(event: CatalogEvent, chances: Chances, webUrl: st
   };
 }
 
+/**
+ * Whether an event belongs on the open lists: open, with at least one open market (its card shows
+ * open markets only, so an event whose markets all closed would be listed as an empty card).
+ */
+export function listedOpen(event: CatalogEvent): boolean {
+  return !event.closed && event.markets.some((m) => !m.closed);
+}
+
 /** Busiest first: 24-hour volume descending, ties by slug (DESIGN.md). */
 export function busiestFirst(events: readonly CatalogEvent[]): CatalogEvent[] {
   return [...events].sort((a, b) => b.volume24h - a.volume24h || compareText(a.slug, b.slug));
@@ -203,13 +227,14 @@ export interface ListSnapshots {
  * (even when empty, so the API always finds one), one `markets:league:<key>` per league with open events,
  * and `markets:search`. Cards are built once and shared by all lists.
  */
-export function buildListSnapshots(openEvents: readonly CatalogEvent[], chances: Chances, webUrl: string): ListSnapshots {
-  const ordered = busiestFirst(openEvents.filter((e) => !e.closed));
+export function buildListSnapshots(openEvents: readonly CatalogEvent[], chances: Chances, webUrl: string, ranking?: number): ListSnapshots {
+  const ordered = busiestFirst(openEvents.filter(listedOpen));
   const cards = new Map(ordered.map((e) => [e.id, buildEventCard(e, chances, webUrl)] as const));
   const cardOf = (e: CatalogEvent): EventCard => cards.get(e.id) ?? buildEventCard(e, chances, webUrl);
   const categories = [...CATEGORY_DISPLAY_ORDER];
   const leagues = buildLeagueEntries(ordered);
   const list = (events: CatalogEvent[]): MarketListSnapshot => ({
+    ...(ranking === undefined ? {} : { ranking }),
     categories,
     leagues,
     events: events.slice(0, LIST_SNAPSHOT_SIZE).map(cardOf),
@@ -224,6 +249,7 @@ export function buildListSnapshots(openEvents: readonly CatalogEvent[], chances:
     lists.push({ name: `markets:league:${key}`, payload: list(ordered.filter((e) => e.league === key)) });
   }
   const search: MarketSearchSnapshot = {
+    ...(ranking === undefined ? {} : { ranking }),
     categories,
     leagues,
     entries: ordered.map((e) => ({ text: searchText(e), category: e.category, league: e.league, card: cardOf(e) })),
@@ -233,7 +259,7 @@ export function buildListSnapshots(openEvents: readonly CatalogEvent[], chances:
 
 /** An empty list (a league that no longer has open events), so its stale list is not served. */
 export function emptyList(openEvents: readonly CatalogEvent[]): MarketListSnapshot {
-  return { categories: [...CATEGORY_DISPLAY_ORDER], leagues: buildLeagueEntries(openEvents.filter((e) => !e.closed)), events: [] };
+  return { categories: [...CATEGORY_DISPLAY_ORDER], leagues: buildLeagueEntries(openEvents.filter(listedOpen)), events: [] };
 }
 
 /** Code-point order: deterministic across machines, unlike localeCompare. */

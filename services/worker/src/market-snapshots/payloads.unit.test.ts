@@ -61,11 +61,11 @@ describe('odds of a chance', () => {
   it('given 0.25, then the five formats of DESIGN.md', () => {
     expect(oddsForChance(0.25)).toEqual({ percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' });
   });
-  it('given 0 (a resolved losing outcome), then odds at the 0.001 tick, percent and price still 0', () => {
-    expect(oddsForChance(0)).toEqual({ percent: '0%', decimal: '1000.00', fractional: '999/1', american: '+99900', price: '0¢' });
+  it('given 0 (a resolved losing outcome), then percent and price say 0 and no payout is invented', () => {
+    expect(oddsForChance(0)).toEqual({ percent: '0%', decimal: null, fractional: null, american: null, price: '0¢' });
   });
-  it('given 1 (a resolved winning outcome), then odds at the 0.999 tick, percent and price still 100', () => {
-    expect(oddsForChance(1)).toEqual({ percent: '100%', decimal: '1.00', fractional: '1/999', american: '-99900', price: '100¢' });
+  it('given 1 (a resolved winning outcome), then 100%, 100¢, decimal 1.00 and no fraction or line', () => {
+    expect(oddsForChance(1)).toEqual({ percent: '100%', decimal: '1.00', fractional: null, american: null, price: '100¢' });
   });
 });
 
@@ -193,6 +193,16 @@ describe('lists', () => {
     expect(lists.find((l) => l.name === 'markets:category:Tech')?.payload.events).toEqual([]);
     expect(search.payload.entries).toHaveLength(70);
     expect(search.payload.entries[0]).toMatchObject({ category: 'Sport', league: null, text: 'title ev69\nquestion ev69-m?' });
+  });
+
+  it('lists no open event whose markets are all closed (it would be an empty card)', () => {
+    const stale = event('stale', { volume24h: 1000, markets: [market('s1', { closed: true }), market('s2', { closed: true })] });
+    const live = event('live', { volume24h: 1, markets: [market('l1', { closed: true }), market('l2')] });
+    const { lists, search } = buildListSnapshots([stale, live], none, WEB);
+    const trending = lists[0]?.payload.events ?? [];
+    expect(trending.map((e) => e.slug)).toEqual(['live']);
+    expect(trending[0]?.markets.map((m) => m.id)).toEqual(['l2']);
+    expect(search.payload.entries.map((e) => e.card.slug)).toEqual(['live']);
   });
 
   it('search text is the lower-cased title and every question, one per line', () => {

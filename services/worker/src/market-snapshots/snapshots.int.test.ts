@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG_RELOAD_ALL, redisKeys } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
@@ -24,6 +25,9 @@ let builder: SnapshotBuilder;
 let now: number;
 
 const stores = useFreshStores('worker_snapshots');
+const rankingSchema = z.object({ version: z.number(), events: z.array(z.tuple([z.string(), z.string(), z.string().nullable()])) });
+/** An outcome with no live quotes (the catalog price, or no quotes in Redis). */
+const NO_QUOTES = { best_bid: null, best_ask: null, spread: null, last_trade_price: null };
 
 // Each test: the fixture catalog alone in Postgres, an empty Redis prefix, a builder with no cache.
 beforeEach(async () => {
@@ -56,8 +60,8 @@ describe('a full build of the test catalog', () => {
   });
 
   it('writes one snapshot per open event, the lists and search', async () => {
-    // 3 open events; trending + 7 categories + 2 leagues (epl, btc) + search.
-    expect(stats).toMatchObject({ events: 3, lists: 12, written: 15, full: true });
+    // 3 open events; trending + 7 categories + 2 leagues (epl, btc) + search; and the first ranking.
+    expect(stats).toMatchObject({ events: 3, lists: 12, written: 16, full: true });
     const names = [...(await scanSnapshots(tr.redis, tr.prefix)).keys()].sort();
     expect(names).toEqual([
       'event:ars-che',
@@ -73,9 +77,31 @@ describe('a full build of the test catalog', () => {
       'markets:category:Tech',
       'markets:league:btc',
       'markets:league:epl',
+      'markets:ranking:1',
       'markets:search',
       'markets:trending',
     ]);
+  });
+
+  it('records the ranking the lists were cut from, and a new one (the old kept 20 minutes) when the order changes', async () => {
+    const keys = redisKeys(tr.prefix);
+    const first = await readSnapshot(tr.redis, tr.prefix, 'markets:ranking:1', rankingSchema);
+    expect(first.events.map(([slug]) => slug)).toEqual((await list('markets:trending')).events.map((e) => e.slug));
+    expect((await list('markets:trending')).ranking).toBe(1);
+    // A price move that does not reorder keeps the version.
+    await tr.redis.hset(keys.chances, token('m1', 0), '0.33');
+    await dirty('e-soccer');
+    await builder.build();
+    expect((await list('markets:trending')).ranking).toBe(1);
+    // Volumes that reorder the list make version 2; version 1 gets its TTL.
+    await tdb.db.query(sql`update events set volume_24h = 0 where id = 'e-btc'`);
+    await catalogChanged('e-btc');
+    await builder.build();
+    expect((await list('markets:trending')).ranking).toBe(2);
+    expect((await readSnapshot(tr.redis, tr.prefix, 'markets:ranking:2', rankingSchema)).events.at(-1)?.[0]).toBe('btc-100k');
+    const ttl = await tr.redis.ttl(keys.snapshot('markets:ranking:1'));
+    expect(ttl).toBeGreaterThan(15 * 60);
+    expect(ttl).toBeLessThanOrEqual(20 * 60);
   });
 
   it('event: every market in position order, with odds, splits and the game', async () => {
@@ -97,8 +123,8 @@ describe('a full build of the test catalog', () => {
       label: 'Arsenal',
       kind: 'moneyline',
       outcomes: [
-        { name: 'Yes', chance: 0.25, odds: { percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' } },
-        { name: 'No', chance: 0.75, odds: { percent: '75%', decimal: '1.33', fractional: '1/3', american: '-300', price: '75¢' } },
+        { name: 'Yes', chance: 0.25, odds: { percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' }, ...NO_QUOTES },
+        { name: 'No', chance: 0.75, odds: { percent: '75%', decimal: '1.33', fractional: '1/3', american: '-300', price: '75¢' }, ...NO_QUOTES },
       ],
       platform_split: [3, 1],
       closes_at: '2030-05-01T21:00:00.000Z',
@@ -108,11 +134,11 @@ describe('a full build of the test catalog', () => {
       change_24h: 0.05,
       url: `${WEB_URL}/m/m1`,
     });
-    // Resolved market: chance 1 and 0; the 0 is written at the 0.001 tick, never passed to oddsFor.
+    // Resolved market: chance 1 and 0, the odds of a certainty (no payout invented for 0).
     expect(m2?.closed).toBe(true);
     expect(m2?.outcomes.map((o) => [o.chance, o.odds.percent, o.odds.decimal, o.odds.price])).toEqual([
       [1, '100%', '1.00', '100¢'],
-      [0, '0%', '1000.00', '0¢'],
+      [0, '0%', null, '0¢'],
     ]);
     // No live chance: the catalog price.
     expect(m3?.outcomes.map((o) => o.chance)).toEqual([0.3, 0.7]);
@@ -386,6 +412,30 @@ describe('incremental builds', () => {
     await tr.redis.incr(redisKeys(tr.prefix).catalogVersion);
     await builder.build();
     expect((await event('us-election')).markets[1]?.outcomes.map((o) => o.chance)).toEqual([0.5, 0.5]);
+  });
+
+  it('a market page carries the quotes its live chances came from, and a settled one none', async () => {
+    const keys = redisKeys(tr.prefix);
+    await tr.redis.hset(keys.quotes, token('m4', 0), '0.8|0.82|0.79', token('m4', 1), '0.18|0.2|');
+    await tr.redis.hset(keys.chances, token('m4', 0), '0.81', token('m4', 1), '0.19');
+    await dirty('e-soccer');
+    await builder.build();
+    const m4 = (await event('ars-che')).markets[3];
+    expect(m4?.outcomes.map(({ chance, best_bid, best_ask, spread, last_trade_price }) => ({ chance, best_bid, best_ask, spread, last_trade_price }))).toEqual([
+      { chance: 0.81, best_bid: 0.8, best_ask: 0.82, spread: 0.02, last_trade_price: 0.79 },
+      { chance: 0.19, best_bid: 0.18, best_ask: 0.2, spread: 0.02, last_trade_price: null },
+    ]);
+    // The list stays light: cards carry no quotes.
+    const card = (await list('markets:trending')).events.find((e) => e.slug === 'ars-che');
+    expect(Object.keys(card?.markets[0]?.outcomes[0] ?? {}).sort()).toEqual(['chance', 'name', 'odds']);
+
+    await tdb.db.query(sql`update markets set closed = true, resolved_outcome_index = 0, resolved_at = now() where id = 'm4'`);
+    await tr.redis.incr(keys.catalogVersion);
+    await builder.build();
+    expect((await event('ars-che')).markets[3]?.outcomes.map((o) => [o.chance, o.best_bid, o.best_ask, o.spread, o.last_trade_price])).toEqual([
+      [1, null, null, null, null],
+      [0, null, null, null, null],
+    ]);
   });
 
   it('a full build after Redis lost the snapshots writes them again', async () => {

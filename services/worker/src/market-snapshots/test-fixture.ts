@@ -95,6 +95,7 @@ export async function insertFixture(db: Db, redis: Redis, prefix: string): Promi
 // ── Reading snapshots back, validated against the resource schemas ─────────────────────────────────
 export const eventSnapshotSchema = z.object({ event: eventSchema });
 export const listSnapshotSchema = z.object({
+  ranking: z.number().int().optional(),
   categories: z.array(categorySchema),
   leagues: z.array(leagueEntrySchema),
   events: z.array(eventCardSchema).max(60),
