@@ -172,7 +172,7 @@ export function createLivePrices(opts: LivePricesOptions): LivePrices {
         const outcome = market?.outcomes[live.index];
         if (market === undefined || outcome === undefined || outcome.chance === live.chance) continue;
         const outcomes = [...market.outcomes];
-        outcomes[live.index] = { name: outcome.name, chance: live.chance, odds: oddsForChance(live.chance) };
+        outcomes[live.index] = { ...outcome, chance: live.chance, odds: oddsForChance(live.chance) };
         markets ??= [...snapshot.event.markets];
         markets[at] = {
           ...market,

@@ -36,6 +36,17 @@ export const outcomeSchema = z
   .meta({ id: 'Outcome' });
 export type Outcome = z.infer<typeof outcomeSchema>;
 
+/** An outcome of a market page (event, by-id): with the chance it closed at. */
+export const marketOutcomeSchema = outcomeSchema
+  .extend({
+    closing_chance: chance.nullable().meta({
+      description:
+        'The displayed chance of this outcome when its market closed or resolved, recorded once then and never changed (the reference for closing-line value); null while the market is open, or where no chance was known',
+    }),
+  })
+  .meta({ id: 'MarketOutcome' });
+export type MarketOutcome = z.infer<typeof marketOutcomeSchema>;
+
 export const teamSchema = z
   .object({ name: z.string(), abbreviation: z.string(), home: z.boolean() })
   .meta({ id: 'Team' });
@@ -59,7 +70,7 @@ export const marketSchema = z
     question: z.string(),
     label: z.string().meta({ description: 'Short label, e.g. the side the market is about' }),
     kind: z.string().nullable().meta({ description: 'Sports market type in snake_case (moneyline, totals, spreads, both_teams_to_score …); null for non-sport' }),
-    outcomes: z.array(outcomeSchema),
+    outcomes: z.array(marketOutcomeSchema),
     platform_split: z.array(z.number().int()).meta({ description: "Callers on each outcome (one per person), in outcome order; empty when nobody has called" }),
     closes_at: timestamp.nullable(),
     closed: z.boolean(),

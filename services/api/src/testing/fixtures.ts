@@ -26,7 +26,7 @@ export function market(id: string, question: string, chance = 0.5): Market {
     question,
     label: question.slice(0, 20),
     kind: null,
-    outcomes: [outcome('Yes', chance), outcome('No', Math.round((1 - chance) * 1000) / 1000)],
+    outcomes: [outcome('Yes', chance), outcome('No', Math.round((1 - chance) * 1000) / 1000)].map((o) => ({ ...o, closing_chance: null })),
     platform_split: [],
     closes_at: '2030-01-01T00:00:00.000Z',
     closed: false,

@@ -1,6 +1,7 @@
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { EMPTY_SPORTS, indexSports, mapEvents, type CatalogRows, type SportsIndex } from './catalog-map.js';
+import type { LiveChances } from '../resolution/closing-chances.js';
 import { closeVanishedEvent, openEventIds, writeCatalogPage } from './catalog-db.js';
 import { catalogGameRows, writeCatalogGames } from './catalog-games.js';
 import type { GammaClient } from './gamma-client.js';
@@ -37,6 +38,8 @@ export interface CatalogSyncOptions {
   gamma: GammaClient;
   logger: Logger;
   clock: Clock;
+  /** The displayed chances a market closed here records as its closing chances (resolution/closing-chances.ts). */
+  liveChances?: LiveChances;
   /** Records resolutions the catalog shows (closed market with final prices). */
   resolve: (r: SettleMarket) => Promise<unknown>;
   /** Every page's rows after they are written (the live feed learns new tokens and catalog prices). */
@@ -147,7 +150,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
   /** Writes a page; `changed` gains every event whose rows changed, `direct` those not in the outbox (`onChanged`). */
   async function writeEvents(events: GammaEvent[], changed: Set<string>, direct: Set<string>): Promise<{ markets: number; skipped: number }> {
     const rows = mapEvents(events, sports);
-    const written = await writeCatalogPage(db, rows);
+    const written = await writeCatalogPage(db, rows, opts.liveChances);
     for (const id of written.changedEventIds) changed.add(id);
     try {
       const leagues = new Map(rows.events.map((e) => [e.id, e.league]));
@@ -221,7 +224,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
     const listed = (await paced(() => gamma.events({ id }))).events.filter((e) => e.id === id);
     const answer = listed.length > 0 ? listed : ((await paced(() => gamma.eventById(id)))?.events.filter((e) => e.id === id) ?? null);
     if (answer === null) {
-      if (await closeVanishedEvent(db, id)) {
+      if (await closeVanishedEvent(db, id, opts.liveChances)) {
         stats.vanished++;
         changed.add(id);
         direct.add(id);

@@ -1,5 +1,5 @@
 import { chanceChange, leagueLabel, oddsForChance } from '@pm/shared/domain';
-import { CATEGORIES, CATEGORY_DISPLAY_ORDER, type Event, type EventCard, type Game, type LeagueEntry, type Market, type Outcome } from '@pm/shared/api';
+import { CATEGORIES, CATEGORY_DISPLAY_ORDER, type Event, type EventCard, type Game, type LeagueEntry, type Market, type MarketOutcome, type Outcome } from '@pm/shared/api';
 import { LIST_SNAPSHOT_SIZE, type EventSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
 import type { SnapshotName } from '@pm/shared/redis';
 import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, DayAgo, GameState, Splits } from './model.js';
@@ -40,6 +40,12 @@ export function buildOutcomes(market: CatalogMarket, chances: Chances): Outcome[
   });
 }
 
+/** A market page's outcomes: with each one's closing chance, null until the market closed (docs/skill.md). */
+export function buildMarketOutcomes(market: CatalogMarket, chances: Chances): MarketOutcome[] {
+  const closing = market.closed ? market.closingChances : null;
+  return buildOutcomes(market, chances).map((o, i) => ({ ...o, closing_chance: closing?.[market.outcomes[i]?.index ?? -1] ?? null }));
+}
+
 /** People per outcome in outcome order; [] when the market has no market_splits rows. */
 export function platformSplit(market: CatalogMarket, splits: Splits): number[] {
   const rows = splits.get(market.id);
@@ -74,7 +80,7 @@ export function buildMarket(market: CatalogMarket, chances: Chances, splits: Spl
     // The ingestor stores groupItemTitle, or '' when the exchange sent none: fall back to the question.
     label: market.label !== '' ? market.label : market.question,
     kind: market.kind,
-    outcomes: buildOutcomes(market, chances),
+    outcomes: buildMarketOutcomes(market, chances),
     platform_split: platformSplit(market, splits),
     closes_at: market.closesAt?.toISOString() ?? null,
     closed: market.closed,
