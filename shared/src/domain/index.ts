@@ -9,3 +9,4 @@ export * from './orderbook.js';
 export * from './display-chance.js';
 export * from './categories.js';
 export * from './records.js';
+export * from './skill.js';

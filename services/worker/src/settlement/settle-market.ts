@@ -1,7 +1,7 @@
 import { comboStatus, comboXp, type SettlementStatus } from '@pm/shared/domain';
 import { not, sql, tables, type Db } from '@pm/shared/db';
 import { writeOutbox } from '@pm/shared/outbox';
-import { finishSettlement, lockForSettlement, settleCallsWithRecords } from '../projections/run.js';
+import { finishSettlement, lockForSettlement, settleCallsWithRecords, settleFieldRecords } from '../projections/run.js';
 
 /**
  * SettleMarket: in ONE transaction, settle a resolved market's open calls, its open combo legs,
@@ -181,12 +181,15 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
           where c.market_id = ${marketId} and c.status = 'open'
         ) o
         where c.id = o.id and c.status = 'open'
-        returning c.id, c.user_id, o.status, c.profit_on_10, c.xp_awarded, c.made_at
+        returning c.id, c.user_id, o.status, c.profit_on_10, c.xp_awarded, c.made_at, c.chance_at_call, c.outcome_index, c.market_id
       `,
       decided.filter((d) => d.status === 'won'),
       now,
     );
     lap('calls_and_records');
+    // The same calls in their people's records of the market's category and league.
+    if (calls.length > 0) await settleFieldRecords(tx, marketId, now);
+    lap('field_records');
 
     const callIds = calls.map((c) => c.id);
     // A run that moved no record (a repeated delivery: the run that settled committed its records
