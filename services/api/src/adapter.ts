@@ -127,6 +127,9 @@ export function endpointRoute<P extends EndpointPath>(
         call: (id) => ((fromPostgres = true), pages.call(id)),
         combos: (q) => ((fromPostgres = true), pages.combos(q)),
         leaderboard: (q) => ((fromPostgres = true), pages.leaderboard(q)),
+        keptRank: (q) => ((fromPostgres = true), pages.keptRank(q)),
+        board: (q) => ((fromPostgres = true), pages.board(q)),
+        userSkill: (q) => ((fromPostgres = true), pages.userSkill(q)),
         close: () => pages.close(),
       },
     };

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { CALL_STATUSES, LEADERBOARD_SORTS, USER_CALL_FILTERS } from '@pm/shared/api';
+import { CALL_STATUSES, LEADERBOARD_SORTS, LEADERBOARD_WINDOWS, USER_CALL_FILTERS } from '@pm/shared/api';
 import { ApiError } from '../errors.js';
 
 /**
@@ -18,7 +18,9 @@ export type ListPosition =
   | { list: 'calls'; market: string | null; after: string }
   | { list: 'user-calls'; handle: string; status: (typeof USER_CALL_FILTERS)[number]; after: string }
   | { list: 'combos'; status: (typeof CALL_STATUSES)[number]; after: string }
-  | { list: 'leaderboard'; sort: (typeof LEADERBOARD_SORTS)[number]; version: number; after: number };
+  | { list: 'leaderboard'; sort: (typeof LEADERBOARD_SORTS)[number]; version: number; after: number }
+  // A board of a window or a field: ranked as of `asOf` (Unix ms), the instant of its first page.
+  | { list: 'board'; sort: (typeof LEADERBOARD_SORTS)[number]; window: (typeof LEADERBOARD_WINDOWS)[number]; field: string | null; asOf: number; after: number };
 
 export type ListName = ListPosition['list'];
 /** A list as a request names it: everything of its position but where it ends (and the leaderboard's version). */
@@ -26,7 +28,8 @@ export type ListIdentity =
   | { list: 'calls'; market: string | null }
   | { list: 'user-calls'; handle: string; status: (typeof USER_CALL_FILTERS)[number] }
   | { list: 'combos'; status: (typeof CALL_STATUSES)[number] }
-  | { list: 'leaderboard'; sort: (typeof LEADERBOARD_SORTS)[number] };
+  | { list: 'leaderboard'; sort: (typeof LEADERBOARD_SORTS)[number] }
+  | { list: 'board'; sort: (typeof LEADERBOARD_SORTS)[number]; window: (typeof LEADERBOARD_WINDOWS)[number]; field: string | null };
 export type PositionOf<L extends ListName> = Extract<ListPosition, { list: L }>;
 
 const positionSchema = z.discriminatedUnion('list', [
@@ -37,6 +40,14 @@ const positionSchema = z.discriminatedUnion('list', [
     list: z.literal('leaderboard'),
     sort: z.enum(LEADERBOARD_SORTS),
     version: z.number().int().min(0),
+    after: z.number().int().min(1),
+  }),
+  z.strictObject({
+    list: z.literal('board'),
+    sort: z.enum(LEADERBOARD_SORTS),
+    window: z.enum(LEADERBOARD_WINDOWS),
+    field: z.string().nullable(),
+    asOf: z.number().int().min(0),
     after: z.number().int().min(1),
   }),
 ]);
@@ -96,5 +107,9 @@ function describeList(position: ListPosition): string {
       return `/api/v1/combos?status=${position.status}`;
     case 'leaderboard':
       return `/api/v1/leaderboard?sort=${position.sort}`;
+    case 'board': {
+      const field = position.field === null ? '' : position.field.startsWith('l:') ? `&league=${position.field.slice(2)}` : `&category=${position.field.slice(2)}`;
+      return `/api/v1/leaderboard?sort=${position.sort}&window=${position.window}${field}`;
+    }
   }
 }

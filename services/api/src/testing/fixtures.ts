@@ -76,6 +76,8 @@ export const leaderboardRow = (rank: number, handle: string): LeaderboardRow => 
   profit_7d: 5,
   xp: 100,
   streak: 1,
+  clv: null,
+  brier: null,
 });
 /** A two-leg combo in the worker's format. */
 export const combo = (id: string, status: Combo['status']): Combo => ({
