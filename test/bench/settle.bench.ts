@@ -243,8 +243,9 @@ async function main() {
     await timed('worker idle', () => workerIdle(redis!));
     api = startService('services/api/src/main.ts', { ...env, LOG_LEVEL: 'warn' });
     const apiUrl = `http://127.0.0.1:${apiPort}`;
+    // A process start is seconds on a quiet machine; on a shared, loaded one it took over a minute.
     await until('the API serving the leaderboard', async () => (await fetch(`${apiUrl}/api/v1/leaderboard`)).status === 200, {
-      timeoutMs: 60_000,
+      timeoutMs: 300_000,
       everyMs: 100,
       context: () => api?.output() ?? '',
     });

@@ -99,7 +99,7 @@ async function recompute(handle: string): Promise<{ record: UserRecord; want: Pi
 describe('skill records through the whole stack', () => {
   let people: string[] = [];
 
-  it('records closing chances and gives someone a closing-line value', { timeout: 200_000 }, async () => {
+  it('records closing chances and gives someone a closing-line value', { timeout: 460_000 }, async () => {
     people = await poll(
       'a person with a clv and one with 10 settled calls',
       async () => {
@@ -109,7 +109,8 @@ describe('skill records through the whole stack', () => {
         const ten = records.some((r) => r.user.settled >= 10);
         return withClv && ten ? rows.map((r) => r.handle) : undefined;
       },
-      { timeoutMs: 180_000, everyMs: 3000, context: () => stack.logs() },
+      // The crowd needs a few resolutions; on a loaded shared machine the first record build alone took minutes.
+      { timeoutMs: 420_000, everyMs: 3000, context: () => stack.logs() },
     );
     expect(people.length).toBeGreaterThan(0);
   });
@@ -180,7 +181,8 @@ describe('skill records through the whole stack', () => {
   });
 
   it('gives the figures of one category with ?category=', { timeout: 120_000 }, async () => {
-    const handle = people[0]!;
+    const handle = people[0];
+    if (handle === undefined) throw new Error('no person found by the first test');
     const all = await get(`/api/v1/users/${handle}`, userResponseSchema);
     const counted = (r: UserRecord) => r.calibration.reduce((n, b) => n + b.calls, 0);
     let inCategories = 0;
