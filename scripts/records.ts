@@ -6,7 +6,8 @@
  */
 import { loadConfig } from '@pm/shared/config';
 import { createRedis } from '@pm/shared/redis';
-import { createDb, migrate, tables, type Db } from '@pm/shared/db';
+import { createDb, migrate, sql, tables, type Db } from '@pm/shared/db';
+import { brierOf, calibration, CATEGORIES, clvOf, skillSums, type SkillCall } from '@pm/shared/domain';
 import { createRecords, RecordRefused, RecordsUnavailable, type Records } from '@pm/shared/records';
 import { parseCli, printJson, usageError } from './lib/cli.js';
 
@@ -22,6 +23,8 @@ commands:
   combo     --user <h> --leg <market id>:<index|name> --leg <market id>:<index|name> …   (2 to 6 legs)
   follow    --user <h> --target <h>
   unfollow  --user <h> --target <h>
+  show      --handle <h> [--category <category>]   a person's record with its skill figures (brier,
+            calibration, clv), recomputed from their settled calls and the markets' closing chances
 
 exit codes: 0 recorded · 1 refused (the message says why) · 2 usage error
   -h, --help  this text`;
@@ -41,6 +44,7 @@ const COMMANDS = {
   combo: { ...textOptions('user'), leg: { type: 'string', multiple: true } },
   follow: textOptions('user', 'target'),
   unfollow: textOptions('user', 'target'),
+  show: textOptions('handle', 'category'),
 } as const;
 type Command = keyof typeof COMMANDS;
 
@@ -111,7 +115,43 @@ async function run(command: Command, args: string[], records: Records, db: Db): 
     case 'unfollow':
       await records.unfollow(need(values, 'user', command), need(values, 'target', command));
       return { following: false };
+    case 'show':
+      return show(db, need(values, 'handle', command).replace(/^@/, ''), text('category'));
   }
+}
+
+/**
+ * A person's record (user_records) with the skill figures of their settled calls, recomputed here
+ * with the domain's rules from the calls and their markets' closing chances (the API's figures come
+ * from the records; the two agree). Input: handle, category. Output: the record, or a refusal.
+ */
+async function show(db: Db, handle: string, category: string | undefined): Promise<unknown> {
+  const field = category === undefined ? null : CATEGORIES.find((c) => c.toLowerCase() === category.toLowerCase());
+  if (field === undefined) throw new RecordRefused('bad_input', `--category must be one of ${CATEGORIES.join(', ')}`);
+  // Input: handle. Output: the person and their record (zeros before the projection reaches them).
+  const [person]: Array<{ id: number; handle: string; settled: number | null; won: number | null; right_pct: number | null; profit_on_10: string | null; xp: number | null }> = await db.query(sql`
+    select u.id, u.handle, r.settled, r.won, r.right_pct, r.profit_on_10::text, r.xp
+    from users u left join user_records r on r.user_id = u.id where lower(u.handle) = ${handle.toLowerCase()}`);
+  if (!person) throw new RecordRefused('unknown_user', `no user with handle ${handle}`);
+  // Input: the person, a category (null: all). Output: their settled calls with the closing chance of the called outcome.
+  const rows: Array<{ status: SkillCall['status']; chance: string; closing: string | null }> = await db.query(sql`
+    select c.status, c.chance_at_call::text as chance, (m.closing_chances[c.outcome_index + 1])::text as closing
+    from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id
+    where c.user_id = ${person.id} and c.status <> 'open' and (${field}::text is null or e.category = ${field}::text)`);
+  const calls = rows.map((r) => ({ status: r.status, chanceAtCall: Number(r.chance), closingChance: r.closing === null ? null : Number(r.closing) }));
+  const sums = skillSums(calls);
+  return {
+    handle: person.handle,
+    settled: person.settled ?? 0,
+    won: person.won ?? 0,
+    right_pct: person.right_pct ?? 0,
+    profit_on_10: Number(person.profit_on_10 ?? 0),
+    xp: person.xp ?? 0,
+    category: field,
+    brier: brierOf(sums),
+    clv: clvOf(sums),
+    calibration: calibration(calls),
+  };
 }
 
 async function main(): Promise<number> {

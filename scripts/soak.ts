@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { createRedis } from '@pm/shared/redis';
-import { until } from '@pm/shared/net';
+import { until } from '@pm/shared/wait';
 import { parseCli, positiveOption, usageError } from './lib/cli.js';
 import { renderChart, type Panel } from './lib/soak/chart.js';
 import { percentile, startLoad } from './lib/soak/load.js';

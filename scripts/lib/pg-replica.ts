@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { portOpen, until } from '@pm/shared/net';
+import { portOpen } from '@pm/shared/net';
+import { until } from '@pm/shared/wait';
 import { InfraError } from './infra.js';
 
 /**

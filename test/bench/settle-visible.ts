@@ -15,7 +15,7 @@ import { httpGet } from '../support/http-get.js';
  * - /calls?market=<id> (the market's call list) and /calls (the newest calls): no settled call
  *   listed as open;
  * - /combos: no decided combo in the open list, and the won list shows one when any was won;
- * - /leaderboard, each of the four sorts (top 100): differs from before (the boards rank the
+ * - /leaderboard, each board of BOARDS (top 100): differs from before (the boards rank the
  *   records the settlement moved).
  * Reading every one of these pages (tens of thousands) takes longer than the time being measured,
  * so the wait is in two steps, from the moment the bench sees the commit (no page can show the
@@ -28,7 +28,15 @@ import { httpGet } from '../support/http-get.js';
  * An item's time is that of the first response that showed it (not the end of the polling pass).
  */
 
-const SORTS = ['profit', 'right', 'xp', 'week'] as const;
+/**
+ * The boards watched: the six kept as rows, and computed ones of each kind (a window, a category, a
+ * league), read as committed. The data's events are Sport, half of them in the league `nba`.
+ */
+export const BOARDS = [
+  'sort=profit', 'sort=right', 'sort=xp', 'sort=week', 'sort=clv', 'sort=brier',
+  'sort=profit&window=day', 'sort=brier&window=week', 'sort=clv&window=month', 'sort=right&category=Sport', 'sort=xp&league=nba',
+] as const;
+const SORTS = BOARDS;
 /**
  * Calls sampled as sentinels (each with its person's record and three lists), polled SENTINEL_CONCURRENCY
  * at a time: enough to see the settlement arrive everywhere, light enough not to be the load it is
@@ -102,7 +110,7 @@ async function pool<T, R>(items: readonly T[], concurrency: number, fn: (item: T
   return out;
 }
 
-const boardUrl = (apiUrl: string, sort: string) => `${apiUrl}/api/v1/leaderboard?sort=${sort}&limit=100`;
+const boardUrl = (apiUrl: string, board: string) => `${apiUrl}/api/v1/leaderboard?${board}&limit=100`;
 
 /** The boards before the settlement (reading them also has the API hold them, as a busy one would). */
 export async function readBefore(apiUrl: string): Promise<Before> {

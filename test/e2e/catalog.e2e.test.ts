@@ -12,9 +12,9 @@ import {
   oddsResponseSchema,
 } from '@pm/shared/api';
 import { createDb, sql, type Db } from '@pm/shared/db';
-import { eventually } from '@pm/shared/net';
+import { eventually } from '@pm/shared/wait';
 import { startStack, untilMarketConnected, type Stack } from '../support/stack.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 
 /**
  * The whole catalog through the whole stack, the feed and the demo crowd running: a cursor walk of

@@ -8,7 +8,7 @@ import { marketListResponseSchema } from '@pm/shared/api';
 import { createDb, dropDatabase, sql } from '@pm/shared/db';
 import { deleteKeysWithPrefix, testServices, uniqueSuffix } from '@pm/shared/testing';
 import { startStack, untilMarketConnected, type Stack } from '../support/stack.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 
 /**
  * `npm start`, Ctrl-C, `npm start` again on the same database and Redis prefix: the restarted

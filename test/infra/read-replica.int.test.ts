@@ -10,7 +10,7 @@ import { insertRecordsFixture, WEB_URL, type SeededIds } from '../../services/wo
 import { startPostgresReplica, type PostgresReplica } from '../../scripts/lib/pg-replica.js';
 import { freePort } from '../support/stack.js';
 import { startOwnPostgres, type OwnPostgres } from '../support/own-servers.js';
-import { until } from '../support/poll.js';
+import { until } from '@pm/shared/wait';
 
 /**
  * The API's read replica (DATABASE_READ_URL): a Postgres of the test's own with a streaming replica of

@@ -74,12 +74,15 @@ export function datasetSteps(size: DatasetSize): DatasetStep[] {
       async run(db) {
         // Input: market count. Output: none; 10 markets per event, two outcomes each, plus the hot market.
         await db.query(sql`
-          insert into events (id, slug, title, category)
-          select 'e' || g, 'event-' || g, 'Event ' || g, 'Sport' from generate_series(0, ${Math.ceil(MARKETS / 10)}) g`);
+          insert into events (id, slug, title, category, league)
+          select 'e' || g, 'event-' || g, 'Event ' || g, 'Sport', case when g % 2 = 0 then 'nba' end from generate_series(0, ${Math.ceil(MARKETS / 10)}) g`);
         await db.query(sql`
-          insert into markets (id, event_id, condition_id, position, question)
-          select 'm' || g, 'e' || (g / 10), 'cond' || g, g % 10, 'Question ' || g || '?' from generate_series(1, ${MARKETS}) g
-          union all select h, 'e0', 'cond-' || h, 10 + n::int, 'The ' || h || ' market?' from unnest(${hots}::text[]) with ordinality as x(h, n)`);
+          insert into markets (id, event_id, condition_id, position, question, closing_chances)
+          select 'm' || g, 'e' || (g / 10), 'cond' || g, g % 10, 'Question ' || g || '?',
+                 -- Where the market closed (its calls settled), the chances it closed at.
+                 array[(0.05 + (g % 91) / 100.0)::numeric, (0.95 - (g % 91) / 100.0)::numeric]
+          from generate_series(1, ${MARKETS}) g
+          union all select h, 'e0', 'cond-' || h, 10 + n::int, 'The ' || h || ' market?', null from unnest(${hots}::text[]) with ordinality as x(h, n)`);
         await db.query(sql`
           insert into outcomes (market_id, outcome_index, name, token_id)
           select m.id, o, case o when 0 then 'Yes' else 'No' end, 'tok-' || m.id || '-' || o
@@ -154,12 +157,14 @@ export async function generateDataset(db: Db, size: DatasetSize): Promise<void> 
 }
 
 /**
- * The ingestor's part of a resolution: log it and mark the market resolved (`winner` null = void).
+ * The ingestor's part of a resolution: log it and mark the market resolved (`winner` null = void),
+ * with the chances it closed at.
  * Input: market id, winning outcome. Output: none.
  */
 export async function resolveMarket(db: Db, marketId: string, winner: number | null): Promise<void> {
   await db.query(sql`
     insert into market_resolutions (market_id, winning_outcome_index, voided, source) values (${marketId}, ${winner}, ${winner === null}, 'ws')`);
   await db.query(sql`
-    update markets set closed = true, resolved_outcome_index = ${winner}, voided = ${winner === null}, resolved_at = now() where id = ${marketId}`);
+    update markets set closed = true, resolved_outcome_index = ${winner}, voided = ${winner === null}, resolved_at = now(),
+                       closing_chances = coalesce(closing_chances, array[0.62, 0.38]::numeric[]) where id = ${marketId}`);
 }

@@ -239,9 +239,14 @@ export interface paths {
          *
          *     `right_pct` = round(100 × won ÷ (won + lost)), 0 with no won or lost calls (void calls never count). `streak` counts won calls back from the most recently settled non-void call. `xp` includes XP from won combos.
          *
+         *     Skill (docs/skill.md): `brier` is the mean of (chance_at_call − outcome)² over settled won and lost calls (lower is better; always calling 50 % scores 0.25); `calibration` splits those calls into ten buckets of chance_at_call, each with its calls, mean chance and share won; `clv` is the mean of the market's closing chance of the called outcome minus chance_at_call (over those calls whose market has a closing chance; positive: the market moved toward the picks); `ranks` is the person's rank on each all-time board, null where they are not on it. Everything needed to recompute them is public: the person's calls and each market's `closing_chance`.
+         *
+         *     With `category`, brier, calibration, clv and ranks describe only the calls on markets of that category (ranks: the category's boards, `week` its week board); the rest of the record stays whole. Read as committed: a settlement shows at once.
+         *
          *     Examples:
          *     - A record: `GET /api/v1/users/moonshot_max`
          *     - With @, any case: `GET /api/v1/users/%40Moonshot_Max`
+         *     - Skill in one category: `GET /api/v1/users/moonshot_max?category=Football`
          */
         get: operations["getUser"];
         put?: never;
@@ -293,13 +298,20 @@ export interface paths {
          * Leaderboard
          * @description Public records ranked on settled calls, ordered by `rank`.
          *
-         *     `sort`: `profit` (default) by total profit on 10; `right` by right_pct among people with 5 or more settled calls only; `xp` by XP; `week` by profit of calls settled in the last 7 days. Ties go to more settled calls, then handle (alphabetical).
+         *     `sort`: `profit` (default) by total profit on 10; `right` by right_pct among people with 5 or more settled calls only; `xp` by XP; `week` by profit of calls settled in the last 7 days (the same as `sort=profit&window=week`); `clv` by mean closing-line value, highest first, and `brier` by Brier score, lowest first, both among people with 10 or more settled calls (docs/skill.md). Ties go to more settled calls, then handle (alphabetical).
          *
-         *     Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` for the next page. The cursor keeps the ranking the walk started from: ranks change as calls settle, and a walk shows each person once, at the rank they had on its first page, with their figures as they are now. A ranking stays walkable for 15 minutes after the next one replaced it; an older cursor is a 400 saying to start again. Each board holds the top 1,000. 503 while the records have not been built yet.
+         *     `window` (`day`, `week`, `month`: the last 24 hours, 7 days, 30 days; `all`, the default) counts only the calls settled in it; `category` or `league` (`league` overrides `category`) only the calls on markets of that field. On such a board a row's settled, won, right_pct, profit_on_10, xp, clv and brier are those calls' (XP without combos); profit_7d and streak are the whole record. An unknown league gives an empty board.
+         *
+         *     `around=<handle>`: the page of `limit` rows with that person in the middle (where the ranks allow); an empty page when they are not on the board, 404 when no one has the handle.
+         *
+         *     Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` for the next page. The cursor keeps the ranking the walk started from: ranks change as calls settle, and a walk shows each person once, at the rank they had on its first page. The all-time boards of every field keep their rankings for 15 minutes after the next one replaced them (an older cursor is a 400 saying to start again) and hold the top 1,000; a board of a window or a field is ranked as of the moment of its first page, which its cursor carries. 503 while the records have not been built yet.
          *
          *     Examples:
          *     - By profit: `GET /api/v1/leaderboard`
          *     - Most often right: `GET /api/v1/leaderboard?sort=right&limit=10`
+         *     - Best calibrated this month: `GET /api/v1/leaderboard?sort=brier&window=month`
+         *     - Beat the closing line in football: `GET /api/v1/leaderboard?sort=clv&category=Football`
+         *     - Where one person stands: `GET /api/v1/leaderboard?sort=profit&around=moonshot_max&limit=5`
          */
         get: operations["getLeaderboard"];
         put?: never;
@@ -400,6 +412,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        CalibrationBucket: {
+            /** @description Lower bound of chance_at_call (included) */
+            from: number;
+            /** @description Upper bound (excluded; the last bucket includes 1) */
+            to: number;
+            /** @description Settled won and lost calls in the bucket */
+            calls: number;
+            /** @description Mean chance_at_call of those calls, 4 decimals; null when empty */
+            predicted: number | null;
+            /** @description Share of those calls that won, percent with 1 decimal; null when empty */
+            won_pct: number | null;
+        };
         /** @description A public pick by a person on one outcome of a market */
         Call: {
             id: string;
@@ -602,13 +626,23 @@ export interface components {
             /** @constant */
             ok: true;
             /** @enum {string} */
-            sort: "profit" | "right" | "xp" | "week";
+            sort: "profit" | "right" | "xp" | "week" | "clv" | "brier";
+            /**
+             * @description The window applied (`week` for sort=week)
+             * @enum {string}
+             */
+            window: "day" | "week" | "month" | "all";
+            /** @description The category applied; null: every category */
+            category: string | null;
+            /** @description The league applied; null: every league */
+            league: string | null;
             count: number;
             /** @description Ordered by rank */
             rows: components["schemas"]["LeaderboardRow"][];
             /** @description Pass as `cursor` (same path and parameters; `limit` may change) for the next page; null on the last page. Opaque and signed: an altered cursor, or one from another list, is a 400. */
             next_cursor: string | null;
         };
+        /** @description A person on a board. On a board of one window or field, settled, won, right_pct, profit_on_10, xp, clv and brier count only the calls settled in that window and field (and XP no combos); profit_7d and streak are always the whole record. */
         LeaderboardRow: {
             rank: number;
             handle: string;
@@ -624,6 +658,10 @@ export interface components {
             profit_7d: number;
             xp: number;
             streak: number;
+            /** @description Closing-line value: mean of the market's closing chance of the called outcome minus chance_at_call, over settled won and lost calls whose market has a closing chance, in chance units (0.05 = 5 points), 4 decimals; positive means the market moved toward the picks; null with none */
+            clv: number | null;
+            /** @description Brier score: mean of (chance_at_call − outcome)² over settled won and lost calls, 4 decimals; lower is better (always calling 50 % scores 0.25); null with none */
+            brier: number | null;
         };
         LeagueEntry: {
             /** @description The category the league belongs to */
@@ -671,7 +709,7 @@ export interface components {
             label: string;
             /** @description Sports market type in snake_case (moneyline, totals, spreads, both_teams_to_score …); null for non-sport */
             kind: string | null;
-            outcomes: components["schemas"]["Outcome"][];
+            outcomes: components["schemas"]["MarketOutcome"][];
             /** @description Callers on each outcome (one per person), in outcome order; empty when nobody has called */
             platform_split: number[];
             closes_at: string | null;
@@ -727,6 +765,14 @@ export interface components {
             categories: ("Football" | "Sport" | "Crypto" | "Politics" | "Economy" | "Tech" | "Culture")[];
             leagues: components["schemas"]["LeagueEntry"][];
             events: components["schemas"]["EventCard"][];
+        };
+        MarketOutcome: {
+            name: string;
+            /** @description Chance, 0 to 1 */
+            chance: number;
+            odds: components["schemas"]["Odds"];
+            /** @description The displayed chance of this outcome when its market closed or resolved, recorded once then and never changed (the reference for closing-line value); null while the market is open, or where no chance was known */
+            closing_chance: number | null;
         };
         /** @description The same chance written five ways */
         Odds: {
@@ -856,6 +902,8 @@ export interface components {
             /** @description Index of the winning outcome; null when the market was voided */
             resolved_outcome: number | null;
             voided: boolean;
+            /** @description The market's closing chance of each outcome, in outcome order (null where none was known); null when none was recorded */
+            closing_chances: (number | null)[] | null;
             /** @description Calls settled by this settlement, by result */
             calls: {
                 won: number;
@@ -896,6 +944,15 @@ export interface components {
             /** @description Pass as `cursor` (same path and parameters; `limit` may change) for the next page; null on the last page. Opaque and signed: an altered cursor, or one from another list, is a 400. */
             next_cursor: string | null;
         };
+        /** @description The person's rank on each all-time board (the category's boards with `category`); null where they are not on it (too few settled calls, or none this week) */
+        UserRanks: {
+            profit: number | null;
+            right: number | null;
+            xp: number | null;
+            week: number | null;
+            clv: number | null;
+            brier: number | null;
+        };
         UserRecord: {
             handle: string;
             display_name: string;
@@ -928,11 +985,20 @@ export interface components {
              */
             joined_at: string;
             url: string;
+            /** @description Brier score: mean of (chance_at_call − outcome)² over settled won and lost calls, 4 decimals; lower is better (always calling 50 % scores 0.25); null with none */
+            brier: number | null;
+            /** @description Ten buckets of chance_at_call: [0, 0.1), [0.1, 0.2) … [0.9, 1] */
+            calibration: components["schemas"]["CalibrationBucket"][];
+            /** @description Closing-line value: mean of the market's closing chance of the called outcome minus chance_at_call, over settled won and lost calls whose market has a closing chance, in chance units (0.05 = 5 points), 4 decimals; positive means the market moved toward the picks; null with none */
+            clv: number | null;
+            ranks: components["schemas"]["UserRanks"];
         };
         UserResponse: {
             /** @constant */
             ok: true;
             user: components["schemas"]["UserRecord"];
+            /** @description With `category`: the category whose calls brier, calibration, clv and ranks describe; null: all calls */
+            category: string | null;
         };
     };
     responses: {
@@ -1489,7 +1555,10 @@ export interface operations {
     };
     getUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description One of the categories: brier, calibration, clv and ranks of the calls in it only. Case-insensitive. */
+                category?: "Football" | "Sport" | "Crypto" | "Politics" | "Economy" | "Tech" | "Culture";
+            };
             header?: {
                 /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
                 "If-None-Match"?: string;
@@ -1597,8 +1666,16 @@ export interface operations {
     getLeaderboard: {
         parameters: {
             query?: {
-                /** @description profit (default), right (only people with 5 or more settled calls), xp, or week (profit in the last 7 days). Case-insensitive. */
-                sort?: "profit" | "right" | "xp" | "week";
+                /** @description profit (default), right (5 or more settled calls), xp, week (profit in the last 7 days), clv (10 or more settled) or brier (10 or more settled, lowest first). Case-insensitive. */
+                sort?: "profit" | "right" | "xp" | "week" | "clv" | "brier";
+                /** @description day, week, month or all (default): calls settled in the last 24 hours, 7 days, 30 days, or ever. With sort=week only week. Case-insensitive. */
+                window?: "day" | "week" | "month" | "all";
+                /** @description Only calls on markets of this category. Case-insensitive. */
+                category?: "Football" | "Sport" | "Crypto" | "Politics" | "Economy" | "Tech" | "Culture";
+                /** @description Only calls on markets of this league or coin key (e.g. `epl`, `nba`, `btc`); overrides `category`. Case-insensitive. An unknown key gives an empty board. */
+                league?: string;
+                /** @description A handle (with or without @, case-insensitive): the page with that person in the middle. 404 when no one has it. */
+                around?: string;
                 /** @description How many rows to return. An integer from 1 to 100; default 25. */
                 limit?: number;
                 /** @description The `next_cursor` of the previous page, as given: the page after it. Omitted: the first page. A cursor that was altered, or that another list (or the same list with other parameters) gave, is a 400. */
@@ -1642,6 +1719,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

@@ -11,6 +11,7 @@ import { createCatalogSync, type CatalogSync, type CatalogSyncStats, type SyncRe
 import { loadOutcomes } from './catalog/catalog-db.js';
 import { OutcomeDirectory } from './catalog/outcome-directory.js';
 import { createResolutionRecorder } from './resolution/record-resolution.js';
+import { redisLiveChances } from './resolution/closing-chances.js';
 import { createDirtyEvents, type SnapshotTriggerLike } from './common/dirty-events.js';
 import { createChancePublisher } from './market-feed/chance-publisher.js';
 import { createBookPublisher } from './market-feed/book-publisher.js';
@@ -127,7 +128,10 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   // What GET /api/v1/stream hears from the ingestor: moved chances and match states.
   const stream = createIngestorStream({ redis, prefix: config.REDIS_PREFIX, logger, clock, outcomes });
   // A resolution's outbox row makes the relay mark its event stale (services/worker/src/outbox).
-  const resolutions = createResolutionRecorder({ db, logger });
+  // A market closed or resolved here records its closing chances from the chances it displayed:
+  // the publisher's pending writes first (it is built below), then Redis.
+  const liveChances = redisLiveChances(redis, keys.chances, () => publisher.flush());
+  const resolutions = createResolutionRecorder({ db, logger, liveChances });
   const marketHealth = createFeedHealth({ redis, key: keys.feed, announce: keys.feedAnnounce, channel: 'market', clock, logger });
   const sportsHealth = createFeedHealth({ redis, key: keys.feed, announce: keys.feedAnnounce, channel: 'sports', clock, logger });
 
@@ -227,6 +231,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     logger,
     clock,
     resolve: resolutions.resolve,
+    liveChances,
     pageDelayMs: t.catalogPageDelayMs,
     refreshDebounceMs: t.catalogRefreshDebounceMs,
     vanishSyncs: config.CATALOG_VANISH_SYNCS,

@@ -16,9 +16,14 @@ const avatar = z.string().nullable().meta({ description: 'Avatar image URL, or n
 /** Who a person is, as every resource naming one shows them. */
 const person = { handle: z.string(), display_name: z.string(), avatar };
 
-export const LEADERBOARD_SORTS = ['profit', 'right', 'xp', 'week'] as const;
+export const LEADERBOARD_SORTS = ['profit', 'right', 'xp', 'week', 'clv', 'brier'] as const;
 export const leaderboardSortSchema = z.enum(LEADERBOARD_SORTS);
 export type LeaderboardSort = z.infer<typeof leaderboardSortSchema>;
+
+/** Board windows: calls settled in the last day, 7 days, 30 days, or ever (docs/skill.md). */
+export const LEADERBOARD_WINDOWS = ['day', 'week', 'month', 'all'] as const;
+export const leaderboardWindowSchema = z.enum(LEADERBOARD_WINDOWS);
+export type LeaderboardWindow = z.infer<typeof leaderboardWindowSchema>;
 
 /** Filters of a person's calls: every status, or `all`. */
 export const USER_CALL_FILTERS = ['all', 'open', 'won', 'lost', 'void'] as const;
@@ -78,7 +83,56 @@ export const callSubsetSchema = z
   .meta({ id: 'CallDetail', description: 'The single-call response: a subset of Call with its thesis updates' });
 export type CallSubset = z.infer<typeof callSubsetSchema>;
 
-export const userRecordSchema = z
+/** Skill figures (docs/skill.md). */
+const brier = z
+  .number()
+  .min(0)
+  .max(1)
+  .nullable()
+  .meta({ description: 'Brier score: mean of (chance_at_call − outcome)² over settled won and lost calls, 4 decimals; lower is better (always calling 50 % scores 0.25); null with none' });
+const clv = z
+  .number()
+  .min(-1)
+  .max(1)
+  .nullable()
+  .meta({ description: "Closing-line value: mean of the market's closing chance of the called outcome minus chance_at_call, over settled won and lost calls whose market has a closing chance, in chance units (0.05 = 5 points), 4 decimals; positive means the market moved toward the picks; null with none" });
+
+export const calibrationBucketSchema = z
+  .object({
+    from: z.number().min(0).max(1).meta({ description: 'Lower bound of chance_at_call (included)' }),
+    to: z.number().min(0).max(1).meta({ description: 'Upper bound (excluded; the last bucket includes 1)' }),
+    calls: count.meta({ description: 'Settled won and lost calls in the bucket' }),
+    predicted: z.number().min(0).max(1).nullable().meta({ description: 'Mean chance_at_call of those calls, 4 decimals; null when empty' }),
+    won_pct: z.number().min(0).max(100).nullable().meta({ description: 'Share of those calls that won, percent with 1 decimal; null when empty' }),
+  })
+  .meta({ id: 'CalibrationBucket' });
+
+const rank = z.number().int().min(1).nullable();
+export const userRanksSchema = z
+  .object({
+    profit: rank,
+    right: rank,
+    xp: rank,
+    week: rank,
+    clv: rank,
+    brier: rank,
+  })
+  .meta({
+    id: 'UserRanks',
+    description: "The person's rank on each all-time board (the category's boards with `category`); null where they are not on it (too few settled calls, or none this week)",
+  });
+
+/** The skill part of a record. */
+export const userSkillSchema = z.object({
+  brier,
+  calibration: z.array(calibrationBucketSchema).length(10).meta({ description: 'Ten buckets of chance_at_call: [0, 0.1), [0.1, 0.2) … [0.9, 1]' }),
+  clv,
+  ranks: userRanksSchema,
+});
+export type UserSkill = z.infer<typeof userSkillSchema>;
+
+/** A record as Postgres writes it (the person page's first part). */
+export const userRecordBaseSchema = z
   .object({
     ...person,
     calls: count.meta({ description: 'Total calls' }),
@@ -96,8 +150,9 @@ export const userRecordSchema = z
     interests: z.array(z.string()).meta({ description: 'Each a category, or a category and league joined with ": " (e.g. "Football: EPL")' }),
     joined_at: timestamp,
     url: z.string(),
-  })
-  .meta({ id: 'UserRecord' });
+  });
+
+export const userRecordSchema = userRecordBaseSchema.extend(userSkillSchema.shape).meta({ id: 'UserRecord' });
 export type UserRecord = z.infer<typeof userRecordSchema>;
 
 export const leaderboardRowSchema = z
@@ -111,8 +166,14 @@ export const leaderboardRowSchema = z
     profit_7d: money,
     xp: count,
     streak: count,
+    clv,
+    brier,
   })
-  .meta({ id: 'LeaderboardRow' });
+  .meta({
+    id: 'LeaderboardRow',
+    description:
+      'A person on a board. On a board of one window or field, settled, won, right_pct, profit_on_10, xp, clv and brier count only the calls settled in that window and field (and XP no combos); profit_7d and streak are always the whole record.',
+  });
 export type LeaderboardRow = z.infer<typeof leaderboardRowSchema>;
 
 export const legSchema = z
@@ -170,7 +231,13 @@ export const callListResponseSchema = z
 
 export const callResponseSchema = z.object({ ok, call: callSubsetSchema }).meta({ id: 'CallResponse' });
 
-export const userResponseSchema = z.object({ ok, user: userRecordSchema }).meta({ id: 'UserResponse' });
+export const userResponseSchema = z
+  .object({
+    ok,
+    user: userRecordSchema,
+    category: z.string().nullable().meta({ description: 'With `category`: the category whose calls brier, calibration, clv and ranks describe; null: all calls' }),
+  })
+  .meta({ id: 'UserResponse' });
 
 /**
  * A page of a list: `ok`, the filter or key the page was asked for, how many items it holds, the
@@ -183,7 +250,18 @@ function listPage<const A extends z.ZodRawShape, K extends string, T extends z.Z
 
 export const userCallsResponseSchema = listPage('UserCallsResponse', { handle: z.string().meta({ description: 'The handle as the person spells it' }) }, 'calls', callSchema, 'Newest first');
 
-export const leaderboardResponseSchema = listPage('LeaderboardResponse', { sort: leaderboardSortSchema }, 'rows', leaderboardRowSchema, 'Ordered by rank');
+export const leaderboardResponseSchema = listPage(
+  'LeaderboardResponse',
+  {
+    sort: leaderboardSortSchema,
+    window: leaderboardWindowSchema.meta({ description: 'The window applied (`week` for sort=week)' }),
+    category: z.string().nullable().meta({ description: 'The category applied; null: every category' }),
+    league: z.string().nullable().meta({ description: 'The league applied; null: every league' }),
+  },
+  'rows',
+  leaderboardRowSchema,
+  'Ordered by rank',
+);
 
 export const comboListResponseSchema = listPage('ComboListResponse', { status: callStatusSchema.meta({ description: 'The applied filter' }) }, 'combos', comboSchema, 'Newest first');
 
@@ -205,7 +283,7 @@ export const callSnapshotSchema = z.object({ call: callSubsetSchema });
 export type CallSnapshot = z.infer<typeof callSnapshotSchema>;
 
 /** The body of GET /users/{handle} as the API reads it from Postgres (record-json.ts userRecordObject): one person's record. */
-export const userSnapshotSchema = z.object({ user: userRecordSchema });
+export const userSnapshotSchema = z.object({ user: userRecordBaseSchema });
 export type UserSnapshot = z.infer<typeof userSnapshotSchema>;
 
 

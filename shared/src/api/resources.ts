@@ -53,15 +53,30 @@ export const quoteShape = {
   last_trade_price: quotePrice('Price of the last trade; null before the first one (or once the market is settled)'),
 };
 
-/** An outcome of a market page (single event, by-id): its chance, odds and the quotes behind them. */
+/**
+ * An outcome of a market page (single event, by-id): its chance, odds and the quotes behind them, and
+ * the chance it closed at.
+ */
 export const quotedOutcomeSchema = z
-  .object({ name: z.string(), chance, odds: oddsSchema, ...quoteShape })
+  .object({
+    name: z.string(),
+    chance,
+    odds: oddsSchema,
+    ...quoteShape,
+    closing_chance: chance.nullable().meta({
+      description:
+        'The displayed chance of this outcome when its market closed or resolved, recorded once then and never changed (the reference for closing-line value); null while the market is open, or where no chance was known',
+    }),
+  })
   .meta({
     id: 'QuotedOutcome',
     description:
       'An outcome with its quotes. `chance` follows from them by the display rule: the midpoint of `best_bid` and `best_ask` while `spread` ≤ 0.10, else `last_trade_price`; with a one-sided or empty book, the catalog price. A settled market shows its final chance and null quotes.',
   });
 export type QuotedOutcome = z.infer<typeof quotedOutcomeSchema>;
+/** The outcome of a market page by its other name: the one with its closing chance. */
+export const marketOutcomeSchema = quotedOutcomeSchema;
+export type MarketOutcome = QuotedOutcome;
 
 export const teamSchema = z
   .object({ name: z.string(), abbreviation: z.string(), home: z.boolean() })

@@ -60,6 +60,10 @@ export const settlementMessageSchema = z
     market_id: z.string(),
     resolved_outcome: count.nullable().meta({ description: 'Index of the winning outcome; null when the market was voided' }),
     voided: z.boolean(),
+    closing_chances: z
+      .array(z.number().min(0).max(1).nullable())
+      .nullable()
+      .meta({ description: "The market's closing chance of each outcome, in outcome order (null where none was known); null when none was recorded" }),
     calls: z
       .object({ won: count, lost: count, void: count })
       .meta({ description: 'Calls settled by this settlement, by result' }),

@@ -132,18 +132,30 @@ export const comboObject = (webUrl: string): Fragment =>
   ]);
 
 /** SPEC.md's Leaderboard row as JSON text, over `l` (rank), `u` (users) and `r` (user_records, null: zeros). */
-export const leaderboardRowObject = (): Fragment =>
-  jsonObject([
+export const leaderboardRowObject = (counted = 'r', whole = 'r'): Fragment => {
+  // `counted`: the figures of the board's calls (user_records, or one window's and field's sums
+  // with the same column names); `whole`: the person's record (profit_7d and streak).
+  const c = (k: string) => sql.ident(counted, k);
+  return jsonObject([
     ['rank', plain(sql`l.rank`)],
     ['handle', text(sql`u.handle`)],
     ['display_name', text(sql`u.display_name`)],
     ['avatar', text(sql`u.avatar`)],
-    ...(['right_pct', 'settled', 'won'] as const).map((k) => [k, plain(sql`coalesce(${sql.ident('r', k)}, 0)`)] as const),
-    ['profit_on_10', num(sql`coalesce(r.profit_on_10, 0)`)],
-    ['profit_7d', num(sql`coalesce(r.profit_7d, 0)`)],
-    ['xp', plain(sql`coalesce(r.xp, 0)`)],
-    ['streak', plain(sql`coalesce(r.streak, 0)`)],
+    ...(['right_pct', 'settled', 'won'] as const).map((k) => [k, plain(sql`coalesce(${c(k)}, 0)`)] as const),
+    ['profit_on_10', num(sql`coalesce(${c('profit_on_10')}, 0)`)],
+    ['profit_7d', num(sql`coalesce(${sql.ident(whole, 'profit_7d')}, 0)`)],
+    ['xp', plain(sql`coalesce(${c('xp')}, 0)`)],
+    ['streak', plain(sql`coalesce(${sql.ident(whole, 'streak')}, 0)`)],
+    ['clv', num(skillClv(counted))],
+    ['brier', num(skillBrier(counted))],
   ]);
+};
+
+/** A record's (or a board row's) clv from its sums (docs/skill.md): mean, 4 places; null without a call with a closing chance. */
+export const skillClv = (a: string): Fragment => sql`case when ${sql.ident(a, 'clv_calls')} > 0 then round(${sql.ident(a, 'clv_sum')} / ${sql.ident(a, 'clv_calls')}, 4) end`;
+/** Its brier: mean Brier term over won and lost calls, 4 places; null without one. */
+export const skillBrier = (a: string): Fragment =>
+  sql`case when ${sql.ident(a, 'won')} + ${sql.ident(a, 'lost')} > 0 then round(${sql.ident(a, 'brier_sum')} / (${sql.ident(a, 'won')} + ${sql.ident(a, 'lost')}), 4) end`;
 
 /**
  * The body of `GET /calls/{id}` over `c` (calls) with CALL_JOINS: `{"call":…}`, SPEC.md's call

@@ -10,3 +10,4 @@ export * from './display-chance.js';
 export * from './categories.js';
 export * from './records.js';
 export * from './quote.js';
+export * from './skill.js';

@@ -1,5 +1,6 @@
 import { round2 } from './rounding.js';
-import type { SettlementStatus } from './money.js';
+import { rightPct, type SettlementStatus } from './money.js';
+import { inBoard, NO_SKILL, SKILL_MIN_SETTLED, skillSums, type BoardWindow, type FieldKey, type SkillCall, type SkillSums } from './skill.js';
 
 /**
  * The record rules that Postgres computes at scale (services/worker/src/projections: user_records,
@@ -62,12 +63,12 @@ export function platformSplit(
   return split;
 }
 
-/** The four boards (SPEC.md endpoint 9). */
-export const LEADERBOARD_SORTS = ['profit', 'right', 'xp', 'week'] as const;
+/** The boards: SPEC.md's four (endpoint 9) and the skill boards (docs/skill.md). */
+export const LEADERBOARD_SORTS = ['profit', 'right', 'xp', 'week', 'clv', 'brier'] as const;
 export type LeaderboardSort = (typeof LEADERBOARD_SORTS)[number];
 
-/** A person's record as the boards rank it. */
-export interface BoardRecord {
+/** A person's record as the boards rank it (all time, or one window and field of their calls). */
+export interface BoardRecord extends SkillSums {
   userId: number;
   handle: string;
   settled: number;
@@ -79,19 +80,95 @@ export interface BoardRecord {
   playedThisWeek: boolean;
 }
 
+/** Whether a board ranks a record: who is eligible (DESIGN.md "Leaderboard", docs/skill.md). */
+export function onBoard(sort: LeaderboardSort, r: BoardRecord): boolean {
+  switch (sort) {
+    case 'right':
+      return r.settled >= RIGHT_MIN_SETTLED;
+    case 'week':
+      return r.settled >= 1 && r.playedThisWeek;
+    case 'clv':
+      return r.settled >= SKILL_MIN_SETTLED && r.clvCalls > 0;
+    case 'brier':
+      return r.settled >= SKILL_MIN_SETTLED && r.decided > 0;
+    default:
+      return r.settled >= 1;
+  }
+}
+
+/** Negative when `a` ranks before `b` on the board's score alone (means compared as exact fractions). */
+function byScore(sort: LeaderboardSort, a: BoardRecord, b: BoardRecord): number {
+  const sign = (x: bigint) => (x > 0n ? 1 : x < 0n ? -1 : 0);
+  switch (sort) {
+    case 'profit':
+      return b.profitOn10 - a.profitOn10;
+    case 'right':
+      return b.rightPct - a.rightPct;
+    case 'xp':
+      return b.xp - a.xp;
+    case 'week':
+      return b.profit7d - a.profit7d;
+    case 'clv':
+      // Higher mean first: b.sum / b.n − a.sum / a.n.
+      return sign(b.clvSum * BigInt(a.clvCalls) - a.clvSum * BigInt(b.clvCalls));
+    case 'brier':
+      // Lower mean first.
+      return sign(a.brierSum * BigInt(b.decided) - b.brierSum * BigInt(a.decided));
+  }
+}
+
 /**
- * A board's ranking (DESIGN.md "Leaderboard"): `profit` by profit_on_10, `xp` by xp (people with a
- * settled call), `right` by right_pct (people with ≥ 5 settled), `week` by profit_7d (people with a
- * call settled this week); ties by settled desc, then handle case-insensitively. User ids, rank order.
+ * A board's ranking (DESIGN.md "Leaderboard", docs/skill.md): `profit` by profit_on_10, `xp` by xp
+ * (people with a settled call), `right` by right_pct (≥ 5 settled), `week` by profit_7d (a call
+ * settled this week), `clv` by mean closing-line value (higher first) and `brier` by Brier score
+ * (lower first), both among people with ≥ 10 settled; ties by settled desc, then handle
+ * case-insensitively. User ids, rank order.
  */
 export function rankBoard(sort: LeaderboardSort, records: readonly BoardRecord[]): number[] {
-  const score = (r: BoardRecord): number =>
-    sort === 'profit' ? r.profitOn10 : sort === 'right' ? r.rightPct : sort === 'xp' ? r.xp : r.profit7d;
-  const eligible = (r: BoardRecord): boolean =>
-    sort === 'right' ? r.settled >= RIGHT_MIN_SETTLED : sort === 'week' ? r.settled >= 1 && r.playedThisWeek : r.settled >= 1;
   const key = (r: BoardRecord) => r.handle.toLowerCase();
   return records
-    .filter(eligible)
-    .sort((a, b) => score(b) - score(a) || b.settled - a.settled || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
+    .filter((r) => onBoard(sort, r))
+    .sort((a, b) => byScore(sort, a, b) || b.settled - a.settled || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
     .map((r) => r.userId);
+}
+
+/**
+ * The records a board of one window and field ranks, as of `asOf`: per person, their calls settled
+ * in the window (and the field) — settled, right_pct, profit, XP of those calls (combos are not in
+ * a window or a field), and their skill sums. `week` figures are the window's own when the window
+ * is `week`. A person without such a call has no record here.
+ */
+export function windowRecords(
+  calls: ReadonlyArray<SkillCall>,
+  handles: ReadonlyMap<number, string>,
+  window: BoardWindow,
+  field: FieldKey | null,
+  asOf: Date,
+): Array<BoardRecord & { won: number; lost: number }> {
+  const by = new Map<number, SkillCall[]>();
+  for (const c of calls) {
+    if (c.status === 'open' || !inBoard(c, window, field, asOf)) continue;
+    const list = by.get(c.userId) ?? [];
+    list.push(c);
+    by.set(c.userId, list);
+  }
+  return [...by].map(([userId, list]) => {
+    const won = list.filter((c) => c.status === 'won').length;
+    const lost = list.filter((c) => c.status === 'lost').length;
+    const cents = list.reduce((t, c) => t + Math.round((c.profitOn10 ?? 0) * 100), 0);
+    const profit = round2(cents / 100);
+    return {
+      userId,
+      handle: handles.get(userId) ?? '',
+      settled: list.length,
+      won,
+      lost,
+      rightPct: rightPct(won, lost),
+      profitOn10: profit,
+      profit7d: window === 'week' ? profit : 0,
+      xp: list.reduce((t, c) => t + c.xpAwarded, 0),
+      playedThisWeek: window === 'week',
+      ...(list.length > 0 ? skillSums(list) : NO_SKILL),
+    };
+  });
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { copiesOf, platformSplit, rankBoard, weekProfit, WEEK_MS, type BoardRecord } from './records.js';
+import { NO_SKILL } from './skill.js';
 
 const now = new Date('2026-07-01T00:00:00Z');
 const ago = (ms: number) => new Date(now.getTime() - ms);
@@ -49,7 +50,7 @@ describe('platformSplit', () => {
 
 describe('rankBoard', () => {
   const rec = (userId: number, handle: string, over: Partial<BoardRecord> = {}): BoardRecord => ({
-    userId, handle, settled: 5, rightPct: 50, profitOn10: 0, profit7d: 0, xp: 0, playedThisWeek: true, ...over,
+    userId, handle, settled: 5, rightPct: 50, profitOn10: 0, profit7d: 0, xp: 0, playedThisWeek: true, ...NO_SKILL, ...over,
   });
   it('orders by the score, then settled desc, then handle case-insensitively', () => {
     const board = [rec(1, 'bob', { profitOn10: 5 }), rec(2, 'Al', { profitOn10: 5 }), rec(3, 'cy', { profitOn10: 5, settled: 9 }), rec(4, 'di', { profitOn10: 8 })];

@@ -62,6 +62,7 @@ export function settlementMessage(
     marketId: string;
     eventSlug: string;
     resolution: { winningOutcomeIndex: number | null; voided: boolean };
+    closingChances?: ReadonlyArray<number | null> | null;
     calls: { won: number; lost: number; void: number };
     legs: number;
     combos: readonly unknown[];
@@ -76,6 +77,7 @@ export function settlementMessage(
       market_id: settled.marketId,
       resolved_outcome: voided ? null : settled.resolution.winningOutcomeIndex,
       voided,
+      closing_chances: settled.closingChances === undefined || settled.closingChances === null ? null : [...settled.closingChances],
       calls: { ...settled.calls },
       combo_legs: settled.legs,
       combos: settled.combos.length,

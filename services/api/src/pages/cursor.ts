@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { CALL_STATUSES, LEADERBOARD_SORTS, USER_CALL_FILTERS } from '@pm/shared/api';
+import { CALL_STATUSES, LEADERBOARD_SORTS, LEADERBOARD_WINDOWS, USER_CALL_FILTERS } from '@pm/shared/api';
 import { ApiError } from '../http/errors.js';
 
 /**
@@ -20,7 +20,9 @@ export type ListPosition =
   | { list: 'combos'; status: (typeof CALL_STATUSES)[number]; after: string }
   | { list: 'leaderboard'; sort: (typeof LEADERBOARD_SORTS)[number]; version: number; after: number }
   | { list: 'markets-open'; filter: string; version: number; after: number }
-  | { list: 'markets-closed'; filter: string; after: string; id: string };
+  | { list: 'markets-closed'; filter: string; after: string; id: string }
+  // A board of a window or a field: ranked as of `asOf` (Unix ms), the instant of its first page.
+  | { list: 'board'; sort: (typeof LEADERBOARD_SORTS)[number]; window: (typeof LEADERBOARD_WINDOWS)[number]; field: string | null; asOf: number; after: number };
 
 export type ListName = ListPosition['list'];
 /** A list as a request names it: everything of its position but where it ends (and the leaderboard's version). */
@@ -30,7 +32,8 @@ export type ListIdentity =
   | { list: 'combos'; status: (typeof CALL_STATUSES)[number] }
   | { list: 'leaderboard'; sort: (typeof LEADERBOARD_SORTS)[number] }
   | { list: 'markets-open'; filter: string }
-  | { list: 'markets-closed'; filter: string };
+  | { list: 'markets-closed'; filter: string }
+  | { list: 'board'; sort: (typeof LEADERBOARD_SORTS)[number]; window: (typeof LEADERBOARD_WINDOWS)[number]; field: string | null };
 export type PositionOf<L extends ListName> = Extract<ListPosition, { list: L }>;
 
 const positionSchema = z.discriminatedUnion('list', [
@@ -45,6 +48,14 @@ const positionSchema = z.discriminatedUnion('list', [
   }),
   z.strictObject({ list: z.literal('markets-open'), filter: z.string(), version: z.number().int().min(1), after: z.number().int().min(0) }),
   z.strictObject({ list: z.literal('markets-closed'), filter: z.string(), after: z.string().min(1), id: z.string().min(1) }),
+  z.strictObject({
+    list: z.literal('board'),
+    sort: z.enum(LEADERBOARD_SORTS),
+    window: z.enum(LEADERBOARD_WINDOWS),
+    field: z.string().nullable(),
+    asOf: z.number().int().min(0),
+    after: z.number().int().min(1),
+  }),
 ]);
 
 const MAC_BYTES = 16;
@@ -105,5 +116,9 @@ function describeList(position: ListPosition): string {
     case 'markets-open':
     case 'markets-closed':
       return `/api/v1/markets?status=${position.list === 'markets-open' ? 'open' : 'closed'}${position.filter === '' ? '' : `&${position.filter}`}`;
+    case 'board': {
+      const field = position.field === null ? '' : position.field.startsWith('l:') ? `&league=${position.field.slice(2)}` : `&category=${position.field.slice(2)}`;
+      return `/api/v1/leaderboard?sort=${position.sort}&window=${position.window}${field}`;
+    }
   }
 }

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import type { CallStatus, LeaderboardSort, UserCallFilter } from '@pm/shared/api';
+import type { CallStatus, LeaderboardSort, UserCallFilter, UserSkill } from '@pm/shared/api';
 import { createDb, IsolationLevel, recordJson, sql, type Db, type ReadQueryable } from '@pm/shared/db';
 import type { Logger } from '@pm/shared/logger';
 import { ApiError } from '../http/errors.js';
+import { boardPage, keptRank, userSkill, type BoardQuery, type BoardStart } from './skill-pages.js';
 
 /**
  * The API's one read-only way into Postgres (contracts: "the API may read Postgres through ONE
@@ -66,6 +67,12 @@ export interface PageReader {
     after: { at: string; id: string } | null;
     limit: number;
   }): Promise<{ rows: ClosedEventRow[]; more: boolean }>;
+  /** A board kept as rows, where a person stands: the current version and their rank (null: not on it); null: no such handle. */
+  keptRank(q: { sort: LeaderboardSort; handle: string }): Promise<{ version: number; rank: number | null } | null>;
+  /** A board of a window or a field, computed (skill-pages.ts); null: no one has the `around` handle. */
+  board(q: BoardQuery & { start: BoardStart; limit: number }): Promise<Page | null>;
+  /** A person's skill figures and ranks (all calls, or a category's); null: no such handle. */
+  userSkill(q: { handle: string; category: string | null; now: Date }): Promise<UserSkill | null>;
   close(): Promise<void>;
 }
 
@@ -274,6 +281,9 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: ReadQuer
       );
       return { rows: rows.slice(0, limit), more: rows.length > limit };
     },
+    keptRank: ({ sort, handle }) => read('leaderboard rank', (tx) => keptRank(tx, sort, handle)),
+    board: ({ start, limit, ...q }) => read('board page', (tx) => boardPage(tx, q, start, limit)),
+    userSkill: ({ handle, category, now }) => read('user skill', (tx) => userSkill(tx, handle, category, now)),
     close: () => db.dispose(),
   };
 }

@@ -12,9 +12,15 @@ export function handleKey(raw: string): string {
   return handle.toLowerCase();
 }
 
-/** GET /api/v1/users/{handle}: a person's record, read from Postgres as it is committed (users and user_records, pages.ts). */
+/**
+ * GET /api/v1/users/{handle}: a person's record, read from Postgres as it is committed (users and
+ * user_records, pages.ts), with their skill figures and ranks (pages/skill-pages.ts; of one
+ * category's calls with `category`).
+ */
 export const getUser: Handler<'/api/v1/users/{handle}'> = async (params, ctx) => {
-  const body = await ctx.pages.user(handleKey(params.handle));
-  if (body === null) throw new ApiError('not_found', `no user with handle ${params.handle}`);
-  return { data: { user: userSnapshotSchema.parse(JSON.parse(body)).user } };
+  const handle = handleKey(params.handle);
+  const category = params.category ?? null;
+  const [body, skill] = await Promise.all([ctx.pages.user(handle), ctx.pages.userSkill({ handle, category, now: new Date(ctx.clock()) })]);
+  if (body === null || skill === null) throw new ApiError('not_found', `no user with handle ${params.handle}`);
+  return { data: { user: { ...userSnapshotSchema.parse(JSON.parse(body)).user, ...skill }, category } };
 };

@@ -19,6 +19,7 @@ import {
   type LeaderboardSnapshot,
   type MarketCallsSnapshot,
   type UserRecord,
+  type UserSkill,
 } from '@pm/shared/api';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { apiRedis, combo, leaderboardRow as row, startApp, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
@@ -68,7 +69,7 @@ function call(i: number, over: Partial<Call> = {}): Call {
 
 /** Alice's 30 calls, newest first; c1 is her one settled call (won). */
 const latest = Array.from({ length: 30 }, (_, i) => (i === 1 ? call(i, { status: 'won', profit_on_10: 15, settled_at: SETTLED_AT }) : call(i)));
-const user: UserRecord = {
+const user: Omit<UserRecord, keyof UserSkill> = {
   handle: 'Alice',
   display_name: 'Alice A.',
   avatar: AVATAR,
@@ -241,7 +242,12 @@ describe('GET /api/v1/calls/{id}', () => {
 describe('GET /api/v1/users/{handle}', () => {
   it.each(['alice', 'Alice', 'ALICE', '@alice', '@Alice', '%40ALICE'])('finds the record as %s', async (handle) => {
     const body = await ok(`/api/v1/users/${handle}`, userResponseSchema, 30);
-    expect(body.user).toEqual(user);
+    // Her record's skill: one decided call in the data (c1, won at 0.4; her row's sums are zeros),
+    // ranked first of the one person with a record on the boards she qualifies for.
+    const calibration: UserSkill['calibration'] = Array.from({ length: 10 }, (_, i) => ({ from: i / 10, to: (i + 1) / 10, calls: 0, predicted: null, won_pct: null }));
+    calibration[4] = { from: 0.4, to: 0.5, calls: 1, predicted: 0.4, won_pct: 100 };
+    expect(body.user).toEqual({ ...user, brier: 0, clv: null, calibration, ranks: { profit: 1, right: 1, xp: 1, week: null, clv: null, brier: null } });
+    expect(body.category).toBeNull();
   });
 
   it('gives zeros for a person the projection has not reached yet', async () => {
@@ -265,6 +271,10 @@ describe('GET /api/v1/users/{handle}', () => {
       interests: [],
       joined_at: '2026-02-01T00:00:00.000Z',
       url: `${WEB}/u/bob`,
+      brier: null,
+      clv: null,
+      calibration: Array.from({ length: 10 }, (_, i) => ({ from: i / 10, to: (i + 1) / 10, calls: 0, predicted: null, won_pct: null })),
+      ranks: { profit: null, right: null, xp: null, week: null, clv: null, brier: null },
     });
   });
 

@@ -191,6 +191,7 @@ export function createLivePrices(opts: LivePricesOptions): LivePrices {
           best_ask: q.best_ask,
           spread: q.spread,
           last_trade_price: q.last_trade_price,
+          closing_chance: outcome.closing_chance,
         };
         markets ??= [...snapshot.event.markets];
         markets[at] = {

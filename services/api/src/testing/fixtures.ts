@@ -33,7 +33,7 @@ export function market(id: string, question: string, chance = 0.5): Market {
     question,
     label: question.slice(0, 20),
     kind: null,
-    outcomes: [quotedOutcome('Yes', chance), quotedOutcome('No', Math.round((1 - chance) * 1000) / 1000)],
+    outcomes: [quotedOutcome('Yes', chance), quotedOutcome('No', Math.round((1 - chance) * 1000) / 1000)].map((o) => ({ ...o, closing_chance: null })),
     platform_split: [],
     closes_at: '2030-01-01T00:00:00.000Z',
     closed: false,
@@ -83,6 +83,8 @@ export const leaderboardRow = (rank: number, handle: string): LeaderboardRow => 
   profit_7d: 5,
   xp: 100,
   streak: 1,
+  clv: null,
+  brier: null,
 });
 /** A two-leg combo in the worker's format. */
 export const combo = (id: string, status: Combo['status']): Combo => ({

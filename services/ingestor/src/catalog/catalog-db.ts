@@ -1,6 +1,7 @@
 import { writeOutbox } from '@pm/shared/outbox';
 import { anyOf, sql, tables, type Db } from '@pm/shared/db';
 import type { CatalogRows, EventRow, MarketRow, OutcomeRow } from './catalog-map.js';
+import { recordClosingChances, type LiveChances } from '../resolution/closing-chances.js';
 
 /**
  * Catalog writes: set-based upserts of events, markets and outcomes, one transaction per page.
@@ -19,7 +20,8 @@ export interface PageWriteResult {
   slugConflicts: number;
 }
 
-export async function writeCatalogPage(db: Db, rows: CatalogRows): Promise<PageWriteResult> {
+/** `live`: the displayed chances a market the page closes records as its closing chances (closing-chances.ts). */
+export async function writeCatalogPage(db: Db, rows: CatalogRows, live?: LiveChances): Promise<PageWriteResult> {
   if (rows.events.length === 0) return { changedEventIds: new Set(), slugConflicts: 0 };
   return db.tx(async (tx) => {
     const changed = new Set<string>();
@@ -35,6 +37,8 @@ export async function writeCatalogPage(db: Db, rows: CatalogRows): Promise<PageW
       const eventId = marketEvent.get(r.market_id);
       if (eventId) changed.add(eventId);
     }
+    // Markets this page shows closed that have no closing chances yet get them, with the close.
+    await recordClosingChances(tx, markets.filter((m) => m.closed).map((m) => m.id), live);
     // The durable record that these events' snapshots are stale, committed with the rows themselves.
     if (changed.size > 0) await writeOutbox(tx, 'events-changed', { eventIds: [...changed] });
     return { changedEventIds: changed, slugConflicts: rows.events.length - presentIds.size };
@@ -143,14 +147,15 @@ async function upsertOutcomes(tx: Tx, rows: OutcomeRow[]): Promise<Array<{ marke
  * its markets. No resolution is recorded: the exchange said nothing about a winner. Returns whether
  * it was open.
  */
-export async function closeVanishedEvent(db: Db, eventId: string): Promise<boolean> {
+export async function closeVanishedEvent(db: Db, eventId: string, live?: LiveChances): Promise<boolean> {
   return db.tx(async (tx) => {
     const at = new Date();
     // The event, when it was open (and is now closed); then its open markets.
     const closed = await tables.events(tx).update({ id: eventId, closed: false }, { closed: true, updated_at: at });
     await tx.query(sql`delete from catalog_absences where event_id = ${eventId}`);
     if (closed.length === 0) return false;
-    await tables.markets(tx).update({ event_id: eventId, closed: false }, { closed: true, updated_at: at });
+    const markets = await tables.markets(tx).update({ event_id: eventId, closed: false }, { closed: true, updated_at: at });
+    await recordClosingChances(tx, markets.map((m) => m.id), live);
     return true;
   });
 }

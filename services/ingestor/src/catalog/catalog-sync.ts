@@ -1,6 +1,7 @@
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { EMPTY_SPORTS, indexSports, mapEvents, type CatalogRows, type SportsIndex } from './catalog-map.js';
+import type { LiveChances } from '../resolution/closing-chances.js';
 import { closeVanishedEvent, forgetCatalogMisses, openEventIds, recordCatalogMiss, writeCatalogPage } from './catalog-db.js';
 import { catalogGameRows, writeCatalogGames } from './catalog-games.js';
 import type { GammaClient } from './gamma-client.js';
@@ -40,6 +41,8 @@ export interface CatalogSyncOptions {
   gamma: GammaClient;
   logger: Logger;
   clock: Clock;
+  /** The displayed chances a market closed here records as its closing chances (resolution/closing-chances.ts). */
+  liveChances?: LiveChances;
   /** Records resolutions the catalog shows (closed market with final prices). */
   resolve: (r: MarketResolution) => Promise<unknown>;
   /** Every page's rows after they are written (the live feed learns new tokens and catalog prices). */
@@ -157,7 +160,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
   /** Writes a page; `changed` gains every event whose rows changed, `direct` those not in the outbox (`onChanged`). */
   async function writeEvents(events: GammaEvent[], changed: Set<string>, direct: Set<string>): Promise<{ markets: number; skipped: number }> {
     const rows = mapEvents(events, sports);
-    const written = await writeCatalogPage(db, rows);
+    const written = await writeCatalogPage(db, rows, opts.liveChances);
     for (const id of written.changedEventIds) changed.add(id);
     try {
       const leagues = new Map(rows.events.map((e) => [e.id, e.league]));
@@ -244,7 +247,7 @@ export function createCatalogSync(opts: CatalogSyncOptions): CatalogSync {
         logger.info({ eventId: id, misses, missingMs }, 'event unknown to the catalog (404 by id); left as it is until its absence is confirmed');
         return;
       }
-      if (await closeVanishedEvent(db, id)) {
+      if (await closeVanishedEvent(db, id, opts.liveChances)) {
         stats.vanished++;
         changed.add(id);
         direct.add(id);

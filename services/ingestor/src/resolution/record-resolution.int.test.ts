@@ -106,3 +106,50 @@ describe('settlement owed through the outbox', () => {
     expect(await owed('m9')).toEqual([]);
   });
 });
+
+describe('closing chances', () => {
+  const book = (asset: string, bid: string, ask: string, ts: number) => ({
+    event_type: 'book', asset_id: asset, market: '0xm', bids: [{ price: bid, size: '100' }], asks: [{ price: ask, size: '100' }], timestamp: String(ts), hash: `h${ts}`,
+  });
+  const closing = async (marketId: string): Promise<Array<string | null> | null> => {
+    const [row] = await h.database.db.query(sql`select closing_chances::text[] as c from markets where id = ${marketId}`);
+    return (row as { c: Array<string | null> | null }).c;
+  };
+  const live = async (token: string) => h.redis.redis.hget(h.keys.chances, token);
+
+  it('a resolution records the chances the market displayed, once: later books and a repeated resolution leave them', async () => {
+    h.fake.broadcastMarket([book(tok(3), '0.40', '0.44', 1), book(tok(4), '0.56', '0.60', 1)]);
+    await waitFor(async () => ((await live(tok(3))) === '0.42' && (await live(tok(4))) === '0.58' ? true : undefined), 3000, 'the live chances');
+    expect(await closing('m2')).toBeNull();
+
+    h.fake.broadcastMarket({ event_type: 'market_resolved', id: 'm2', market: '0xm2', assets_ids: [tok(3), tok(4)], winning_asset_id: tok(3), winning_outcome: 'Yes', timestamp: '200' });
+    await waitFor(async () => ((await owed('m2')).length > 0 ? true : undefined), 3000, 'market-resolved row');
+    expect((await closing('m2'))?.map(Number)).toEqual([0.42, 0.58]);
+
+    // The book lingers and moves; the catalog confirms with final prices: the closing chances stay.
+    h.fake.broadcastMarket([book(tok(3), '0.97', '0.99', 2)]);
+    await waitFor(async () => ((await live(tok(3))) === '0.98' ? true : undefined), 3000, 'the moved chance');
+    const markets = h.fake.events[0]!.markets as Array<Record<string, unknown>>;
+    Object.assign(markets[1]!, { closed: true, outcomePrices: '["1","0"]', umaResolutionStatus: 'resolved' });
+    await ingestor.syncCatalog();
+    await ingestor.flush();
+    expect((await closing('m2'))?.map(Number)).toEqual([0.42, 0.58]);
+    // An open market has none.
+    expect(await closing('m1')).toBeNull();
+  });
+
+  it('a market the catalog closes before any resolution records its chances then; an outcome never priced falls back to the catalog price', async () => {
+    h.fake.broadcastMarket([book(tok(5), '0.20', '0.24', 3)]);
+    await waitFor(async () => ((await live(tok(5))) === '0.22' ? true : undefined), 3000, 'the live chance');
+    await h.redis.redis.hdel(h.keys.chances, tok(6));
+    const markets = h.fake.events[0]!.markets as Array<Record<string, unknown>>;
+    Object.assign(markets[2]!, { closed: true, outcomePrices: '["0.3","0.7"]' });
+    await ingestor.syncCatalog();
+    expect((await closing('m3'))?.map(Number)).toEqual([0.22, 0.7]);
+
+    // Its resolution later keeps what it closed at.
+    h.fake.broadcastMarket({ event_type: 'market_resolved', id: 'm3', market: '0xm3', assets_ids: [tok(5), tok(6)], winning_asset_id: tok(6), winning_outcome: 'No', timestamp: '300' });
+    await waitFor(async () => ((await owed('m3')).length > 0 ? true : undefined), 3000, 'market-resolved row');
+    expect((await closing('m3'))?.map(Number)).toEqual([0.22, 0.7]);
+  });
+});

@@ -3,6 +3,7 @@ import { tables, type Db } from '@pm/shared/db';
 import { writeOutbox } from '@pm/shared/outbox';
 import { isConnectionLoss } from '@pm/shared/records';
 import { sleep } from '@pm/shared/wait';
+import { recordClosingChances, type LiveChances } from './closing-chances.js';
 
 /**
  * MarketResolved, from either source (the ws `market_resolved` message, or the catalog showing a
@@ -30,6 +31,8 @@ export interface MarketResolution {
 export interface ResolutionRecorderOptions {
   db: Db;
   logger: Logger;
+  /** The displayed chances the market's closing chances are taken from (closing-chances.ts); absent: catalog prices only. */
+  liveChances?: LiveChances;
   /** Delays before each retry after a lost connection. Default 0.5, 1, 2, 4, 8 s (about 15 s in all). */
   retryDelaysMs?: readonly number[];
 }
@@ -87,7 +90,11 @@ export function createResolutionRecorder(opts: ResolutionRecorderOptions): Resol
         { id: market.id, resolved_at: null },
         { closed: true, resolved_outcome_index: r.winningOutcomeIndex, voided: r.voided, resolved_at: now, updated_at: now },
       );
-      if (marked) await writeOutbox(tx, 'market-resolved', { marketId: marked.id, eventId: marked.event_id });
+      if (marked) {
+        // The chances it closed at, once (a market the catalog closed earlier keeps those it closed at).
+        await recordClosingChances(tx, [marked.id], opts.liveChances);
+        await writeOutbox(tx, 'market-resolved', { marketId: marked.id, eventId: marked.event_id });
+      }
       return { known: true, marked: marked !== undefined };
     });
     if (!row.known) {

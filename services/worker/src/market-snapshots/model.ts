@@ -28,6 +28,8 @@ export interface CatalogMarket {
   oneDayPriceChange: number | null;
   /** Set once the market resolved: the winning outcome's index (null when voided) and when. */
   resolution: { outcome: number | null; at: Date } | null;
+  /** Recorded once when the market closed or resolved: each outcome's displayed chance then (by index). Null while open. */
+  closingChances?: Array<number | null> | null;
   /** In outcome index order. */
   outcomes: CatalogOutcome[];
 }

@@ -43,14 +43,25 @@ export function buildOutcomes(market: CatalogMarket, chances: Chances): Outcome[
 
 /**
  * A market page's outcomes: each with its quotes, the top of book its live chance came from; none
- * (nulls) for an outcome showing a final chance or with no live chance yet (the catalog price).
+ * (nulls) for an outcome showing a final chance or with no live chance yet (the catalog price); and
+ * its closing chance, null until the market closed (docs/skill.md).
  */
 export function buildQuotedOutcomes(market: CatalogMarket, chances: Chances, quotes: Quotes | undefined): QuotedOutcome[] {
+  const closing = market.closed ? market.closingChances : null;
   return market.outcomes.map((o) => {
     const chance = outcomeChance(o, chances);
     const live = o.finalChance === null && chances.has(o.tokenId);
     const q = (live ? quotes?.get(o.tokenId) : undefined) ?? NO_QUOTE;
-    return { name: o.name, chance, odds: oddsForChance(chance), best_bid: q.best_bid, best_ask: q.best_ask, spread: q.spread, last_trade_price: q.last_trade_price };
+    return {
+      name: o.name,
+      chance,
+      odds: oddsForChance(chance),
+      best_bid: q.best_bid,
+      best_ask: q.best_ask,
+      spread: q.spread,
+      last_trade_price: q.last_trade_price,
+      closing_chance: closing?.[o.index] ?? null,
+    };
   });
 }
 

@@ -1,4 +1,4 @@
-import { LEADERBOARD_SORTS, RIGHT_MIN_SETTLED, WEEK_MS, type LeaderboardSort } from '@pm/shared/domain';
+import { LEADERBOARD_SORTS, RIGHT_MIN_SETTLED, SKILL_MIN_SETTLED, WEEK_MS, type LeaderboardSort } from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
 import type { Projection } from './projection.js';
 
@@ -27,6 +27,12 @@ function board(sort: LeaderboardSort, weekStart: Date) {
         score: sql`r.profit_7d`,
         eligible: sql`r.settled >= 1 and r.user_id in (select user_id from calls where settled_at > ${weekStart})`,
       };
+    case 'clv':
+      // Means as exact as numeric gives them (30 places: two different means never tie; equal ones do).
+      return { score: sql`trunc(r.clv_sum, 30) / r.clv_calls`, eligible: sql`r.settled >= ${SKILL_MIN_SETTLED} and r.clv_calls > 0` };
+    case 'brier':
+      // Lower is better: ranked by the negated mean, so every board sorts its score descending.
+      return { score: sql`-(trunc(r.brier_sum, 30) / (r.won + r.lost))`, eligible: sql`r.settled >= ${SKILL_MIN_SETTLED} and r.won + r.lost > 0` };
   }
 }
 
@@ -43,6 +49,8 @@ export const RANKING_KEPT_MINUTES = 15;
  * - right by right_pct: people with 5 or more settled calls;
  * - week by profit_7d: people with a call settled in the 7 days before `now` (someone who has not
  *   played this week is not on this week's board at 0);
+ * - clv by mean closing-line value (highest first), brier by Brier score (lowest first): people with
+ *   10 or more settled calls (and a decided call; for clv one with a closing chance);
  * - ties: settled desc, then handle (case-insensitively; handles are unique that way, so the order is total).
  * It always re-ranks every board (a change moves everyone below it), but writes only the rows
  * that changed: rows not in the new ranking move to leaderboard_retired, then the missing ones are

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { copiesOf, LEADERBOARD_SORTS, platformSplit, profitOn10, rankBoard, rightPct, streak, weekProfit, WEEK_MS, xpIfRight, type BoardRecord } from '@pm/shared/domain';
+import {
+  copiesOf, LEADERBOARD_SORTS, micro, platformSplit, profitOn10, rankBoard, rightPct, skillSums, streak, weekProfit, WEEK_MS, windowRecords, xpIfRight,
+  type BoardRecord, type SkillCall,
+} from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, type TestDatabase } from '@pm/shared/testing';
 import { settleMarket } from '../settlement/settle-market.js';
@@ -176,8 +179,11 @@ describe('a settlement\'s delta on user_records against the full projection and 
             if (spec.hasRecord) await projectChanges(tdb.db, { userIds: [userId], marketIds: [] }, projectedAt);
           }
           await logResolution(tdb.db, marketId, winner);
+          // Closing chances as the ingestor records them at the resolution (some markets have none).
+          if (markets % 3 !== 0) await tdb.db.query(sql`update markets set closing_chances = array[0.3125, 0.6875]::numeric[] where id = ${marketId}`);
           await settleMarket(tdb.db, marketId, settleAt);
-          const figures = sql`user_id, calls, settled, won, lost, right_pct, profit_on_10::text as profit_on_10, profit_7d::text as profit_7d, xp, streak`;
+          const figures = sql`user_id, calls, settled, won, lost, right_pct, profit_on_10::text as profit_on_10, profit_7d::text as profit_7d, xp, streak,
+                              brier_sum::numeric(40,20)::text as brier_sum, clv_sum::numeric(40,20)::text as clv_sum, clv_calls, last_settled_at`;
           const byDelta = await tdb.db.query(sql`select ${figures} from user_records where user_id = any(${ids}::bigint[]) order by user_id`);
           await projectChanges(tdb.db, { userIds: ids, marketIds: [] }, asOf);
           const byFull = await tdb.db.query(sql`select ${figures} from user_records where user_id = any(${ids}::bigint[]) order by user_id`);
@@ -307,6 +313,13 @@ describe('leaderboard_rows SQL against the domain', () => {
     profit7dCents: fc.integer({ min: -1, max: 1 }).map((n) => n * 500),
     xp: fc.integer({ min: 0, max: 3 }).map((n) => n * 10),
     playedThisWeek: fc.boolean(),
+    // Skill sums in few distinct values (ties common), people around the 10-settled line.
+    skillSettled: fc.integer({ min: 8, max: 12 }),
+    decided: fc.integer({ min: 0, max: 3 }),
+    brierUnits: fc.integer({ min: 0, max: 4 }),
+    clvCalls: fc.integer({ min: 0, max: 2 }),
+    clvUnits: fc.integer({ min: -2, max: 2 }),
+    skill: fc.boolean(),
   });
   const handles = fc.uniqueArray(fc.stringMatching(/^[a-zA-Z]{1,4}$/), { selector: (h) => h.toLowerCase(), maxLength: 15 });
 
@@ -318,18 +331,29 @@ describe('leaderboard_rows SQL against the domain', () => {
         await ldb.db.query(sql`truncate leaderboard_rows, user_records, calls, users restart identity cascade`);
         const board: BoardRecord[] = [];
         for (const [i, handle] of hs.entries()) {
-          const r = recs[i]!;
+          const g = recs[i]!;
+          // Half the people play the skill boards: more settled calls, some decided, sums that tie often.
+          const r = g.skill ? { ...g, settled: g.skillSettled } : { ...g, decided: 0, clvCalls: 0, brierUnits: 0, clvUnits: 0 };
+          const won = Math.min(r.decided, 1);
+          const lost = r.decided - won;
+          const clvCalls = Math.min(r.clvCalls, r.decided);
+          const brierSum = r.decided === 0 ? 0 : r.brierUnits * 0.0625;
+          const clvSum = clvCalls === 0 ? 0 : r.clvUnits * 0.05;
           const [user] = await ldb.db.query(sql`insert into users (handle, display_name) values (${handle}, 'B') returning id`);
           // Input: one generated record. Output: none.
           await ldb.db.query(sql`
-            insert into user_records (user_id, settled, right_pct, profit_on_10, profit_7d, xp)
-            values (${user.id}, ${r.settled}, ${r.rightPct}, ${(r.profitCents / 100).toFixed(2)}::numeric, ${(r.profit7dCents / 100).toFixed(2)}::numeric, ${r.xp})`);
+            insert into user_records (user_id, settled, won, lost, right_pct, profit_on_10, profit_7d, xp, brier_sum, clv_sum, clv_calls)
+            values (${user.id}, ${r.settled}, ${won}, ${lost}, ${r.rightPct}, ${(r.profitCents / 100).toFixed(2)}::numeric, ${(r.profit7dCents / 100).toFixed(2)}::numeric, ${r.xp},
+                    ${brierSum}::numeric, ${clvSum.toFixed(2)}::numeric, ${clvCalls})`);
           if (r.playedThisWeek) {
             await ldb.db.query(sql`
               insert into calls (id, user_id, market_id, outcome_index, chance_at_call, status, profit_on_10, settled_at)
               values (${`b${user.id}`}, ${user.id}, 'board', 0, 0.5, 'won', 10, ${new Date(now.getTime() - WEEK_MS / 2)})`);
           }
-          board.push({ userId: user.id, handle, settled: r.settled, rightPct: r.rightPct, profitOn10: r.profitCents / 100, profit7d: r.profit7dCents / 100, xp: r.xp, playedThisWeek: r.playedThisWeek });
+          board.push({
+            userId: user.id, handle, settled: r.settled, rightPct: r.rightPct, profitOn10: r.profitCents / 100, profit7d: r.profit7dCents / 100, xp: r.xp, playedThisWeek: r.playedThisWeek,
+            decided: r.decided, brierSum: BigInt(r.brierUnits) * 62_500_000_000n * (r.decided === 0 ? 0n : 1n), clvSum: micro(clvSum), clvCalls,
+          });
         }
         await ldb.db.tx((tx) => leaderboard.apply(tx, { all: true, now }));
         const rows: Array<{ sort: string; user_id: number }> = await ldb.db.query(sql`select sort, user_id from leaderboard_rows order by sort, rank`);
@@ -340,4 +364,79 @@ describe('leaderboard_rows SQL against the domain', () => {
       { numRuns: 40 },
     );
   }, 120_000);
+});
+
+describe('skill sums and field records SQL against the domain', () => {
+  // Settled calls of a few people on a few markets in two fields, some markets with closing chances.
+  const call = fc.record({
+    person: fc.integer({ min: 0, max: 2 }),
+    market: fc.integer({ min: 0, max: 3 }),
+    outcome: fc.integer({ min: 0, max: 1 }),
+    chance,
+  });
+  const closing = fc.option(fc.tuple(chance, chance), { nil: null });
+
+  it('moves user_records and user_field_records by the settlement as skillSums and windowRecords say', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(call, { minLength: 1, maxLength: 20 }), fc.array(closing, { minLength: 4, maxLength: 4 }), fc.array(fc.constantFrom(0, 1, null), { minLength: 4, maxLength: 4 }), async (calls, closings, winners) => {
+        const users = [await newUser('k'), await newUser('k'), await newUser('k')];
+        const ids = [0, 1, 2, 3].map((m) => `k${++markets}-${m}`);
+        await insertMarkets(tdb.db, ids);
+        // Markets 2 and 3 are in another category and a league.
+        await tdb.db.query(sql`insert into events (id, slug, title, category, league) values ('ev-k', 'k', 'K', 'Crypto', 'btc') on conflict do nothing`);
+        await tdb.db.query(sql`update markets set event_id = 'ev-k' where id = any(${ids.slice(2)}::text[])`);
+        const rows = calls.map((c, i) => ({ id: `${ids[c.market]}-${i}`, userId: users[c.person]!, market: ids[c.market]!, outcome: c.outcome, chance: c.chance }));
+        // Input: the generated calls. Output: none.
+        await tdb.db.query(sql`
+          insert into calls (id, user_id, market_id, outcome_index, chance_at_call)
+          select * from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.userId)}::bigint[], ${rows.map((r) => r.market)}::text[],
+                               ${rows.map((r) => r.outcome)}::int[], ${rows.map((r) => r.chance)}::numeric[])`);
+        await projectChanges(tdb.db, { userIds: users, marketIds: [] }, new Date());
+        for (const [m, id] of ids.entries()) {
+          await logResolution(tdb.db, id, winners[m]!);
+          const c = closings[m];
+          if (c) await tdb.db.query(sql`update markets set closing_chances = ${[c[0], c[1]]}::numeric[] where id = ${id}`);
+          await settleMarket(tdb.db, id, new Date(Date.now() + m));
+        }
+        const settled: Array<{ user_id: number; status: 'won' | 'lost' | 'void'; chance: string; closing: string | null; profit: string; xp: number; settled_at: Date; category: string; league: string | null }> =
+          await tdb.db.query(sql`
+            select c.user_id, c.status, c.chance_at_call::text as chance, (m.closing_chances[c.outcome_index + 1])::text as closing,
+                   c.profit_on_10::text as profit, c.xp_awarded as xp, c.settled_at, e.category, e.league
+            from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id
+            where c.user_id = any(${users}::bigint[])`);
+        const skillCalls: SkillCall[] = settled.map((c) => ({
+          userId: c.user_id, status: c.status, chanceAtCall: Number(c.chance), closingChance: c.closing === null ? null : Number(c.closing),
+          profitOn10: Number(c.profit), xpAwarded: c.xp, settledAt: c.settled_at, category: c.category, league: c.league,
+        }));
+        const asOf = new Date(Date.now() + 60_000);
+        const check = async () => {
+          const records: Array<{ user_id: number; brier_sum: string; clv_sum: string; clv_calls: number }> = await tdb.db.query(sql`
+            select user_id, brier_sum::text, clv_sum::text, clv_calls from user_records where user_id = any(${users}::bigint[])`);
+          for (const r of records) {
+            const s = skillSums(skillCalls.filter((c) => c.userId === r.user_id));
+            expect({ brier: BigInt(Math.round(Number(r.brier_sum) * 1e8)) * 10_000n, clv: micro(Number(r.clv_sum)), n: r.clv_calls }).toEqual({ brier: s.brierSum, clv: s.clvSum, n: s.clvCalls });
+          }
+          const fields: Array<{ user_id: number; field: string; settled: number; won: number; lost: number; profit_on_10: string; xp: number; brier_sum: string; clv_sum: string; clv_calls: number }> =
+            await tdb.db.query(sql`select user_id, field, settled, won, lost, profit_on_10::text, xp, brier_sum::text, clv_sum::text, clv_calls
+                                   from user_field_records where user_id = any(${users}::bigint[]) order by field, user_id`);
+          const expected = (['c:Sport', 'c:Crypto', 'l:btc'] as const).flatMap((field) =>
+            windowRecords(skillCalls, new Map(), 'all', field, asOf).map((w) => ({
+              user_id: w.userId, field, settled: w.settled, won: w.won, lost: w.lost, profit: w.profitOn10, xp: w.xp, brier: w.brierSum, clv: w.clvSum, n: w.clvCalls,
+            })),
+          );
+          const order = (a: { field: string; user_id: number }, b: { field: string; user_id: number }) => (a.field < b.field ? -1 : a.field > b.field ? 1 : a.user_id - b.user_id);
+          const got = fields.map((f) => ({
+            user_id: f.user_id, field: f.field, settled: f.settled, won: f.won, lost: f.lost, profit: Number(f.profit_on_10), xp: f.xp,
+            brier: BigInt(Math.round(Number(f.brier_sum) * 1e8)) * 10_000n, clv: micro(Number(f.clv_sum)), n: f.clv_calls,
+          }));
+          expect(got.sort(order)).toEqual(expected.sort(order));
+        };
+        // By the settlements' deltas, then recomputed whole: the same rows.
+        await check();
+        await projectChanges(tdb.db, { userIds: users, marketIds: [] }, asOf);
+        await check();
+      }),
+      { numRuns: 30 },
+    );
+  }, 180_000);
 });

@@ -3,11 +3,13 @@ import { leaderboard } from './leaderboard.js';
 import { marketSplits } from './market-splits.js';
 import type { Projection, Tx } from './projection.js';
 import { userRecords } from './user-records.js';
+import { fieldRecords } from './field-records.js';
 
 export { settleCallsWithRecords, type SettledCall } from './user-records.js';
+export { settleFieldRecords } from './field-records.js';
 
 /** Every projection, in the order they run (the leaderboard reads user_records). */
-export const PROJECTIONS: readonly Projection[] = [userRecords, marketSplits, leaderboard];
+export const PROJECTIONS: readonly Projection[] = [userRecords, fieldRecords, marketSplits, leaderboard];
 
 /**
  * Projection transactions take this lock, so two batches (or a batch and a rebuild), in any
@@ -68,7 +70,7 @@ export async function rebuildProjections(db: Db, now: Date): Promise<{ ms: Recor
   await db.tx(async (tx) => {
     await lockProjections(tx);
     // Input: none. Output: none; every projection table emptied (fixed names, not input).
-    await tx.query(sql`truncate user_records, market_splits, leaderboard_rows`);
+    await tx.query(sql`truncate user_records, user_field_records, market_splits, leaderboard_rows`);
     for (const projection of PROJECTIONS) {
       const started = performance.now();
       await projection.apply(tx, { all: true, now });

@@ -29,11 +29,13 @@ export const userRecords: Projection = {
       with target as (${target}),
       -- The target users' calls, read once (not once per figure).
       user_calls as materialized (
-        select c.id, c.user_id, c.status, c.profit_on_10, c.xp_awarded, c.made_at, c.settled_at
+        select c.id, c.user_id, c.status, c.profit_on_10, c.xp_awarded, c.made_at, c.settled_at, c.chance_at_call,
+               m.closing_chances[c.outcome_index + 1] as closing
         -- Some people: each one's calls by index (calls_user_newest_cover, index-only). A join with the target list,
         -- or user_id = any(list), is planned as a scan of every call once the list is a few percent
         -- of the people (1,000 of 10,000 at 200k calls).
         ${scope.all ? sql`from calls c` : sql`from target t cross join lateral (select * from calls c where c.user_id = t.user_id offset 0) c`}
+        left join markets m on m.id = c.market_id
       ),
       call_stats as (
         select c.user_id,
@@ -43,7 +45,13 @@ export const userRecords: Projection = {
                count(*) filter (where c.status = 'lost')::integer as lost,
                coalesce(sum(c.profit_on_10), 0) as profit_on_10,
                coalesce(sum(c.profit_on_10) filter (where c.settled_at > ${weekStart}), 0) as profit_7d,
-               coalesce(sum(c.xp_awarded), 0)::integer as xp
+               coalesce(sum(c.xp_awarded), 0)::integer as xp,
+               -- Skill sums (docs/skill.md): over won and lost calls; clv where the market has a closing chance.
+               coalesce(sum((c.chance_at_call - (c.status = 'won')::integer) * (c.chance_at_call - (c.status = 'won')::integer))
+                          filter (where c.status in ('won', 'lost')), 0) as brier_sum,
+               coalesce(sum(c.closing - c.chance_at_call) filter (where c.status in ('won', 'lost')), 0) as clv_sum,
+               count(c.closing) filter (where c.status in ('won', 'lost'))::integer as clv_calls,
+               max(c.settled_at) as last_settled_at
         from user_calls c
         group by c.user_id
       ),
@@ -78,13 +86,14 @@ export const userRecords: Projection = {
         group by o.user_id
       )
       insert into user_records (user_id, calls, settled, won, lost, right_pct, profit_on_10, profit_7d, xp, streak,
-                                followers, following, copies, updated_at)
+                                followers, following, copies, brier_sum, clv_sum, clv_calls, last_settled_at, updated_at)
       select t.user_id,
              coalesce(cs.calls, 0), coalesce(cs.settled, 0), coalesce(cs.won, 0), coalesce(cs.lost, 0),
              coalesce(round(100 * cs.won::numeric / nullif(cs.won + cs.lost, 0)), 0)::integer,
              coalesce(cs.profit_on_10, 0), coalesce(cs.profit_7d, 0),
              coalesce(cs.xp, 0) + coalesce(cx.xp, 0),
              coalesce(st.streak, 0), coalesce(fr.n, 0), coalesce(fg.n, 0), coalesce(cp.n, 0),
+             coalesce(cs.brier_sum, 0), coalesce(cs.clv_sum, 0), coalesce(cs.clv_calls, 0), cs.last_settled_at,
              ${scope.now}
       from target t
       left join call_stats cs on cs.user_id = t.user_id
@@ -97,7 +106,8 @@ export const userRecords: Projection = {
         calls = excluded.calls, settled = excluded.settled, won = excluded.won, lost = excluded.lost,
         right_pct = excluded.right_pct, profit_on_10 = excluded.profit_on_10, profit_7d = excluded.profit_7d,
         xp = excluded.xp, streak = excluded.streak, followers = excluded.followers, following = excluded.following,
-        copies = excluded.copies, updated_at = excluded.updated_at
+        copies = excluded.copies, brier_sum = excluded.brier_sum, clv_sum = excluded.clv_sum,
+        clv_calls = excluded.clv_calls, last_settled_at = excluded.last_settled_at, updated_at = excluded.updated_at
     `);
   },
 };
@@ -112,10 +122,12 @@ export interface SettledCall {
 /**
  * A settlement's part of user_records, in the settlement's own transaction (the caller holds the
  * projections lock): the statement that settles the calls (`settleCalls`, an UPDATE … RETURNING
- * id, user_id, status, profit_on_10, xp_awarded, made_at) runs as the first part of ONE statement
+ * id, user_id, status, profit_on_10, xp_awarded, made_at, chance_at_call, outcome_index, market_id) runs as the first part of ONE statement
  * that moves each touched person's row by a delta, instead of re-reading all of their calls
  * (issue 18: a 10,000-call market touches ~18k people and ~200k of their calls). The delta gives the
  * row `userRecords.apply` would compute, rule by rule:
+ * - brier_sum, clv_sum and clv_calls grow by this run's decided calls (the skill terms, docs/skill.md);
+ *   last_settled_at becomes `now` for a person with a call settled in it;
  * - settled, won, lost, profit_on_10 and xp grow by this run's calls (xp also by the combos it
  *   decided as won, `wonCombos`); right_pct follows from the new won and lost;
  * - profit_7d grows by the same profit: a call settled now is inside the window (as of the later of
@@ -170,15 +182,20 @@ export async function settleCallsWithRecords(
       -- between per-person aggregates, which the planner, blind to a CTE's size, made a loop).
       select s.user_id, s.status, s.profit_on_10, s.xp_awarded,
              case when s.status in ('won', 'lost')
-                  then row_number() over (partition by s.user_id, s.status in ('won', 'lost') order by s.made_at desc, s.id desc) end as n
-      from settled s join served v on v.user_id = s.user_id
+                  then row_number() over (partition by s.user_id, s.status in ('won', 'lost') order by s.made_at desc, s.id desc) end as n,
+             -- The skill terms of a decided call (docs/skill.md); the market's closing chance of its outcome.
+             case when s.status in ('won', 'lost')
+                  then (s.chance_at_call - (s.status = 'won')::integer) * (s.chance_at_call - (s.status = 'won')::integer) end as brier,
+             case when s.status in ('won', 'lost') then mk.closing_chances[s.outcome_index + 1] - s.chance_at_call end as clv
+      from settled s join served v on v.user_id = s.user_id left join markets mk on mk.id = s.market_id
     ),
     call_delta as (
       select user_id, count(*)::integer as settled,
              count(*) filter (where status = 'won')::integer as won,
              count(*) filter (where status = 'lost')::integer as lost,
              coalesce(sum(profit_on_10), 0) as profit, coalesce(sum(xp_awarded), 0)::integer as xp,
-             count(n)::integer as decided, min(n) filter (where status = 'lost') as first_lost
+             count(n)::integer as decided, min(n) filter (where status = 'lost') as first_lost,
+             coalesce(sum(brier), 0) as brier, coalesce(sum(clv), 0) as clv, count(clv)::integer as clv_calls
       from mine group by user_id
     ),
     moved as (
@@ -190,11 +207,14 @@ export async function settleCallsWithRecords(
           -- window (a rebuild's or a test's clock) is outside it.
           profit_7d = r.profit_7d + case when ${now}::timestamptz > r.updated_at - ${week} then d.profit else 0 end,
           streak = case when d.decided = 0 then r.streak when d.first_lost is null then r.streak + d.decided else (d.first_lost - 1)::integer end,
+          brier_sum = r.brier_sum + d.brier, clv_sum = r.clv_sum + d.clv, clv_calls = r.clv_calls + d.clv_calls,
+          last_settled_at = case when d.settled > 0 then greatest(r.last_settled_at, ${now}::timestamptz) else r.last_settled_at end,
           updated_at = greatest(r.updated_at, ${now})
       from (
         select v.user_id, coalesce(c.settled, 0) as settled, coalesce(c.won, 0) as won, coalesce(c.lost, 0) as lost,
                coalesce(c.profit, 0) as profit, coalesce(c.xp, 0) + coalesce(k.xp, 0) as xp,
-               coalesce(c.decided, 0) as decided, c.first_lost
+               coalesce(c.decided, 0) as decided, c.first_lost,
+               coalesce(c.brier, 0) as brier, coalesce(c.clv, 0) as clv, coalesce(c.clv_calls, 0) as clv_calls
         from served v left join call_delta c on c.user_id = v.user_id left join combo_xp k on k.user_id = v.user_id
       ) d
       where r.user_id = d.user_id

@@ -1,7 +1,7 @@
 import { comboStatus, comboXp, type SettlementStatus } from '@pm/shared/domain';
 import { not, sql, tables, type Db } from '@pm/shared/db';
 import { writeOutbox } from '@pm/shared/outbox';
-import { finishSettlement, lockForSettlement, settleCallsWithRecords } from '../projections/run.js';
+import { finishSettlement, lockForSettlement, settleCallsWithRecords, settleFieldRecords } from '../projections/run.js';
 
 /**
  * SettleMarket: in ONE transaction, settle a resolved market's open calls, its open combo legs,
@@ -32,6 +32,8 @@ export interface SettledMarket {
   /** Slug of the market's event (for the event stream's settlement message). */
   eventSlug: string;
   resolution: Resolution;
+  /** The market's closing chances by outcome index, as recorded when it closed (null: none recorded). */
+  closingChances: Array<number | null> | null;
   /** Calls settled by this run, by status. */
   calls: { won: number; lost: number; void: number };
   legs: number;
@@ -57,14 +59,15 @@ export class UnresolvedMarket extends Error {
 
 type Tx = Parameters<Parameters<Db['tx']>[0]>[0];
 
-async function lockResolution(tx: Tx, marketId: string): Promise<Resolution & { settled: boolean; eventSlug: string }> {
+async function lockResolution(tx: Tx, marketId: string): Promise<Resolution & { settled: boolean; eventSlug: string; closingChances: Array<number | null> | null }> {
   // Input: market id. Output: the market's resolution (the log row first, else the market's own
   // columns), whether it was settled before and its event's slug, with the market row locked for update until commit.
-  const rows: Array<{ logged: boolean; log_winner: number | null; log_voided: boolean | null; resolved: boolean; winner: number | null; voided: boolean; settled: boolean; event_slug: string }> =
+  const rows: Array<{ logged: boolean; log_winner: number | null; log_voided: boolean | null; resolved: boolean; winner: number | null; voided: boolean; settled: boolean; event_slug: string; closing_chances: Array<number | null> | null }> =
     await tx.query(sql`
       select r.market_id is not null as logged, r.winning_outcome_index as log_winner, r.voided as log_voided,
              m.resolved_at is not null as resolved, m.resolved_outcome_index as winner, m.voided,
-             m.settled_at is not null as settled, (select e.slug from events e where e.id = m.event_id) as event_slug
+             m.settled_at is not null as settled, (select e.slug from events e where e.id = m.event_id) as event_slug,
+             m.closing_chances::float8[] as closing_chances
       from markets m left join market_resolutions r on r.market_id = m.id
       where m.id = ${marketId}
       for update of m
@@ -80,7 +83,7 @@ async function lockResolution(tx: Tx, marketId: string): Promise<Resolution & { 
   if (!resolution.voided && resolution.winningOutcomeIndex === null) {
     throw new UnresolvedMarket(`market ${marketId} is resolved without a winner and not voided`);
   }
-  return { ...resolution, settled: row.settled, eventSlug: row.event_slug };
+  return { ...resolution, settled: row.settled, eventSlug: row.event_slug, closingChances: row.closing_chances };
 }
 
 /**
@@ -102,7 +105,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
     // round, the two transactions waited on each other (a deadlock Postgres broke by failing one).
     await lockForSettlement(tx);
     lap('lock');
-    const { settled: settledBefore, eventSlug, ...resolution } = await lockResolution(tx, marketId);
+    const { settled: settledBefore, eventSlug, closingChances, ...resolution } = await lockResolution(tx, marketId);
     const winner = resolution.voided ? null : resolution.winningOutcomeIndex;
 
     // Input: market id, winner, settle time. Output: the combos whose legs on this market settled now.
@@ -178,12 +181,15 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
           where c.market_id = ${marketId} and c.status = 'open'
         ) o
         where c.id = o.id and c.status = 'open'
-        returning c.id, c.user_id, o.status, c.profit_on_10, c.xp_awarded, c.made_at
+        returning c.id, c.user_id, o.status, c.profit_on_10, c.xp_awarded, c.made_at, c.chance_at_call, c.outcome_index, c.market_id
       `,
       decided.filter((d) => d.status === 'won'),
       now,
     );
     lap('calls_and_records');
+    // The same calls in their people's records of the market's category and league.
+    if (calls.length > 0) await settleFieldRecords(tx, marketId, now);
+    lap('field_records');
 
     const callIds = calls.map((c) => c.id);
     // A run that moved no record (a repeated delivery: the run that settled committed its records
@@ -216,6 +222,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
       marketId,
       eventSlug,
       resolution,
+      closingChances,
       first: !settledBefore,
       calls: { won: count('won'), lost: count('lost'), void: count('void') },
       legs: legs.length,

@@ -1,0 +1,242 @@
+import { z } from 'zod';
+import { calibrationBucketSchema, type LeaderboardSort, type LeaderboardWindow, type UserSkill } from '@pm/shared/api';
+import { RIGHT_MIN_SETTLED, SKILL_MIN_SETTLED, WEEK_MS, WINDOW_MS, type FieldKey } from '@pm/shared/domain';
+import { recordJson, sql, type Db } from '@pm/shared/db';
+import type { Page } from './pages.js';
+
+/**
+ * The skill reads (docs/skill.md), part of the API's one read-only way into Postgres (pages.ts):
+ * - a person's skill figures: brier and clv from their record (user_records, or user_field_records
+ *   with a category), calibration from their decided calls (by index, calls_user_status_newest),
+ *   and their rank on each board, counted in one pass over the records: 1 + the people ranked
+ *   before them (higher score; then more settled; then handle), exactly the boards' order;
+ * - the boards of a window or a field, computed on request instead of kept as rows (4 windows ×
+ *   6 sorts × every category and league would be hundreds of rankings to rewrite on every
+ *   settlement, nearly all never read): an all-time field board ranks that field's rows of
+ *   user_field_records (at most one per person); a window board aggregates the calls settled in it
+ *   (index-only range of calls_settled_window). A board is ranked as of an instant — the first
+ *   page's, which its next_cursor carries — from the calls settled at or before it, so a walk sees
+ *   one ranking, each person once.
+ * The rules are shared/src/domain's (skill.ts, records.ts: windowRecords, onBoard, rankBoard);
+ * skill-pages.int.test.ts holds this SQL equal to them.
+ */
+
+type Fragment = recordJson.Fragment;
+type Tx = Pick<Db, 'query'>;
+
+/** A board of one window and field (never the all-time board of every field: its rows are kept). */
+export interface BoardQuery {
+  sort: Exclude<LeaderboardSort, 'week'>;
+  window: LeaderboardWindow;
+  field: FieldKey | null;
+  /** The ranking's instant. */
+  asOf: Date;
+}
+
+/** Columns every board aggregate has, per person: the same names as user_records. */
+const RIGHT_PCT = sql`coalesce(round(100 * won::numeric / nullif(won + lost, 0)), 0)::integer`;
+
+/** Per settled call `c` with its market `m`: the board figures, summed. */
+const CALL_SUMS = sql`
+  count(*)::integer as settled,
+  count(*) filter (where c.status = 'won')::integer as won,
+  count(*) filter (where c.status = 'lost')::integer as lost,
+  coalesce(sum(c.profit_on_10), 0) as profit_on_10,
+  coalesce(sum(c.xp_awarded), 0)::integer as xp,
+  coalesce(sum((c.chance_at_call - (c.status = 'won')::integer) * (c.chance_at_call - (c.status = 'won')::integer))
+             filter (where c.status in ('won', 'lost')), 0) as brier_sum,
+  coalesce(sum(m.closing_chances[c.outcome_index + 1] - c.chance_at_call) filter (where c.status in ('won', 'lost')), 0) as clv_sum,
+  count(m.closing_chances[c.outcome_index + 1]) filter (where c.status in ('won', 'lost'))::integer as clv_calls`;
+
+/** The markets of a field (`e` the event of `m`). */
+function inField(field: FieldKey): Fragment {
+  const key = field.slice(2);
+  return field.startsWith('c:') ? sql`e.category = ${key}` : sql`e.league = ${key}`;
+}
+
+/**
+ * inputs: the board. outputs: per person on it, before eligibility: user_id, settled, won, lost,
+ * profit_on_10, xp, brier_sum, clv_sum, clv_calls, right_pct.
+ */
+function aggregate(q: BoardQuery): Fragment {
+  const events = q.field === null ? sql`` : sql`join events e on e.id = m.event_id`;
+  const field = q.field === null ? sql`true` : inField(q.field);
+  if (q.window !== 'all') {
+    const from = new Date(q.asOf.getTime() - WINDOW_MS[q.window]);
+    return sql`
+      select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls, ${RIGHT_PCT} as right_pct
+      from (
+        select c.user_id, ${CALL_SUMS}
+        from calls c join markets m on m.id = c.market_id ${events}
+        where c.settled_at > ${from} and c.settled_at <= ${q.asOf} and ${field}
+        group by c.user_id
+      ) w`;
+  }
+  if (q.field === null) throw new Error('the all-time board of every field is kept as rows');
+  // The field's records, less the calls settled after the board's instant (none on a first page).
+  return sql`
+    select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls, ${RIGHT_PCT} as right_pct
+    from (
+      select f.user_id, f.settled - coalesce(l.settled, 0) as settled, f.won - coalesce(l.won, 0) as won, f.lost - coalesce(l.lost, 0) as lost,
+             f.profit_on_10 - coalesce(l.profit_on_10, 0) as profit_on_10, f.xp - coalesce(l.xp, 0) as xp,
+             f.brier_sum - coalesce(l.brier_sum, 0) as brier_sum, f.clv_sum - coalesce(l.clv_sum, 0) as clv_sum,
+             f.clv_calls - coalesce(l.clv_calls, 0) as clv_calls
+      from user_field_records f
+      left join (
+        select c.user_id, ${CALL_SUMS}
+        from calls c join markets m on m.id = c.market_id ${events}
+        where c.settled_at > ${q.asOf} and ${field}
+        group by c.user_id
+      ) l on l.user_id = f.user_id
+      where f.field = ${q.field}
+    ) a
+    where settled > 0`;
+}
+
+/** A board's score (higher first) and who is on it, over an aggregate `a` (domain: onBoard, rankBoard). */
+function scoring(sort: Exclude<LeaderboardSort, 'week'>, a: string): { score: Fragment; eligible: Fragment } {
+  const c = (k: string) => sql.ident(a, k);
+  switch (sort) {
+    case 'profit':
+      return { score: c('profit_on_10'), eligible: sql`${c('settled')} >= 1` };
+    case 'right':
+      return { score: sql`${c('right_pct')}::numeric`, eligible: sql`${c('settled')} >= ${RIGHT_MIN_SETTLED}` };
+    case 'xp':
+      return { score: sql`${c('xp')}::numeric`, eligible: sql`${c('settled')} >= 1` };
+    case 'clv':
+      return { score: sql`trunc(${c('clv_sum')}, 30) / nullif(${c('clv_calls')}, 0)`, eligible: sql`${c('settled')} >= ${SKILL_MIN_SETTLED} and ${c('clv_calls')} > 0` };
+    case 'brier':
+      return {
+        score: sql`-(trunc(${c('brier_sum')}, 30) / nullif(${c('won')} + ${c('lost')}, 0))`,
+        eligible: sql`${c('settled')} >= ${SKILL_MIN_SETTLED} and ${c('won')} + ${c('lost')} > 0`,
+      };
+  }
+}
+
+/** inputs: the board. outputs: its ranking: every column of the aggregate, and rank. */
+function ranking(q: BoardQuery): Fragment {
+  const { score, eligible } = scoring(q.sort, 'a');
+  return sql`
+    select a.*, (row_number() over (order by ${score} desc, a.settled desc, lower(u.handle) collate "C"))::integer as rank
+    from (${aggregate(q)}) a join users u on u.id = a.user_id
+    where ${eligible}`;
+}
+
+const keyedBody = z.object({ key: z.number(), body: z.string() });
+
+/** Where a page of a board starts: after a rank, or around a person (their rank in the middle where possible). */
+export type BoardStart = { after: number } | { around: string };
+
+/**
+ * inputs: a board, where the page starts (`around`: a lower-cased handle), the page size.
+ * outputs: the page (null: no one has the `around` handle; an empty page: they are not on the board).
+ */
+export async function boardPage(tx: Tx, q: BoardQuery, start: BoardStart, limit: number): Promise<Page | null> {
+  if ('around' in start) {
+    const known = await tx.query(sql`select 1 from users where lower(handle) = ${start.around}`);
+    if (known.length === 0) return null;
+  }
+  await tx.query(sql`set local work_mem = '64MB'`);
+  // The rank the page starts after: given, or the one that puts the person in its middle (null: they are not on the board).
+  const after =
+    'around' in start
+      ? sql`(select greatest(0, b.rank - 1 - ${Math.floor((limit - 1) / 2)}) from b join users u on u.id = b.user_id where lower(u.handle) = ${start.around})`
+      : sql`${start.after}::integer`;
+  const rows = (await tx.query(sql`
+    with b as materialized (${ranking(q)})
+    select l.rank as key, ${recordJson.leaderboardRowObject('l', 'w')} as body
+    from b l join users u on u.id = l.user_id left join user_records w on w.user_id = l.user_id
+    where l.rank > ${after}
+    order by l.rank
+    limit ${limit + 1}`)).map((r) => keyedBody.parse(r));
+  const shown = rows.slice(0, limit);
+  return { bodies: shown.map((r) => r.body), nextAfter: rows.length > limit ? (shown.at(-1)?.key ?? null) : null };
+}
+
+/**
+ * inputs: a board kept as rows (leaderboard_rows), a lower-cased handle. outputs: the current
+ * ranking version and the person's rank on it (null: not on it); null when no one has the handle.
+ */
+export async function keptRank(tx: Tx, sort: LeaderboardSort, handle: string): Promise<{ version: number; rank: number | null } | null> {
+  const rows = (await tx.query(sql`
+    select (select max(version) from leaderboard_versions)::integer as version,
+           (select l.rank from leaderboard_rows l where l.sort = ${sort} and l.user_id = u.id) as rank
+    from users u where lower(u.handle) = ${handle}`)) as Array<{ version: number; rank: number | null }>;
+  return rows[0] ?? null;
+}
+
+const skillRow = z.object({
+  brier: z.number().nullable(),
+  clv: z.number().nullable(),
+  calibration: z.array(z.object({ b: z.number(), calls: z.number(), predicted: z.number(), won_pct: z.number() })),
+  profit: z.number().nullable(),
+  right: z.number().nullable(),
+  xp: z.number().nullable(),
+  week: z.number().nullable(),
+  clv_rank: z.number().nullable(),
+  brier_rank: z.number().nullable(),
+});
+
+/** The rank of `me` among records `o` (both with handle_key) on a board: null when not eligible. */
+function rankOf(sort: Exclude<LeaderboardSort, 'week'> | 'week', extra: { weekStart: Date } | null): Fragment {
+  const s = sort === 'week' ? { score: sql`o.profit_7d`, eligible: sql`o.settled >= 1 and o.last_settled_at > ${extra?.weekStart ?? null}::timestamptz` } : scoring(sort, 'o');
+  const m = sort === 'week' ? { score: sql`me.profit_7d`, eligible: sql`me.settled >= 1 and me.last_settled_at > ${extra?.weekStart ?? null}::timestamptz` } : scoring(sort, 'me');
+  // Before me: eligible, and (score, settled, handle) ahead of mine in the board's order.
+  return sql`case when bool_or(${m.eligible}) then 1 + count(*) filter (where ${s.eligible} and (${s.score} > ${m.score}
+    or (${s.score} = ${m.score} and (o.settled > me.settled or (o.settled = me.settled and o.handle_key < me.handle_key)))))::integer end`;
+}
+
+/**
+ * inputs: a lower-cased handle, a category (null: all calls), the instant. outputs: the person's
+ * skill figures and ranks; null when no one has the handle. One statement: the person's record (or
+ * their category record), their calibration, and a pass over every record (or the category's
+ * all-time board, as of now) counting who ranks before them.
+ */
+export async function userSkill(tx: Tx, handle: string, category: string | null, now: Date): Promise<UserSkill | null> {
+  const weekStart = new Date(now.getTime() - WEEK_MS);
+  const field: FieldKey | null = category === null ? null : `c:${category}`;
+  const records =
+    field === null
+      ? sql`select r.*, lower(u.handle) collate "C" as handle_key from user_records r join users u on u.id = r.user_id`
+      : sql`select a.*, lower(u.handle) collate "C" as handle_key from (${aggregate({ sort: 'profit', window: 'all', field, asOf: now })}) a join users u on u.id = a.user_id`;
+  const sorts = ['profit', 'right', 'xp', 'clv', 'brier'] as const;
+  // The category's week board is its window board; its rank there comes from that board's ranking.
+  const weekRank =
+    field === null
+      ? sql`(select ${rankOf('week', { weekStart })} from me cross join others o)`
+      : sql`(select w.rank from (${ranking({ sort: 'profit', window: 'week', field, asOf: now })}) w where w.user_id = (select id from person))`;
+  const rows = (await tx.query(sql`
+    with person as (select u.id, lower(u.handle) collate "C" as handle_key from users u where lower(u.handle) = ${handle}),
+    others as materialized (${records}),
+    me as (select o.* from others o join person p on p.id = o.user_id),
+    cal as (
+      select least(floor(c.chance_at_call * 10), 9)::integer as b, count(*)::integer as calls,
+             round(avg(c.chance_at_call), 4)::float8 as predicted,
+             round(100 * count(*) filter (where c.status = 'won')::numeric / count(*), 1)::float8 as won_pct
+      from person p
+      join calls c on c.user_id = p.id and c.status in ('won', 'lost')
+      ${field === null ? sql`` : sql`join markets m on m.id = c.market_id join events e on e.id = m.event_id and ${inField(field)}`}
+      group by 1
+    ),
+    ranks as (
+      select ${sql.join(sorts.map((s) => sql`${rankOf(s, null)} as ${sql.ident(s === 'clv' || s === 'brier' ? `${s}_rank` : s)}`), sql`, `)}
+      from me cross join others o
+    )
+    select (${recordJson.skillBrier('me')})::float8 as brier, (${recordJson.skillClv('me')})::float8 as clv,
+           coalesce((select json_agg(json_build_object('b', b, 'calls', calls, 'predicted', predicted, 'won_pct', won_pct)) from cal), '[]'::json) as calibration,
+           ranks.*, ${weekRank} as week
+    from person left join me on true left join ranks on true`)) as unknown[];
+  const first = rows[0];
+  if (first === undefined) return null;
+  const r = skillRow.parse(first);
+  const buckets = new Map(r.calibration.map((b) => [b.b, b]));
+  return {
+    brier: r.brier,
+    calibration: Array.from({ length: 10 }, (_, i) => {
+      const b = buckets.get(i);
+      return calibrationBucketSchema.parse({ from: i / 10, to: (i + 1) / 10, calls: b?.calls ?? 0, predicted: b?.predicted ?? null, won_pct: b?.won_pct ?? null });
+    }),
+    clv: r.clv,
+    ranks: { profit: r.profit, right: r.right, xp: r.xp, week: r.week, clv: r.clv_rank, brier: r.brier_rank },
+  };
+}

@@ -1,0 +1,64 @@
+import { sql } from '@pm/shared/db';
+import type { Projection, Tx } from './projection.js';
+
+/**
+ * user_field_records: a person's all-time record within one field of markets — `c:<category>` and
+ * `l:<league>` of the call's event (docs/skill.md) — which the category and league boards rank and
+ * a person's `?category=` figures read: settled (won + lost + void), won, lost, profit_on_10 and
+ * XP of their settled calls there, and the skill sums (brier_sum over won and lost calls; clv_sum and
+ * clv_calls over those whose market has a closing chance). Only settled calls count, so only a
+ * settlement changes a row: it moves them by its delta (`settleFieldRecords`, in its transaction);
+ * `apply` recomputes people whole (a rebuild, or the projection batches that touch them).
+ * rules.int.test.ts holds this SQL equal to the domain's windowRecords on random data.
+ */
+
+/** Per settled call `c` joined with its market `m` and event `e`: the rows' aggregate columns. */
+const AGGREGATES = sql`
+  count(*)::integer as settled,
+  count(*) filter (where c.status = 'won')::integer as won,
+  count(*) filter (where c.status = 'lost')::integer as lost,
+  coalesce(sum(c.profit_on_10), 0) as profit_on_10,
+  coalesce(sum(c.xp_awarded), 0)::integer as xp,
+  coalesce(sum((c.chance_at_call - (c.status = 'won')::integer) * (c.chance_at_call - (c.status = 'won')::integer))
+             filter (where c.status in ('won', 'lost')), 0) as brier_sum,
+  coalesce(sum(m.closing_chances[c.outcome_index + 1] - c.chance_at_call) filter (where c.status in ('won', 'lost')), 0) as clv_sum,
+  count(m.closing_chances[c.outcome_index + 1]) filter (where c.status in ('won', 'lost'))::integer as clv_calls`;
+
+/** The two field keys of a call's event `e` (the league one only where it has a league). */
+const FIELDS = sql`cross join lateral (values ('c:' || e.category), ('l:' || e.league)) f(field)`;
+
+export const fieldRecords: Projection = {
+  name: 'user_field_records',
+  version: 1,
+  handles: ['CallSettled'],
+  tables: ['user_field_records'],
+  async apply(tx, scope) {
+    // Input: the target users (all, or an id list). Output: their rows, recomputed from their settled calls.
+    if (!scope.all) await tx.query(sql`delete from user_field_records where user_id = any(${scope.userIds}::bigint[])`);
+    const which = scope.all ? sql`c.status <> 'open'` : sql`c.status <> 'open' and c.user_id = any(${scope.userIds}::bigint[])`;
+    await tx.query(sql`
+      insert into user_field_records (user_id, field, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls)
+      select c.user_id, f.field, ${AGGREGATES}
+      from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id ${FIELDS}
+      where ${which} and f.field is not null
+      group by c.user_id, f.field`);
+  },
+};
+
+/**
+ * A settlement's part of user_field_records, in its transaction: the calls of `marketId` it settled
+ * (`settled_at = now`, index calls_market_newest) added to their people's rows of the market's
+ * fields. Input: market id, the settlement's time. Output: none.
+ */
+export async function settleFieldRecords(tx: Tx, marketId: string, now: Date): Promise<void> {
+  await tx.query(sql`
+    insert into user_field_records as r (user_id, field, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls)
+    select c.user_id, f.field, ${AGGREGATES}
+    from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id ${FIELDS}
+    where c.market_id = ${marketId} and c.settled_at = ${now} and f.field is not null
+    group by c.user_id, f.field
+    on conflict (field, user_id) do update set
+      settled = r.settled + excluded.settled, won = r.won + excluded.won, lost = r.lost + excluded.lost,
+      profit_on_10 = r.profit_on_10 + excluded.profit_on_10, xp = r.xp + excluded.xp,
+      brier_sum = r.brier_sum + excluded.brier_sum, clv_sum = r.clv_sum + excluded.clv_sum, clv_calls = r.clv_calls + excluded.clv_calls`);
+}
