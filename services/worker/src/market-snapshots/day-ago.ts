@@ -50,20 +50,21 @@ export function createDayAgoLookup(db: Pick<Db, 'query'>, opts: { ttlMs?: number
       if (stale.length > 0) {
         // inputs: token ids, the cut-off instant (Unix s). outputs: per token with a point at or
         // before the cut-off, the chance of the latest such point: a raw point (kept 48 h), else the
-        // close of the latest 5m candle (a backfilled past, or raw points already dropped).
+        // close of the latest 5m candle (a backfilled past, or raw points already dropped); either at
+        // most a day older than the cut-off: a chance from a week ago is not the chance 24 hours ago.
         const cut = Math.floor((nowMs - DAY_MS) / 1000);
         const rows: DayAgoRow[] = await db.query(sql`
           select t.token_id, coalesce(r.chance, k.c / 10000.0)::float8 as chance
           from unnest(${stale}::text[]) as t(token_id)
           join series s on s.token_id = t.token_id
           left join lateral (
-            select rp.chance from raw_points rp where rp.series = s.id and rp.t <= ${cut}::int order by rp.t desc limit 1
+            select rp.chance from raw_points rp where rp.series = s.id and rp.t <= ${cut}::int and rp.t > ${cut - 86_400}::int order by rp.t desc limit 1
           ) r on true
           left join lateral (
             select x.c[i] as c
             from (select p, c from candles where series = s.id and step = 300 and p <= ${cut}::int order by p desc limit 2) x
             cross join lateral generate_subscripts(x.c, 1) i
-            where x.c[i] is not null and x.p + (i - 1) * 300 <= ${cut}::int
+            where x.c[i] is not null and x.p + (i - 1) * 300 <= ${cut}::int and x.p + (i - 1) * 300 > ${cut - 86_400}::int
             order by x.p + (i - 1) * 300 desc limit 1
           ) k on r.chance is null
           where r.chance is not null or k.c is not null
