@@ -80,7 +80,7 @@ async function main() {
   if (values.cluster && !isClusterUrl(baseEnv.REDIS_URL ?? '')) {
     const clusterPort = Number(baseEnv.REDIS_CLUSTER_PORT || 7000);
     if (!Number.isInteger(clusterPort) || clusterPort < 1 || clusterPort > 65_535) throw new ConfigError(`REDIS_CLUSTER_PORT: must be a port, not "${baseEnv.REDIS_CLUSTER_PORT}"`);
-    const nodeTimeoutMs = Number(baseEnv.REDIS_CLUSTER_NODE_TIMEOUT_MS || 3000);
+    const nodeTimeoutMs = Number(baseEnv.REDIS_CLUSTER_NODE_TIMEOUT_MS || 5000);
     if (!Number.isInteger(nodeTimeoutMs) || nodeTimeoutMs < 100) throw new ConfigError(`REDIS_CLUSTER_NODE_TIMEOUT_MS: must be a whole number of ms, 100 or more, not "${baseEnv.REDIS_CLUSTER_NODE_TIMEOUT_MS}"`);
     redisCluster = await startRedisCluster(clusterPort, say, { nodeTimeoutMs });
     baseEnv.REDIS_URL = redisCluster.url;

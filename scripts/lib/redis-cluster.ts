@@ -15,7 +15,7 @@ import { InfraError } from './infra.js';
  * in a temporary folder removed on stop, so every start is a fresh cluster.
  *
  * Losing a master is what the replicas are for: after `cluster-node-timeout` (REDIS_CLUSTER_NODE_TIMEOUT_MS,
- * 3000 ms here, Redis' default is 15 s) the other masters mark it failed and its replica is elected in its
+ * 5000 ms here, Redis' default is 15 s; shorter, a busy machine's pauses pass for deaths) the other masters mark it failed and its replica is elected in its
  * place (Redis' own failover; ioredis' Cluster client follows the slots to it). A node that dies is
  * started again on its port and `nodes.conf`, and rejoins as a replica of the node that took its slots —
  * but only once those slots have moved: a master without persistence that came back before its replica
@@ -84,7 +84,7 @@ async function slotsMovedAway(nodeId: string, livePorts: number[]): Promise<bool
 
 export async function startRedisCluster(port: number, log: (line: string) => void, opts: { nodeTimeoutMs?: number } = {}): Promise<LocalRedisCluster> {
   if (port + NODES - 1 + 10_000 > 65_535) throw new InfraError(`REDIS_CLUSTER_PORT ${port}: its cluster bus ports (+10000) must stay below 65536`);
-  const nodeTimeoutMs = opts.nodeTimeoutMs ?? 3_000;
+  const nodeTimeoutMs = opts.nodeTimeoutMs ?? 5_000;
   const ports = Array.from({ length: NODES }, (_, i) => port + i);
   const busy = [];
   for (const p of ports) if ((await portOpen('127.0.0.1', p)) || (await portOpen('127.0.0.1', p + 10_000))) busy.push(p);
