@@ -22,13 +22,45 @@ export interface paths {
          *
          *     Parameter values are case-insensitive for `category` and `league`. Unknown query parameters are ignored; a parameter given twice is a 400.
          *
+         *     `status`: `open` (default) lists open events that have at least one open market, busiest first; `closed` lists events whose markets are all closed (resolved, voided or ended), most recently closed first, kept listable for good. `q`, `category` and `league` work with both.
+         *
+         *     Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` (with the same `status`, `category`, `league` and `q`) for the next page. An open walk keeps the ranking its first page showed: it returns every event that was listed when it began exactly once, in that order, however volumes move meanwhile (an event that closed since still appears, as it is now). A ranking stays walkable for 15 minutes after the next one replaced it; an older cursor is a 400 saying to start again. A closed walk never skips or repeats an event while others close: they appear before its first page.
+         *
          *     Examples:
          *     - Trending events: `GET /api/v1/markets`
          *     - Football, 10 events: `GET /api/v1/markets?category=Football&limit=10`
          *     - One league: `GET /api/v1/markets?league=epl`
          *     - Search: `GET /api/v1/markets?q=bitcoin&limit=5`
+         *     - Closed events, newest closed first: `GET /api/v1/markets?status=closed&limit=10`
          */
         get: operations["listMarkets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/markets/by-id": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get many markets by id
+         * @description Up to 100 markets in one request, each with the slug of its event, in the order their ids were asked for: for a client holding market ids (calls, combo legs, its own watch list) that would otherwise make one request per id.
+         *
+         *     Each market is exactly as `/api/v1/markets/{eventSlug}` shows it (quotes, `platform_split`, resolution included). Ids no market has are listed in `missing`: the batch is still a 200. An id asked for twice is answered twice.
+         *
+         *     `ids` missing, empty, with more than 100 ids, or with an item that is not a market id is a 400 naming the rule.
+         *
+         *     Examples:
+         *     - Three markets: `GET /api/v1/markets/by-id?ids=540060%2C540061%2C540062`
+         */
+        get: operations["getMarketsById"];
         put?: never;
         post?: never;
         delete?: never;
@@ -136,6 +168,34 @@ export interface paths {
          *     - Two markets, daily, over a fixed window: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles?market=540046%2C540047&interval=1d&start=1761955200&end=1764547200`
          */
         get: operations["getMarketCandles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/markets/{eventSlug}/book": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Order book
+         * @description The order book of one market of the event: per outcome, bids (highest first) and asks (lowest first) as `{price, size}`, up to `depth` levels a side. Its first levels are the outcome's `best_bid` and `best_ask` on `/api/v1/markets/{eventSlug}`.
+         *
+         *     The ingestor publishes a book a few times a second at most, and within about a second of a change while the market trades; `as_of` says when the last change shown was applied. A market with no book held (closed, resolved, or not traded yet) answers 200 with empty sides and `as_of` null.
+         *
+         *     `market` defaults to the event's first market. An unknown event, or a `market` that is not one of the event's markets, is a 404; a `depth` that is not an integer from 1 to 50 is a 400.
+         *
+         *     Examples:
+         *     - The first market, 10 levels: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/book`
+         *     - One market, 50 levels: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/book?market=540046&depth=50`
+         */
+        get: operations["getMarketBook"];
         put?: never;
         post?: never;
         delete?: never;
@@ -363,13 +423,18 @@ export interface paths {
          * Convert odds
          * @description Writes a chance in every odds format, with what 10 wins, the profit on 10 of a right call and the XP it would earn.
          *
-         *     `chance` must be a plain decimal greater than 0 and less than 1: `0`, `1`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s (0 and 1 have no odds: nothing to win, or no price to pay).
+         *     The answer is exactly the `odds` an outcome of that chance shows anywhere in this API: one function writes both.
          *
-         *     At the extremes (the exchange quotes 0.001 to 0.999) every format stays finite and honest: `percent` shows decimals where whole-number rounding would say 0% or 100% (`0.1%`, `99.9%`); `fractional` is the closest n/d with d ≤ 1000, exact for every 0.001 tick (`999/1`, `1/199`, `1/999`); `american` is a real line (`+99900`, `-99900`); `wins_on_10` and `profit_on_10` follow from the chance exactly.
+         *     `chance` must be a plain decimal that is 0, 1, or from 0.001 to 0.999 — the chances the service shows (a resolved market's outcomes are 1 and 0; the exchange quotes 0.001 to 0.999). `0.0005`, `0.9999`, `1.5`, `abc`, `1e-3`, `0x1`, `NaN`, `Infinity` and an empty or missing value are 400s: past the exchange's extreme ticks no format is faithful (a win would pay 0.00).
+         *
+         *     At the extremes every format stays finite and honest: `percent` shows decimals where whole-number rounding would say 0% or 100% (`0.1%`, `99.9%`); `fractional` is the closest n/d with d ≤ 1000, exact for every 0.001 tick (`999/1`, `1/199`, `1/999`); `american` is a real line (`+99900`, `-99900`); `wins_on_10` and `profit_on_10` follow from the chance exactly.
+         *
+         *     A certainty keeps the formats that have a value and no others: chance 1 is `100%`, `100¢`, decimal `1.00`, `wins_on_10` 10, `profit_on_10` 0, with `fractional` and `american` null; chance 0 is `0%`, `0¢`, with `decimal`, `fractional`, `american`, `wins_on_10` and `profit_on_10` null.
          *
          *     Examples:
          *     - One in four: `GET /api/v1/odds?chance=0.25`
          *     - A favourite: `GET /api/v1/odds?chance=0.8`
+         *     - A resolved winner: `GET /api/v1/odds?chance=1`
          */
         get: operations["convertOdds"];
         put?: never;
@@ -412,6 +477,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        BookLevel: {
+            price: number;
+            /** @description Shares resting at that price */
+            size: number;
+        };
         CalibrationBucket: {
             /** @description Lower bound of chance_at_call (included) */
             from: number;
@@ -709,7 +779,7 @@ export interface components {
             label: string;
             /** @description Sports market type in snake_case (moneyline, totals, spreads, both_teams_to_score …); null for non-sport */
             kind: string | null;
-            outcomes: components["schemas"]["MarketOutcome"][];
+            outcomes: components["schemas"]["QuotedOutcome"][];
             /** @description Callers on each outcome (one per person), in outcome order; empty when nobody has called */
             platform_split: number[];
             closes_at: string | null;
@@ -721,6 +791,24 @@ export interface components {
             /** @description 24-hour change in chance */
             change_24h: number;
             url: string;
+        };
+        MarketBookResponse: {
+            /** @constant */
+            ok: true;
+            market_id: string;
+            /**
+             * Format: date-time
+             * @description When the last change shown was applied (ISO 8601 UTC); null when no book is held for the market (closed, or not traded yet)
+             */
+            as_of: string | null;
+            /** @description In outcome order, as the market lists them */
+            outcomes: {
+                name: string;
+                /** @description Highest price first; the first is the outcome's `best_bid` */
+                bids: components["schemas"]["BookLevel"][];
+                /** @description Lowest price first; the first is the outcome's `best_ask` */
+                asks: components["schemas"]["BookLevel"][];
+            }[];
         };
         MarketCandles: {
             market_id: string;
@@ -765,16 +853,26 @@ export interface components {
             categories: ("Football" | "Sport" | "Crypto" | "Politics" | "Economy" | "Tech" | "Culture")[];
             leagues: components["schemas"]["LeagueEntry"][];
             events: components["schemas"]["EventCard"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            next_cursor: string | null;
         };
-        MarketOutcome: {
-            name: string;
-            /** @description Chance, 0 to 1 */
-            chance: number;
-            odds: components["schemas"]["Odds"];
-            /** @description The displayed chance of this outcome when its market closed or resolved, recorded once then and never changed (the reference for closing-line value); null while the market is open, or where no chance was known */
-            closing_chance: number | null;
+        MarketsByIdResponse: {
+            /** @constant */
+            ok: true;
+            /** @description True while the order-book feed is connected and its last message is under 30 s old. */
+            live: boolean;
+            /** @description Number of markets found (the length of `markets`) */
+            count: number;
+            /** @description The markets found, in the order their ids were asked for */
+            markets: {
+                /** @description Slug of the event holding the market (`/api/v1/markets/{eventSlug}`) */
+                event: string;
+                market: components["schemas"]["Market"];
+            }[];
+            /** @description Ids asked for that no market has, in the order asked */
+            missing: string[];
         };
-        /** @description The same chance written five ways */
+        /** @description The same chance written five ways: exactly what `/api/v1/odds?chance=` answers for that chance. A chance shown is 0, 1 (a resolved market's loser and winner) or from 0.001 to 0.999 (the exchange's extreme ticks). For a certainty the formats that have a value keep it (`0%`/`100%`, `0¢`/`100¢`, decimal `1.00` for 1) and the others are null. */
         Odds: {
             /**
              * @description Whole percent with a % sign; with decimals where whole would say 0% or 100% of a chance that is neither (0.001 → 0.1%, 0.999 → 99.9%)
@@ -782,20 +880,20 @@ export interface components {
              */
             percent: string;
             /**
-             * @description Decimal odds, two decimals
+             * @description Decimal odds, two decimals. A certainty: `1.00` for chance 1 (the stake back), null for chance 0 (no finite payout)
              * @example 4.00
              */
-            decimal: string;
+            decimal: string | null;
             /**
-             * @description numerator/denominator: the closest fraction to (1 − chance)/chance with a denominator of at most 1000 (0.999 → 1/999)
+             * @description numerator/denominator: the closest fraction to (1 − chance)/chance with a denominator of at most 1000 (0.999 → 1/999). Null for chance 0 or 1: no fraction describes a certainty
              * @example 3/1
              */
-            fractional: string;
+            fractional: string | null;
             /**
-             * @description Signed, leading + or - (0.001 → +99900, 0.999 → -99900)
+             * @description Signed, leading + or - (0.001 → +99900, 0.999 → -99900). Null for chance 0 or 1: no line describes a certainty
              * @example +300
              */
-            american: string;
+            american: string | null;
             /**
              * @description Whole cents with a cent sign
              * @example 25¢
@@ -807,10 +905,10 @@ export interface components {
             ok: true;
             /** @description The chance converted */
             chance: number;
-            /** @description What 10 wins: 10 ÷ chance, 2 decimals (exact from the chance, however small) */
-            wins_on_10: number;
-            /** @description Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals */
-            profit_on_10: number;
+            /** @description What 10 wins: 10 ÷ chance, 2 decimals (10 for chance 1); null for chance 0, which cannot win */
+            wins_on_10: number | null;
+            /** @description Profit of a right call on 10: 10 ÷ chance − 10, 2 decimals (0 for chance 1: a certainty pays the stake back); null for chance 0 */
+            profit_on_10: number | null;
             /** @description XP a right call would earn: 10 + round(90 × (1 − chance)) */
             xp_if_right: number;
             odds: components["schemas"]["Odds"];
@@ -820,6 +918,23 @@ export interface components {
             /** @description Chance, 0 to 1 */
             chance: number;
             odds: components["schemas"]["Odds"];
+        };
+        /** @description An outcome with its quotes. `chance` follows from them by the display rule: the midpoint of `best_bid` and `best_ask` while `spread` ≤ 0.10, else `last_trade_price`; with a one-sided or empty book, the catalog price. A settled market shows its final chance and null quotes. */
+        QuotedOutcome: {
+            name: string;
+            /** @description Chance, 0 to 1 */
+            chance: number;
+            odds: components["schemas"]["Odds"];
+            /** @description Highest bid of the top of book the chance was computed from; null when the book has no bids (or the market is settled) */
+            best_bid: number | null;
+            /** @description Lowest ask of that top of book; null when the book has no asks (or the market is settled) */
+            best_ask: number | null;
+            /** @description best_ask − best_bid; null unless both are quoted */
+            spread: number | null;
+            /** @description Price of the last trade; null before the first one (or once the market is settled) */
+            last_trade_price: number | null;
+            /** @description The displayed chance of this outcome when its market closed or resolved, recorded once then and never changed (the reference for closing-line value); null while the market is open, or where no chance was known */
+            closing_chance: number | null;
         };
         Result: {
             label: string;
@@ -846,7 +961,7 @@ export interface components {
              */
             at: string;
         };
-        /** @description `event: price` — an outcome's displayed chance moved. */
+        /** @description `event: price` — an outcome's displayed chance or its quotes moved (the quotes are the top of book the chance was computed from). */
         StreamPrice: {
             /** @description Slug of the event holding the market */
             event: string;
@@ -861,6 +976,14 @@ export interface components {
              * @description When the ingestor saw the change
              */
             at: string;
+            /** @description Highest bid of the top of book the chance was computed from; null when the book has no bids (or the market is settled) */
+            best_bid: number | null;
+            /** @description Lowest ask of that top of book; null when the book has no asks (or the market is settled) */
+            best_ask: number | null;
+            /** @description best_ask − best_bid; null unless both are quoted */
+            spread: number | null;
+            /** @description Price of the last trade; null before the first one (or once the market is settled) */
+            last_trade_price: number | null;
         };
         /** @description `event: reset` — the id given to resume from (`Last-Event-ID` or `last_event_id`) can no longer be resumed from without a gap: events were missed. Re-read what you hold (e.g. `/markets/{slug}`); live events follow. */
         StreamReset: {
@@ -1142,8 +1265,12 @@ export interface operations {
                 league?: string;
                 /** @description Case-insensitive search over event titles and market questions, up to 80 characters. Empty means no search. */
                 q?: string;
+                /** @description open (default): open events, busiest first; closed: events whose markets are all closed, most recently closed first. Case-insensitive. */
+                status?: "open" | "closed";
                 /** @description How many events to return. An integer from 1 to 60; default 24. */
                 limit?: number;
+                /** @description The `next_cursor` of the previous page, as given: the page after it. Omitted: the first page. A cursor that was altered, or that another list (or the same list with other parameters) gave, is a 400. */
+                cursor?: string;
             };
             header?: {
                 /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
@@ -1168,6 +1295,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MarketListResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMarketsById: {
+        parameters: {
+            query: {
+                /** @description Market ids: a comma-separated list of 1 to 100 market ids, each 1 to 100 letters, digits, - or _. Answered in the order given; ids nobody knows are listed in `missing`. */
+                ids: string[];
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarketsByIdResponse"];
                 };
             };
             /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
@@ -1383,6 +1559,61 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CandlesResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMarketBook: {
+        parameters: {
+            query?: {
+                /** @description A market id within the event; default the event's first market. */
+                market?: string;
+                /** @description Levels per side. An integer from 1 to 50; default 10. */
+                depth?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The event slug */
+                eventSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarketBookResponse"];
                 };
             };
             /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
@@ -1781,7 +2012,7 @@ export interface operations {
     convertOdds: {
         parameters: {
             query: {
-                /** @description The chance to convert: a decimal number greater than 0 and less than 1, e.g. 0.25. Plain decimal notation only (no exponent), at most 20 characters. */
+                /** @description The chance to convert: a decimal number that is 0, 1, or from 0.001 to 0.999 (the exchange quotes nothing in between), e.g. 0.25. Plain decimal notation only (no exponent), at most 20 characters. */
                 chance: number;
             };
             header?: {
