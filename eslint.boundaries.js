@@ -1,4 +1,4 @@
-// The architecture's boundaries as lint rules (CONVENTIONS.md "Layout tells the architecture"), with
+// The architecture's boundaries as lint rules (docs/conventions.md "Layout tells the architecture"), with
 // eslint's own no-restricted-imports: it matches import specifiers, needs no resolver, and so costs
 // nothing on the two shared cores. Each rule below is planted and seen to fail in
 // test/infra/boundaries.int.test.ts.
@@ -35,7 +35,7 @@ function otherServices(self) {
 
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 
-const notDomainIo = { regex: IO_MODULES, message: 'shared/src/domain is pure: no I/O modules (CONVENTIONS.md "Domain logic is pure").' };
+const notDomainIo = { regex: IO_MODULES, message: 'shared/src/domain is pure: no I/O modules (docs/conventions.md "Domain logic is pure").' };
 const notOutsideDomain = { regex: /^\.\.\//.source, message: 'shared/src/domain imports only domain: what it needs from elsewhere belongs in it.' };
 const notPgInLight = { regex: PG, message: 'This shared area is loaded by the API, which never loads pg: Postgres belongs in @pm/shared/db.' };
 const notBullInLight = { regex: BULLMQ, message: 'This shared area is loaded by the API, which never loads BullMQ: queues belong in @pm/shared/queues.' };

@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Test tiers by suffix (CONVENTIONS.md): unit = pure, int = real Postgres/Redis, e2e = running services.
+// Test tiers by suffix (docs/conventions.md): unit = pure, int = real Postgres/Redis, e2e = running services.
 export default defineConfig({
   test: {
     // Postgres and Redis containers for the whole run, where a Docker engine answers (test/support/containers.global.ts).

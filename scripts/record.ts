@@ -1,9 +1,9 @@
 /**
  * npm run record -- --out <folder> [--minutes N] [--events 50] [--history 20]
  *
- * Records a scenario from the REAL exchange (PROTOCOL.md base URLs; GAMMA_URL, CLOB_URL,
+ * Records a scenario from the REAL exchange (docs/protocol.md base URLs; GAMMA_URL, CLOB_URL,
  * CLOB_WS_URL and SPORTS_WS_URL override them, e.g. to record from a local simulator) into
- * <folder> in PROTOCOL.md §5's format, ready for `npm run replay -- <folder>`. When the exchange
+ * <folder> in docs/protocol.md §5's format, ready for `npm run replay -- <folder>`. When the exchange
  * cannot be reached it prints one line saying so and exits 1.
  */
 import { parseCli, positiveOption, usageError } from './lib/cli.js';

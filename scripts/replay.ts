@@ -3,7 +3,7 @@
  *
  * Runs the whole stack (Postgres, Redis, simulator, ingestor, worker, API) on a recorded scenario:
  * a thin wrapper over the run line, `npm start -- --scenario <folder> --speed N`, that first checks
- * the folder is a scenario (PROTOCOL.md §5: catalog.json, feed.jsonl, optional sports.json,
+ * the folder is a scenario (docs/protocol.md §5: catalog.json, feed.jsonl, optional sports.json,
  * history/ and catalog-updates.jsonl) so a wrong path is one clear line, not a crashing simulator.
  */
 import { spawn } from 'node:child_process';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { sleep } from '@pm/shared/wait';
 
 /**
- * Records a scenario from the exchange in PROTOCOL.md §5's format: catalog.json (open events as
+ * Records a scenario from the exchange in docs/protocol.md §5's format: catalog.json (open events as
  * `GET /events` returns them, paged, busiest first, capped), sports.json (`GET /sports`),
  * history/<tokenId>.json for the first outcome token of the first markets (capped), and feed.jsonl
  * with every frame of the market channel (subscribed to the catalog's open tokens, ≤ 200 per

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * A quick check that a folder is a scenario (PROTOCOL.md §5) before the whole stack is started on
+ * A quick check that a folder is a scenario (docs/protocol.md §5) before the whole stack is started on
  * it: catalog.json holds a JSON array and feed.jsonl exists with JSON lines of `{at, channel,
  * frame}`. Returns what is wrong, in one line, or null. The simulator validates the rest on load.
  */

@@ -69,7 +69,7 @@ export const configSchema = z.object({
   /** Proxy hops whose X-Forwarded-For is believed; 0 = use the socket address, so the header cannot dodge the rate limit. */
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(120),
-  /** Seconds between catalog syncs (PROTOCOL.md §3: paced, 30–60 s). */
+  /** Seconds between catalog syncs (docs/protocol.md §3: paced, 30–60 s). */
   CATALOG_SYNC_SECONDS: z.coerce.number().min(1).default(30),
   /**
    * Absent is not void: an event the catalog answers 404 for by id is closed (without a resolution)
@@ -88,9 +88,9 @@ export const configSchema = z.object({
   INGESTOR_LEASE_SECONDS: z.coerce.number().min(1).max(300).default(10),
   /** Ingestor's id in the leases; default `<hostname>:<INGESTOR_PORT>` (stable across restarts, so a restarted one takes its own share back). */
   INGESTOR_ID: z.string().min(1).optional(),
-  /** Ingestor: recycle a market socket with neither data nor PONG for this long (PROTOCOL.md §1: 120 s; real sockets are quiet for 40–60 s). */
+  /** Ingestor: recycle a market socket with neither data nor PONG for this long (docs/protocol.md §1: 120 s; real sockets are quiet for 40–60 s). */
   MARKET_WATCHDOG_SECONDS: z.coerce.number().positive().default(120),
-  /** Ingestor: seconds between the market socket's PINGs; two unanswered in a row recycle it (PROTOCOL.md §1: 10 s). */
+  /** Ingestor: seconds between the market socket's PINGs; two unanswered in a row recycle it (docs/protocol.md §1: 10 s). */
   MARKET_PING_SECONDS: z.coerce.number().positive().default(10),
   /**
    * Worker: hours a closed event's page, history and calls lists stay in Redis after it closed, and its

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
- * Every Prometheus metric the services export, in ONE table (DESIGN.md "Observability"): name,
+ * Every Prometheus metric the services export, in ONE table (docs/design.md "Observability"): name,
  * type, help and labels. A service builds its registry with `createServiceMetrics(service)`, which
  * also registers prom-client's default process metrics (`process_*`, `nodejs_*`). Every series of a
  * registry carries a `service` label, so one Prometheus query can tell the three apart.
@@ -179,7 +179,7 @@ export const metricTable = {
       help: 'Combos settled, by status (won, lost, void), read from Postgres; the same for every worker replica.',
       labelNames: ['status'],
     },
-    // The outbox relay, the reconciler and settlement lag (issue 9; names fixed in the team's contract,
+    // The outbox relay, the reconciler and settlement lag (names fixed in the team's contract,
     // read by infra/prometheus/alerts.yml and the dashboard).
     outboxBacklog: {
       name: 'outbox_backlog',

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { sql, type Db } from './db/connection.js';
 
 /**
- * The change channel (DESIGN.md "Storage and the change channel"): a change that must cause work
+ * The change channel (docs/design.md "Storage and the change channel"): a change that must cause work
  * elsewhere writes an `outbox` row in the SAME transaction as the change, through `writeOutbox`.
  * The worker's relay turns rows into jobs; nothing commits and then enqueues as a separate step.
  *

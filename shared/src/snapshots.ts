@@ -42,7 +42,7 @@ export const RANKING_KEPT_SECONDS = 20 * 60;
 export interface EventSnapshot {
   event: Event;
   /**
-   * What a live chance moves on this page, for the API's live-price overlay (DESIGN.md "The read
+   * What a live chance moves on this page, for the API's live-price overlay (docs/design.md "The read
    * path"; never part of a response): by market id, every market whose chances follow the order book
    * (a settled one shows final chances and is absent), with `day_ago` its first outcome's chance 24 h
    * ago when `change_24h` follows the live chance, null when it is the catalog's figure.
@@ -61,7 +61,7 @@ export const DEFAULT_HISTORY_RANGE: HistoryRange = '1w';
 
 /**
  * How far back each range reaches (null: everything there is) and the bucket its points are
- * downsampled into (DESIGN.md "The flow" 3): a few hundred points per range.
+ * downsampled into (docs/design.md "The flow" 3): a few hundred points per range.
  */
 export const HISTORY_RANGE_WINDOWS: Readonly<Record<HistoryRange, { spanSeconds: number | null; bucketSeconds: number }>> = {
   '1d': { spanSeconds: 86_400, bucketSeconds: 300 },

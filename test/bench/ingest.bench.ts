@@ -7,7 +7,7 @@
  *    Redis chance publisher (real Redis, pipelined) — by calling the market handler directly; then
  *    the same frames sent by a local ws server through the real market feed socket. Baseline in the
  *    same run: JSON.parse alone over the same frames.
- * 2. Delay to the API, read over HTTP from outside (issue 18): BENCH_BURSTS (default 12) bursts over
+ * 2. Delay to the API, read over HTTP from outside: BENCH_BURSTS (default 12) bursts over
  *    BENCH_BURST_EVENTS (default 50) events, each followed 50 ms later by one more frame and then
  *    silence; every change timed from the simulator's send to the first API response showing it.
  *    Then as many bursts timed to the event snapshot in Redis (the worker's part, before the API), and

@@ -4,12 +4,12 @@ import { httpGet } from '../support/http-get.js';
 /**
  * bench:settle's outside view: when does a settlement show through the API over HTTP?
  *
- * Every API page that shows a settled call or a moved record (SPEC.md's endpoints), each held to
+ * Every API page that shows a settled call or a moved record (docs/api.md's endpoints), each held to
  * what Postgres committed (`Expected`, read by the bench right after the settlement's commit):
  * - /calls/{id} of every settled call: its committed status;
  * - /users/{handle} of every person it moved (the callers, and the owners of the combos it
  *   decided): their committed `settled` and `xp`;
- * - /users/{handle}/calls of every caller (SPEC.md: the same Call shape as the list, with status):
+ * - /users/{handle}/calls of every caller (docs/api.md: the same Call shape as the list, with status):
  *   the default list (`limit=100`) shows the call with its committed status, `status=open` no
  *   longer lists it, and the list of its new status does;
  * - /calls?market=<id> (the market's call list) and /calls (the newest calls): no settled call

@@ -1,5 +1,5 @@
 /**
- * npm run bench:stream (issue 13) — fan-out of `GET /api/v1/stream` from ONE API process to
+ * npm run bench:stream — fan-out of `GET /api/v1/stream` from ONE API process to
  * BENCH_STREAM_CLIENTS (2,000) open streams, beside a baseline measured in the same run on the same
  * Redis Stream: a bare node:http SSE server with one XREAD loop (stream-baseline.ts).
  *

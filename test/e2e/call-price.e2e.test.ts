@@ -7,7 +7,7 @@ import { startStack, type Stack } from '../support/stack.js';
 import * as waiting from '@pm/shared/wait';
 
 /**
- * Issue 4: "a call recorded through the write path carries exactly the chance the API showed at
+ * "a call recorded through the write path carries exactly the chance the API showed at
  * that moment". With the simulator's random walk paused and a book fixed, the API shows a chance;
  * a call recorded then must carry that same number, as its own public page shows it.
  */

@@ -12,7 +12,7 @@ import { startStack, type Stack } from '../support/stack.js';
 import { until } from '@pm/shared/wait';
 
 /**
- * Paging and links through the whole stack while the demo crowd plays (issue 13 items 2 and 3):
+ * Paging and links through the whole stack while the demo crowd plays:
  * walking each of the four lists with its cursors returns every item that was on it when the walk
  * began exactly once (the database says which those were), and every call's market id leads to its
  * event through /markets/by-id. One stack for the file.

@@ -13,7 +13,7 @@ import { startStack, type Stack } from '../support/stack.js';
 import * as waiting from '@pm/shared/wait';
 
 /**
- * Endpoints 1–4 on the simulator's data, field by field against SPEC.md: the whole stack started by
+ * Endpoints 1–4 on the simulator's data, field by field against docs/api.md: the whole stack started by
  * the run line; the simulator's own catalog (`GET /events`) and the stack's database are the
  * references the API is compared with.
  */
@@ -21,7 +21,7 @@ import * as waiting from '@pm/shared/wait';
 let stack: Stack;
 let db: Db;
 
-/** The simulator's catalog as the exchange serves it (PROTOCOL.md §3). */
+/** The simulator's catalog as the exchange serves it (docs/protocol.md §3). */
 const gammaMarket = z.object({
   id: z.string(),
   question: z.string(),

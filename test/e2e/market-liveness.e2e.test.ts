@@ -3,7 +3,7 @@ import { startStack, type Stack } from '../support/stack.js';
 import { until } from '@pm/shared/wait';
 
 /**
- * Market-socket liveness on the whole stack against the simulator (PROTOCOL.md §1): PONGs count as
+ * Market-socket liveness on the whole stack against the simulator (docs/protocol.md §1): PONGs count as
  * life. Intervals are scaled down 20× so the test runs in seconds (the defaults stay: PING every
  * 10 s, recycle after 120 s of total silence): PING every 0.5 s, and a quiet spell of 3 s (= 60 s)
  * with data stopped but PONGs answered. The silence limit is set to 2 s, SHORTER than the quiet

@@ -6,7 +6,7 @@ import { until } from '@pm/shared/wait';
 import { apiChance, missed, priceBurst, priceTargets, snapshotReader, waitVisible, type PriceTarget, type Seen } from '../support/price-bursts.js';
 
 /**
- * Issue 18 item 4 on the running stack: a burst of frames over many events, one more frame 50 ms
+ * a burst of frames over many events, one more frame 50 ms
  * later, then silence — every price of the burst, and the last frame's above all, shows through
  * the API, and the worker's event page (what the API serves once its live-price overlay lets the
  * price go) shows it too. Replayed real frames showed the last frame's price only 15–17 s later,

@@ -7,7 +7,7 @@ import { startOwnRedis, type OwnRedis } from '../support/own-servers.js';
 import * as waiting from '@pm/shared/wait';
 
 /**
- * Issue 9, "Done when" 1, on the README's stack (the run line, with REDIS_URL pointing at a
+ * on the README's stack (the run line, with REDIS_URL pointing at a
  * redis-server of this file's own): stop the worker (SIGSTOP), resolve three markets that have open
  * calls through the simulator, wait until the work is recorded, lose Redis (FLUSHALL; then, as a
  * second case, a restart without persistence), resume the worker (SIGCONT): within 120 s every one

@@ -62,7 +62,7 @@ describe('the market-data spine', () => {
       for (const m of event.markets) {
         for (const o of m.outcomes) {
           expect(Object.keys(o.odds).sort()).toEqual(['american', 'decimal', 'fractional', 'percent', 'price']);
-          // Whole percent, with decimals at the extremes (DESIGN.md: 0.003 → 0.3%, 0.999 → 99.9%).
+          // Whole percent, with decimals at the extremes (docs/design.md: 0.003 → 0.3%, 0.999 → 99.9%).
           expect(o.odds.percent).toMatch(/^\d{1,3}(\.\d+)?%$/);
           // A certainty (chance 0 or 1) has no fraction; anything else has one with d ≤ 1000.
           if (o.chance > 0 && o.chance < 1) expect(o.odds.fractional).toMatch(/^\d+\/([1-9]\d{0,2}|1000)$/);

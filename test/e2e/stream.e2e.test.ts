@@ -11,7 +11,7 @@ import { until } from '@pm/shared/wait';
 import { priceTargets, sendChance, type PriceTarget } from '../support/price-bursts.js';
 
 /**
- * Issue 13, "Streams": through the whole stack (simulator → ingestor → Redis Stream → API), a price
+ * through the whole stack (simulator → ingestor → Redis Stream → API), a price
  * change reaches a real EventSource client (the `eventsource` package) and Chromium within 1 s; a
  * client that drops and comes back with its last id — to ANOTHER API process reading the same Redis —
  * receives exactly what a client that never dropped received meanwhile. The simulator's walk is

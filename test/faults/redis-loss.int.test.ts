@@ -13,7 +13,7 @@ import { startOwnRedis, type OwnRedis } from '../support/own-servers.js';
 import { callOn, listedCallsRight, PEOPLE, projectionsRight, secondsUntil, settledCalls } from './fault-fixture.js';
 
 /**
- * Fault suite (issue 9): Redis loses everything — FLUSHALL, then a restart without persistence —
+ * Fault suite: Redis loses everything — FLUSHALL, then a restart without persistence —
  * while settlement, projection and snapshot jobs are queued. Nothing is typed by hand afterwards:
  * the outbox and the reconciler re-derive the work from Postgres. Each case prints what it measured.
  * Redis is a redis-server of this file's own; Postgres is a test database of its own.

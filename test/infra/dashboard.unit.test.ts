@@ -44,7 +44,7 @@ describe('Grafana dashboard', () => {
       'worker_queue_jobs',
       'outcome=\\"failed\\"',
       'calls_settled_total',
-      // Issue 9: what operators must see of the change channel and of crash loops, and the alerts.
+      // what operators must see of the change channel and of crash loops, and the alerts.
       'outbox_backlog',
       'outbox_oldest_unsent_age_seconds',
       'reconciler_repairs_total',

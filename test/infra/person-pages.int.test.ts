@@ -12,7 +12,7 @@ import { useFreshStores } from '../../services/worker/src/testing/stores.js';
  * snapshots: the API reads them from Postgres as committed, through its page reader
  * (services/api/src/pages/pages.ts). Here that reader over the seeded records of the record snapshot
  * tests (services/worker/src/record-snapshots/test-fixture.ts), with no worker build: each page is
- * the exact SPEC.md resource, a settlement shows the moment it commits, and text round-trips.
+ * the exact docs/api.md resource, a settlement shows the moment it commits, and text round-trips.
  */
 
 const stores = useFreshStores('person_pages');
@@ -144,7 +144,7 @@ describe("a person's call lists", () => {
     expect(await pages.userCalls({ handle: 'nobody', status: 'all', limit: 10 })).toBeNull();
   });
 
-  it('hold the exact Call object of SPEC.md', async () => {
+  it('hold the exact Call object of docs/api.md', async () => {
     const { calls } = await listed('bob', 'open');
     expect(calls.map((c) => c.id)).toEqual(['b2', 'b1']);
     expect(calls[0]).toStrictEqual(B2_CALL);

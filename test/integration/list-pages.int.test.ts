@@ -16,7 +16,7 @@ import { projectChanges } from '../../services/worker/src/projections/index.js';
 import { createRecordSnapshotBuilder, type RecordSnapshotBuilder } from '../../services/worker/src/record-snapshots/builder.js';
 
 /**
- * Walking the four paged lists (issue 13 item 2, DESIGN.md "Pagination") against real Postgres and
+ * Walking the four paged lists (docs/design.md "Pagination") against real Postgres and
  * Redis: the worker's record snapshots are the first pages, the API's page reader the rest. Each
  * walk goes on while new items arrive (and, for the leaderboard, while ranks change) and must return
  * every item that was on the list when it began, exactly once, in list order — including calls whose

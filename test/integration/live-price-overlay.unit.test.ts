@@ -8,7 +8,7 @@ import { createLivePrices, type LivePrices } from '../../services/api/src/snapsh
 import { eventSnapshotSchema } from '../../services/api/src/snapshots/snapshot-schemas.js';
 
 /**
- * The API's live-price overlay against the worker's own page builder (issue 18 item 4): an event
+ * The API's live-price overlay against the worker's own page builder: an event
  * page with live prices laid over it is, byte for byte, the page the worker builds from those
  * chances (chance, the five odds strings, change_24h), so its version (ETag) is the same too; a
  * settled market keeps its final chances whatever the book says.

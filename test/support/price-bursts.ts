@@ -7,14 +7,14 @@ import { sleep } from '@pm/shared/wait';
 
 /**
  * Price bursts through the simulator, read back through the API over HTTP, as the issue measured
- * them on replayed real frames (issue 18): a burst of frames over many events, one more frame
+ * them on replayed real frames: a burst of frames over many events, one more frame
  * `trailingGapMs` later, then silence. Used by the e2e test (a correctness bound) and by
  * `npm run bench:ingest` (the figures).
  *
  * A frame is `POST /_sim/book` on the Yes token of an event's first open market: the simulator
  * publishes the book on its market socket before it answers, and its answer carries the frame's
  * `timestamp` (its clock, the same machine's), which is when the delay starts. The chance shows as
- * the book's midpoint (DESIGN.md's display rule: spread ≤ 0.10), so bid = c − 0.01, ask = c + 0.01.
+ * the book's midpoint (docs/design.md's display rule: spread ≤ 0.10), so bid = c − 0.01, ask = c + 0.01.
  */
 
 export interface PriceTarget {

@@ -6,7 +6,7 @@ import { sql, type Db, type Queryable } from '@pm/shared/db';
  * - markets of 10 per event, two outcomes each, about CALLS_PER_MARKET calls each, plus the market
  *   `hot` with `hot` open calls (one per person as far as there are people) and combo legs;
  * - `users` people (handles `user<n>`), 5 follows each;
- * - the other calls 90 % settled as the worker would have (won/lost/void with DESIGN.md's profit and
+ * - the other calls 90 % settled as the worker would have (won/lost/void with docs/design.md's profit and
  *   XP) over the last 60 days, 5 % copying an older call;
  * - a combo per 50 calls, two legs, those with a leg on `hot` already decided on the other leg.
  * Statistics are gathered (VACUUM ANALYZE) at the end, so plans are the ones a database this size gets.
@@ -107,7 +107,7 @@ export function datasetSteps(size: DatasetSize): DatasetStep[] {
       label: `${(CALLS - ALL_HOT).toLocaleString('en')} calls on ${MARKETS.toLocaleString('en')} markets (90% settled)`,
       run: (db) => bulkLoad(db, ['calls'], async (tx) => {
         // Input: counts. Output: none. Chances 0.05–0.94; 90 % settled as the worker would have
-        // (won/lost/void with DESIGN.md's profit and XP), over the last 60 days; 5 % copy a call.
+        // (won/lost/void with docs/design.md's profit and XP), over the last 60 days; 5 % copy a call.
         await tx.query(sql`
           insert into calls (id, user_id, market_id, outcome_index, chance_at_call, thesis, copied_from, status, profit_on_10, xp_awarded, made_at, settled_at)
           select id, user_id, market_id, outcome_index, chance, '', copied_from, status,

@@ -1,6 +1,6 @@
 /**
  * The demo crowd's people: fixed, so a restart finds the same handles and reuses them. About a third
- * have no avatar (SPEC.md: `avatar` is nullable), bios are short, interests are categories or
+ * have no avatar (docs/api.md: `avatar` is nullable), bios are short, interests are categories or
  * "Category: League" (the write path canonicalises them).
  */
 export interface Persona {

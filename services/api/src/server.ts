@@ -139,7 +139,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   };
 }
 
-/** Node's parser errors (issue 9): the JSON error body with a status that says what was wrong. */
+/** Node's parser errors: the JSON error body with a status that says what was wrong. */
 const CLIENT_ERRORS: Readonly<Record<string, { status: number; reason: string; code: ErrorCode; message: string }>> = {
   HPE_HEADER_OVERFLOW: {
     status: 431,

@@ -1,5 +1,5 @@
 /**
- * Wire shapes of the exchange's public interfaces (PROTOCOL.md), as the simulator emits them, and the
+ * Wire shapes of the exchange's public interfaces (docs/protocol.md), as the simulator emits them, and the
  * `ExchangeSource` seam between a data source (synthetic generator or recorded scenario) and the
  * servers that speak HTTP and websocket. The market channel's messages are shared with their reader
  * (shared/src/exchange/wire.ts).

@@ -154,7 +154,7 @@ export async function getEvents(url: string): Promise<GammaEventT[]> {
 
 export const strings = (encoded: string): string[] => z.array(z.string()).parse(JSON.parse(encoded));
 
-/** Our category of an event from its tags (DESIGN.md's mapping). */
+/** Our category of an event from its tags (docs/design.md's mapping). */
 export function family(tags: GammaEventT['tags']): string | null {
   const slugs = new Set((tags ?? []).map((t) => t.slug));
   if (['soccer', 'epl', 'la-liga', 'serie-a', 'bundesliga', 'ucl', 'mls'].some((s) => slugs.has(s))) return 'Football';

@@ -4,7 +4,7 @@ import { until } from '@pm/shared/wait';
 import { control, type GammaEventT, getEvents, getJson, type Message, openEvents, RecordingSocket, strings, useSimulator } from './helpers.js';
 
 /**
- * The real exchange's quirks the simulator reproduces (PROTOCOL.md §1, §3), so `npm start` and the
+ * The real exchange's quirks the simulator reproduces (docs/protocol.md §1, §3), so `npm start` and the
  * tests exercise the ingestor's handling of them: quiet spells with PONGs still answered, sweeps
  * whose removals never reach the wire (a client applying deltas alone ends up with a crossed book,
  * while `best_bid`/`best_ask` and `best_bid_ask` state the true top), events that vanish from the

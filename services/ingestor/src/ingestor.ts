@@ -201,7 +201,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     url: `${config.CLOB_WS_URL}/ws/market`,
     logger: logger.child({ feed: 'market' }),
     onFrame: handler.handleFrame,
-    // Life, not only data: a quiet socket whose PONGs keep coming is a live feed (PROTOCOL.md §1).
+    // Life, not only data: a quiet socket whose PONGs keep coming is a live feed (docs/protocol.md §1).
     onAlive: marketHealth.data,
     onConnectionChange: marketHealth.connected,
     onSubscribed: (tokens, reconnect) => {

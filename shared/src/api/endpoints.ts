@@ -16,7 +16,7 @@ import {
 import { CALL_STATUSES } from './resources.js';
 
 /**
- * The endpoint table (CONVENTIONS.md "Endpoints: one table, one file per handler"): every public
+ * The endpoint table (docs/conventions.md "Endpoints: one table, one file per handler"): every public
  * endpoint is ONE entry here — path, parameter schema (query and path, with defaults and coercion),
  * response schema, cache policy and example requests. The API's adapter validates, caches and
  * serialises from it, and the OpenAPI document (openapi.ts) is generated from it.
@@ -24,14 +24,14 @@ import { CALL_STATUSES } from './resources.js';
  * Adding an endpoint: add one `defineEndpoint(...)` entry to `endpointTable` and one handler file in
  * services/api/src/routes/; the API's typed handler map refuses to compile until the handler exists.
  *
- * Parameter rules shared by every endpoint (DESIGN.md "Product decisions"):
+ * Parameter rules shared by every endpoint (docs/design.md "Product decisions"):
  * - every value arrives as a string; a parameter given twice is a 400 (the adapter checks that);
  * - an empty optional parameter (`?q=`) counts as omitted, so a form with blank fields still works;
  * - unknown query parameters are ignored;
  * - a bad value is a 400 whose message names the parameter and its rule. Nothing is clamped.
  */
 
-/** Cache classes of DESIGN.md: live data, lists, odds. */
+/** Cache classes of docs/design.md: live data, lists, odds. */
 export type CachePolicy = 'live' | 'list' | 'odds';
 
 /** `Cache-Control: public, max-age=<seconds>` per cache class. */
@@ -59,7 +59,7 @@ export interface Endpoint<
   readonly expressPath: string;
   /** Names of the path parameters, in order; every other field of `params` is a query parameter. */
   readonly pathParams: readonly string[];
-  /** The endpoint's number in SPEC.md; null for an endpoint SPEC.md does not list (DESIGN.md adds it). */
+  /** The endpoint's number in docs/api.md; null for an endpoint docs/api.md does not list (docs/design.md adds it). */
   readonly specNumber: number | null;
   readonly operationId: string;
   readonly summary: string;

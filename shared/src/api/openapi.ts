@@ -16,7 +16,7 @@ export interface OpenApiDocument {
   openapi: '3.1.0';
   info: { title: string; version: string; description: string; license: { name: string; identifier: string } };
   servers: Array<{ url: string; description?: string }>;
-  /** Empty: no endpoint needs a key (SPEC.md "Authentication"). Said explicitly so tools do not guess. */
+  /** Empty: no endpoint needs a key (docs/api.md "Authentication"). Said explicitly so tools do not guess. */
   security: [];
   tags: Array<{ name: string; description?: string }>;
   paths: Record<string, Record<string, unknown>>;

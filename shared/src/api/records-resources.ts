@@ -3,7 +3,7 @@ import { count, ok } from './fields.js';
 import { callStatusSchema } from './resources.js';
 
 /**
- * The people-side resources of SPEC.md (Call, Call subset, User record, Leaderboard row, Combo, Leg),
+ * The people-side resources of docs/api.md (Call, Call subset, User record, Leaderboard row, Combo, Leg),
  * the response bodies of endpoints 5–10, and the record snapshots the worker writes for them.
  * One definition each: the API validates snapshots and responses with these, the worker's builder
  * is typed by them and OpenAPI is generated from them.
@@ -207,7 +207,7 @@ export type Combo = z.infer<typeof comboSchema>;
 // ---------------------------------------------------------------------------------------------
 // Response bodies of endpoints 5–10.
 
-/** DESIGN.md "Pagination": the next page's `cursor`, null on the last page. */
+/** docs/design.md "Pagination": the next page's `cursor`, null on the last page. */
 const nextCursor = z
   .string()
   .nullable()

@@ -4,13 +4,13 @@ import { CATEGORIES } from '../domain/categories.js';
 export { CATEGORIES };
 
 /**
- * The resources of SPEC.md as zod schemas: the single definition from which response validation,
+ * The resources of docs/api.md as zod schemas: the single definition from which response validation,
  * the OpenAPI document and the snapshot builder's output types all come.
  */
 
 export const categorySchema = z.enum(CATEGORIES).meta({ description: 'Event category' });
 export type Category = z.infer<typeof categorySchema>;
-/** The order SPEC.md gives for the `categories` field of the market list. */
+/** The order docs/api.md gives for the `categories` field of the market list. */
 export const CATEGORY_DISPLAY_ORDER: readonly Category[] = ['Sport', 'Football', 'Crypto', 'Politics', 'Economy', 'Tech', 'Culture'];
 
 export const CALL_STATUSES = ['open', 'won', 'lost', 'void'] as const;

@@ -3,7 +3,7 @@ import { count } from './fields.js';
 import { quoteShape } from './resources.js';
 
 /**
- * `GET /api/v1/stream` (DESIGN.md "Streams"): the push channel, as Server-Sent Events. Its messages'
+ * `GET /api/v1/stream` (docs/design.md "Streams"): the push channel, as Server-Sent Events. Its messages'
  * `data` schemas, its topics and its parameters are defined here, once: the writers (shared/src/stream)
  * build messages with these types, the API validates the parameters with these rules, and the OpenAPI
  * document (openapi.ts) describes the endpoint from them. It is not a row of the JSON endpoint table

@@ -1,7 +1,7 @@
 import { sql } from './connection.js';
 
 /**
- * SPEC.md's record resources (Call, Combo with its legs, Leaderboard row) as JSON text made in
+ * docs/api.md's record resources (Call, Combo with its legs, Leaderboard row) as JSON text made in
  * Postgres: the one definition the worker's record snapshots (services/worker/src/record-snapshots/
  * bodies.ts) and the API's pages past the first (services/api/src/pages/) both build from, so a call
  * on page 3 is byte for byte the call the first page (a snapshot) shows.
@@ -11,7 +11,7 @@ import { sql } from './connection.js';
  * float8 does (with the default extra_float_digits = 1): the shortest round-trip digits, as
  * JavaScript; only a value below 1e-4 would differ in form (5e-05 for 0.00005), never in value.
  *
- * Objects are concatenated text with their keys in SPEC.md's order (jsonObject); lists are
+ * Objects are concatenated text with their keys in docs/api.md's order (jsonObject); lists are
  * `string_agg` of those objects (json_agg would add spaces).
  */
 
@@ -52,7 +52,7 @@ export const CALL_JOINS = sql`
 `;
 
 /**
- * The pick of a call or a combo leg, as SPEC.md lists it in both: the market, its event's slug, the
+ * The pick of a call or a combo leg, as docs/api.md lists it in both: the market, its event's slug, the
  * question, the outcome and the chance it was made at. `pick` is the call or leg (market_id,
  * outcome_index, chance_at_call); `market`, `event`, `outcome` the rows joined to it.
  */
@@ -73,7 +73,7 @@ export const OWNER_HANDLE = jsonObject([['handle', text(sql`u.handle`)]]);
 export const CALL_PROFIT = sql`case when c.status <> 'open' then c.profit_on_10 end`;
 
 /**
- * SPEC.md's Call as JSON text (over CALL_JOINS). `copied_from` is `{id, handle}` or null: a missing
+ * docs/api.md's Call as JSON text (over CALL_JOINS). `copied_from` is `{id, handle}` or null: a missing
  * author would mean a deleted user, and a half object is worse than none.
  */
 export const callObject = (webUrl: string): Fragment =>
@@ -99,8 +99,8 @@ export const callObject = (webUrl: string): Fragment =>
   ]);
 
 /**
- * SPEC.md's Combo as JSON text, over `k` (combos) and `u` (its owner, users): its legs in leg order,
- * each with its event's slug (DESIGN.md "Links"), read by the combo's key (at most six legs).
+ * docs/api.md's Combo as JSON text, over `k` (combos) and `u` (its owner, users): its legs in leg order,
+ * each with its event's slug (docs/design.md "Links"), read by the combo's key (at most six legs).
  */
 export const comboObject = (webUrl: string): Fragment =>
   jsonObject([
@@ -131,7 +131,7 @@ export const comboObject = (webUrl: string): Fragment =>
     ['url', link(webUrl, '/combo/', sql`k.id`)],
   ]);
 
-/** SPEC.md's Leaderboard row as JSON text, over `l` (rank), `u` (users) and `r` (user_records, null: zeros). */
+/** docs/api.md's Leaderboard row as JSON text, over `l` (rank), `u` (users) and `r` (user_records, null: zeros). */
 export const leaderboardRowObject = (counted = 'r', whole = 'r'): Fragment => {
   // `counted`: the figures of the board's calls (user_records, or one window's and field's sums
   // with the same column names); `whole`: the person's record (profit_7d and streak).
@@ -158,7 +158,7 @@ export const skillBrier = (a: string): Fragment =>
   sql`case when ${sql.ident(a, 'won')} + ${sql.ident(a, 'lost')} > 0 then round(${sql.ident(a, 'brier_sum')} / (${sql.ident(a, 'won')} + ${sql.ident(a, 'lost')}), 4) end`;
 
 /**
- * The body of `GET /calls/{id}` over `c` (calls) with CALL_JOINS: `{"call":…}`, SPEC.md's call
+ * The body of `GET /calls/{id}` over `c` (calls) with CALL_JOINS: `{"call":…}`, docs/api.md's call
  * subset with its thesis updates, oldest first, from `tu.list` (thesisUpdateLists; null: none).
  */
 export const callPageBody = (webUrl: string): Fragment => sql`'{"call":' || ${jsonObject([
@@ -179,7 +179,7 @@ export const thesisUpdateLists = (which: Fragment): Fragment => sql`
   select t.call_id, ${jsonList(jsonObject([['body', text(sql`t.body`)], ['at', iso(sql`t.at`)]]), sql`t.at, t.id`)} as list
   from thesis_updates t where ${which} group by t.call_id`;
 
-/** SPEC.md's User record of `u` (users) and `r` (user_records, null for someone not projected yet: zeros). */
+/** docs/api.md's User record of `u` (users) and `r` (user_records, null for someone not projected yet: zeros). */
 export const userRecordObject = (webUrl: string): Fragment =>
   jsonObject([
     ['handle', text(sql`u.handle`)],

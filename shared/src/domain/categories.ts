@@ -1,9 +1,9 @@
-/** The event categories (DESIGN.md "Categories from exchange tags"); the API's enum is built from this list. */
+/** The event categories (docs/design.md "Categories from exchange tags"); the API's enum is built from this list. */
 export const CATEGORIES = ['Football', 'Sport', 'Crypto', 'Politics', 'Economy', 'Tech', 'Culture'] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 /**
- * Exchange tags → our categories and league/coin keys (DESIGN.md "Categories from exchange tags").
+ * Exchange tags → our categories and league/coin keys (docs/design.md "Categories from exchange tags").
  *
  * Tags come from the catalog as `{id, label, slug}` (the array may be null, slugs or labels may be
  * missing). Both slug and label are normalised (lower case, spaces → dashes) and matched against

@@ -1,5 +1,5 @@
 /**
- * Pure domain logic (CONVENTIONS.md "Domain logic is pure"): odds, money and XP, order books, the
+ * Pure domain logic (docs/conventions.md "Domain logic is pure"): odds, money and XP, order books, the
  * display-chance rule and category mapping. Nothing here does I/O.
  */
 export * from './rounding.js';

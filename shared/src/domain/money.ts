@@ -1,9 +1,9 @@
 import { round2, roundTo } from './rounding.js';
 
-/** Status of a call, a combo or a combo leg (SPEC.md "States and transitions"). */
+/** Status of a call, a combo or a combo leg (docs/api.md "States and transitions"). */
 export type SettlementStatus = 'open' | 'won' | 'lost' | 'void';
 
-/** The notional stake every money figure is scored on (SPEC.md: fields named `*_on_10`). */
+/** The notional stake every money figure is scored on (docs/api.md: fields named `*_on_10`). */
 export const STAKE = 10;
 
 function assertChance(chance: number, allowZero: boolean): void {
@@ -24,7 +24,7 @@ export function winsOn10(chance: number): number {
 }
 
 /**
- * Profit of a call scored on 10 (DESIGN.md "Money"): open `null`; won `10/c − 10` (2 places);
+ * Profit of a call scored on 10 (docs/design.md "Money"): open `null`; won `10/c − 10` (2 places);
  * lost `−10`; void `0`. The chance is only read for a won call, so a lost or void call with a
  * stored chance of any value still scores.
  * @throws RangeError for a won call whose chance is not in (0, 1].
@@ -54,7 +54,7 @@ export function xpIfRight(chance: number): number {
 }
 
 /**
- * Status of a combo from its legs (DESIGN.md): `lost` as soon as any leg is lost; `void` when
+ * Status of a combo from its legs (docs/design.md): `lost` as soon as any leg is lost; `void` when
  * every leg is void; `won` when every leg is settled, none lost and at least one won; otherwise
  * `open`. A combo with no legs (never written: combos have 2–6) is `void`, as "every leg is void"
  * holds vacuously and there is nothing that could win.

@@ -8,7 +8,7 @@ describe('STAKE', () => {
 });
 
 describe('winsOn10', () => {
-  // The DESIGN.md example; two repeating quotients, rounded to 2 places; a sure thing; the lowest tick.
+  // The docs/design.md example; two repeating quotients, rounded to 2 places; a sure thing; the lowest tick.
   it.each([[0.25, 40], [0.3, 33.33], [0.6, 16.67], [1, 10], [0.001, 10000]])('given %s, when scored, then 10 wins %s', (chance, wins) => {
     expect(winsOn10(chance)).toBe(wins);
   });
@@ -21,7 +21,7 @@ describe('winsOn10', () => {
 });
 
 describe('profitOn10', () => {
-  it('given a won call at 0.25, when scored, then profit is 30 (DESIGN.md example)', () => {
+  it('given a won call at 0.25, when scored, then profit is 30 (docs/design.md example)', () => {
     expect(profitOn10('won', 0.25)).toBe(30);
   });
 

@@ -1,7 +1,7 @@
 import { roundTo } from './rounding.js';
 
 /**
- * The same chance written five ways (SPEC.md "Odds object").
+ * The same chance written five ways (docs/api.md "Odds object").
  * Structurally identical to the `Odds` resource schema in `api/resources.ts`.
  */
 export interface Odds {
@@ -31,7 +31,7 @@ export type OpenOdds = { [K in keyof Odds]: string };
 export const MIN_ODDS_CHANCE = 1e-18;
 
 /**
- * Largest denominator of the fractional format (DESIGN.md "Odds at the extremes": d ≤ 1000). With
+ * Largest denominator of the fractional format (docs/design.md "Odds at the extremes": d ≤ 1000). With
  * the exchange's 0.001 tick, (1 − c)/c = (1000 − k)/k, so every quoted chance gets its exact
  * fraction: 0.999 → `1/999`, 0.001 → `999/1`, 0.535 → `93/107`.
  */
@@ -64,11 +64,11 @@ export function isShownChance(chance: number): boolean {
 }
 
 /**
- * Writes a chance in the five odds formats of DESIGN.md:
+ * Writes a chance in the five odds formats of docs/design.md:
  * - percent `round(100c)%`, with as many decimals as it takes (at least one) when whole-number
  *   rounding would say `0%` or `100%` of a chance that is neither: 0.003 → `0.3%`, 0.999 → `99.9%`,
  *   0.995 → `99.5%` (0.005 → `1%`: whole rounding says 1%, which is neither);
- * - price `round(100c)¢` (SPEC.md: whole cents);
+ * - price `round(100c)¢` (docs/api.md: whole cents);
  * - decimal `1/c` to 2 places;
  * - fractional: the n/d with d ≤ 1000 closest to the profit ratio (1−c)/c, ties to the smaller d
  *   (0.25 → `3/1`, 0.8 → `1/4`, 0.999 → `1/999`, 0.001 → `999/1`);
@@ -97,7 +97,7 @@ export function oddsFor(chance: number): OpenOdds {
 }
 
 /**
- * The odds of a certainty (DESIGN.md): the formats that have a value keep it — percent and price say
+ * The odds of a certainty (docs/design.md): the formats that have a value keep it — percent and price say
  * `100%`/`100¢` or `0%`/`0¢`, decimal `1.00` for 1 (the stake back, nothing more) — and the others are
  * null rather than invented from 0.999 or 0.001: no fraction or line describes a bet that cannot lose
  * or cannot win, and chance 0 has no finite decimal payout.

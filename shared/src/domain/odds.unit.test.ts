@@ -17,8 +17,8 @@ function expectReadable(odds: ReturnType<typeof oddsFor>): void {
 describe('oddsFor', () => {
   it.each([
     // chance, then the five formats; why the row is here
-    [0.25, '25%', '4.00', '3/1', '+300', '25¢', 'the DESIGN.md example'],
-    [0.8, '80%', '1.25', '1/4', '-400', '80¢', 'the DESIGN.md favourite example'],
+    [0.25, '25%', '4.00', '3/1', '+300', '25¢', 'the docs/design.md example'],
+    [0.8, '80%', '1.25', '1/4', '-400', '80¢', 'the docs/design.md favourite example'],
     [0.5, '50%', '2.00', '1/1', '+100', '50¢', 'an even chance: american is + at exactly 0.5'],
   ])('given %s, when converted, then %s, %s, %s, %s, %s (%s)', (chance, percent, decimal, fractional, american, price) => {
     expect(oddsFor(chance)).toEqual({ percent, decimal, fractional, american, price });
@@ -59,7 +59,7 @@ describe('oddsFor', () => {
     }
   });
 
-  // DESIGN.md "Odds at the extremes": the exchange quotes 0.001–0.999; every format stays finite and honest.
+  // docs/design.md "Odds at the extremes": the exchange quotes 0.001–0.999; every format stays finite and honest.
   it.each([
     [0.001, { percent: '0.1%', decimal: '1000.00', fractional: '999/1', american: '+99900', price: '0¢' }],
     [0.005, { percent: '1%', decimal: '200.00', fractional: '199/1', american: '+19900', price: '1¢' }],

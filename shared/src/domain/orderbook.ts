@@ -1,5 +1,5 @@
 /**
- * A local order book for one token (asset) of the market channel (PROTOCOL.md §1).
+ * A local order book for one token (asset) of the market channel (docs/protocol.md §1).
  *
  * `book` messages replace it, `price_change` edits one level at a time, `last_trade_price` sets the
  * last trade. Every update is idempotent (a level holds the exchange's new total, never a delta),
@@ -127,7 +127,7 @@ export class OrderBook {
    * Applies one level of a `price_change`: `size` is the new total at `price` ("0" removes it);
    * BUY edits the bids, SELL the asks.
    *
-   * Returns false and changes nothing when the delta is older than the last snapshot (PROTOCOL.md:
+   * Returns false and changes nothing when the delta is older than the last snapshot (docs/protocol.md:
    * there are no sequence numbers, so a delta from before the book it would edit is dropped), or
    * when the side, price or size is not valid (garbage, `""`, negative, price outside (0, 1]).
    * A delta without a usable timestamp cannot be proven stale and is applied in wire order.

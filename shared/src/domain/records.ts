@@ -8,10 +8,10 @@ import { inBoard, NO_SKILL, SKILL_MIN_SETTLED, skillSums, type BoardWindow, type
  * twin: services/worker/src/projections/rules.int.test.ts holds it equal to these on random data.
  */
 
-/** The window of `profit_7d` and the `week` board (DESIGN.md "Product decisions"). */
+/** The window of `profit_7d` and the `week` board (docs/design.md "Product decisions"). */
 export const WEEK_MS = 7 * 24 * 3600 * 1000;
 
-/** `right` ranks only people with at least this many settled calls (SPEC.md "Limits"). */
+/** `right` ranks only people with at least this many settled calls (docs/api.md "Limits"). */
 export const RIGHT_MIN_SETTLED = 5;
 
 /** A call as the record rules read it. */
@@ -63,7 +63,7 @@ export function platformSplit(
   return split;
 }
 
-/** The boards: SPEC.md's four (endpoint 9) and the skill boards (docs/skill.md). */
+/** The boards: docs/api.md's four (endpoint 9) and the skill boards (docs/skill.md). */
 export const LEADERBOARD_SORTS = ['profit', 'right', 'xp', 'week', 'clv', 'brier'] as const;
 export type LeaderboardSort = (typeof LEADERBOARD_SORTS)[number];
 
@@ -80,7 +80,7 @@ export interface BoardRecord extends SkillSums {
   playedThisWeek: boolean;
 }
 
-/** Whether a board ranks a record: who is eligible (DESIGN.md "Leaderboard", docs/skill.md). */
+/** Whether a board ranks a record: who is eligible (docs/design.md "Leaderboard", docs/skill.md). */
 export function onBoard(sort: LeaderboardSort, r: BoardRecord): boolean {
   switch (sort) {
     case 'right':
@@ -118,7 +118,7 @@ function byScore(sort: LeaderboardSort, a: BoardRecord, b: BoardRecord): number 
 }
 
 /**
- * A board's ranking (DESIGN.md "Leaderboard", docs/skill.md): `profit` by profit_on_10, `xp` by xp
+ * A board's ranking (docs/design.md "Leaderboard", docs/skill.md): `profit` by profit_on_10, `xp` by xp
  * (people with a settled call), `right` by right_pct (≥ 5 settled), `week` by profit_7d (a call
  * settled this week), `clv` by mean closing-line value (higher first) and `brier` by Brier score
  * (lower first), both among people with ≥ 10 settled; ties by settled desc, then handle

@@ -10,7 +10,7 @@ import {
 } from './lenient.js';
 
 /**
- * The catalog's (Gamma REST) event and market as the ingestor needs them (PROTOCOL.md §3).
+ * The catalog's (Gamma REST) event and market as the ingestor needs them (docs/protocol.md §3).
  * Lenient: JSON-encoded string arrays, numbers as strings, non-ISO times, null tags and missing
  * optional fields are all accepted. Parsing is per item: a bad market is dropped from its event and
  * counted, a bad event is dropped from its page and counted; neither aborts the rest.

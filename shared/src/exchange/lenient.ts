@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Lenient primitives for the exchange's wire formats (PROTOCOL.md "General"). The exchange sends
+ * Lenient primitives for the exchange's wire formats (docs/protocol.md "General"). The exchange sends
  * numbers as strings, `""` where a number is missing, JSON arrays encoded inside strings, and time
  * strings that are not always ISO 8601. Each helper accepts every shape seen and normalises it;
  * a value that cannot be read becomes `null` rather than failing the whole object, except where the
@@ -123,7 +123,7 @@ export function parseEach<T>(schema: z.ZodType<T>, items: unknown): { items: T[]
 }
 
 /**
- * A websocket text frame, split the way both exchange channels need (PROTOCOL.md): non-JSON text
+ * A websocket text frame, split the way both exchange channels need (docs/protocol.md): non-JSON text
  * (`PONG`, `ping`, `NO NEW ASSETS`) as `text`; otherwise the elements — one JSON value, or each
  * element of a JSON array — for the caller to parse one by one.
  */

@@ -3,7 +3,7 @@ import { idString, looseNumber, looseText, readEach, splitFrame, toStringArrayOr
 import type { MarketMessage as WireMarketMessage } from './wire.js';
 
 /**
- * Market channel messages (PROTOCOL.md §1), normalised. A frame is one JSON object or an array of
+ * Market channel messages (docs/protocol.md §1), normalised. A frame is one JSON object or an array of
  * them; each element is dispatched on `event_type` on its own, so an unknown type or a malformed
  * element is skipped and counted without losing the rest of the frame. Prices and sizes stay
  * decimal strings (the order book parses them); timestamps become Unix ms numbers (null if absent).
@@ -94,7 +94,7 @@ export interface LevelChange {
   size: string;
   side: BookSide;
   /**
-   * The exchange's own top of book for the asset after this change (PROTOCOL.md §1: authoritative).
+   * The exchange's own top of book for the asset after this change (docs/protocol.md §1: authoritative).
    * Null when the field is absent or `""` (and always in the older `changes[]` shape).
    */
   bestBid: number | null;
@@ -356,7 +356,7 @@ export function parseMarketFrame(raw: string): MarketFrame {
 }
 
 /**
- * Parse the body of `GET /book?token_id=` (PROTOCOL.md §4: the ws `book` shape without
+ * Parse the body of `GET /book?token_id=` (docs/protocol.md §4: the ws `book` shape without
  * `event_type`). Returns null when it is not a book of `tokenId`, so a wrong or garbled answer never
  * replaces a local book.
  */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { looseBoolean, looseText, parseEach, splitFrame } from './lenient.js';
 
 /**
- * Sports channel frames (PROTOCOL.md §2). There is no `event_type`: a frame is a game state.
+ * Sports channel frames (docs/protocol.md §2). There is no `event_type`: a frame is a game state.
  * `gameId` is a number, cricket sends `metadataGameId` as a string instead; status casing varies
  * and is passed through as sent. A field that is absent is null here, so a partial frame can be
  * merged over the last known state instead of blanking it.

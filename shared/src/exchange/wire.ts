@@ -1,5 +1,5 @@
 /**
- * The market channel's messages as the exchange sends them (PROTOCOL.md §1): snake_case, prices,
+ * The market channel's messages as the exchange sends them (docs/protocol.md §1): snake_case, prices,
  * sizes and timestamps as strings. The simulator emits exactly these; the ingestor reads them with
  * the lenient parser (market-ws.ts), whose message union is keyed by this one's `event_type`, so a
  * message added here does not compile until it is read there.

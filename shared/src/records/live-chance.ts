@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { redisKeys } from '../redis/keys.js';
 import { RecordRefused } from './errors.js';
 
-/** A price older than this is not live: the write path refuses it (DESIGN.md). */
+/** A price older than this is not live: the write path refuses it (docs/design.md). */
 export const MAX_PRICE_AGE_MS = 60_000;
 
 const DECIMAL = /^(0(\.\d+)?|1(\.0+)?)$/;

@@ -22,14 +22,14 @@ import {
 } from './validate.js';
 
 /**
- * The service's own write path (DESIGN.md): people, follows, calls, thesis updates and combos,
+ * The service's own write path (docs/design.md): people, follows, calls, thesis updates and combos,
  * always at the LIVE chance read from Redis. Every check runs inside the write's transaction and
  * before its first insert, so a refusal (RecordRefused) leaves nothing written. The market row is
  * read `for share`: the ingestor's resolution (an update of that row) and the settlement (which
  * locks it `for update`) wait for a call being recorded, so the call is either refused as closed
  * or settled with the rest — never left open on a settled market.
  * The follow-up work (projections, record snapshots) is announced by an outbox row written in the
- * write's own transaction (DESIGN.md "Storage and the change channel"): the record and the fact that
+ * write's own transaction (docs/design.md "Storage and the change channel"): the record and the fact that
  * work is owed on it commit together, and the worker's relay turns the row into jobs. A Postgres
  * failure mid-write (a restart, a lost connection) rolls the whole transaction back and reaches the
  * caller as a RecordsUnavailable error; it is not retried here, since a commit whose answer was
@@ -81,7 +81,7 @@ export interface RecordsDeps extends PrefixedRedis {
   logger?: Logger;
 }
 
-/** A combo has 2 to 6 legs (SPEC.md "Limits"). */
+/** A combo has 2 to 6 legs (docs/api.md "Limits"). */
 export const MIN_COMBO_LEGS = 2;
 export const MAX_COMBO_LEGS = 6;
 

@@ -1,7 +1,7 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
 /**
- * The one place a Redis connection is made from `REDIS_URL` (DESIGN.md "Scale beyond one machine").
+ * The one place a Redis connection is made from `REDIS_URL` (docs/design.md "Scale beyond one machine").
  *
  *   redis://[user:pass@]host:port[/db]            one server (or a proxy in front of several)
  *   rediss://…                                    the same over TLS

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 /**
  * Every Redis key the services use, in one table. Each key carries the configured prefix so that
  * several stacks, and every test file, can share one Redis without seeing each other's data.
- * Everything in Redis can be rebuilt from Postgres (DESIGN.md "Storage").
+ * Everything in Redis can be rebuilt from Postgres (docs/design.md "Storage").
  *
  * Redis Cluster: a command, MULTI, pipeline or Lua script may only touch keys of one hash slot. The
  * keys below are written together (a snapshot with its built-at stamp and announcement, the dirty
@@ -158,7 +158,7 @@ export function redisKeys(prefix: string): RedisKeys {
   };
 }
 
-/** Feed freshness rule (DESIGN.md): live while connected and the last message is under 30 s old. */
+/** Feed freshness rule (docs/design.md): live while connected and the last message is under 30 s old. */
 export const FEED_FRESH_MS = 30_000;
 
 /** A member of `catalogDirtyEvents`: a catalog change that named no event, so every event's rows are re-read. */

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { redisKeys, type SnapshotName } from './keys.js';
 
 /**
- * How a snapshot write is published (DESIGN.md "The read path"): the hash `{body, etag, built_at}`,
+ * How a snapshot write is published (docs/design.md "The read path"): the hash `{body, etag, built_at}`,
  * the family's newest write time (for snapshot_age_seconds) and an announcement on
  * `snapshotAnnounce` go into ONE MULTI, so an API process never hears of a version that is not
  * stored, and never misses one that is (short of losing its subscription, after which it re-reads).

@@ -10,7 +10,7 @@ import { redisKeys } from '../redis/keys.js';
  * - One entry per message: `t` topic, `e` event slug ('' when none), `d` the message's JSON, made
  *   once here so the API forwards bytes without parsing or re-serialising.
  * - Retention by time, not count: `XADD … MINID ~ <now − retention>` drops only whole nodes older than
- *   the window, so at least STREAM_RETENTION_MS (15 min; DESIGN.md promises 10) stays resumable
+ *   the window, so at least STREAM_RETENTION_MS (15 min; docs/design.md promises 10) stays resumable
  *   whatever the rate. One constant, not a setting: every XADD trims the whole stream, so writers in
  *   different processes must agree on it. The key's TTL (twice the window) removes a stream nobody writes any more (a test's prefix).
  * - Messages offered in one turn of the event loop go out as one pipeline, in order (at most
@@ -21,7 +21,7 @@ import { redisKeys } from '../redis/keys.js';
  *   the change it reports. A client then resumes past it; `/markets` and `/calls` still hold the truth.
  */
 
-/** How long entries stay resumable (DESIGN.md: at least 10 minutes). */
+/** How long entries stay resumable (docs/design.md: at least 10 minutes). */
 export const STREAM_RETENTION_MS = 15 * 60_000;
 /**
  * Messages waiting to be written while Redis is slow or away; past this the oldest are dropped

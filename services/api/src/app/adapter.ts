@@ -13,7 +13,7 @@ import { strongEtag } from '../http/respond.js';
  * and its rule), the handler call, the response's cache identity, Cache-Control, ETag with 304 on
  * If-None-Match, serialisation and encodings. A handler never touches `req` or `res`.
  *
- * Cache identity (DESIGN.md "The read path") is computed here and nowhere else: the endpoint, its
+ * Cache identity (docs/design.md "The read path") is computed here and nowhere else: the endpoint, its
  * canonical parameters (validated, defaults applied), every snapshot the handler read with the
  * version it read, and `live` when the handler asked for it. A body is a function of exactly those,
  * so two requests whose bodies differ cannot share an ETag. The same inputs decide when the ready

@@ -232,7 +232,7 @@ describe('GET /api/v1/odds', () => {
     });
   });
 
-  // DESIGN.md "Odds at the extremes": finite and honest at the exchange's extreme ticks.
+  // docs/design.md "Odds at the extremes": finite and honest at the exchange's extreme ticks.
   it.each([
     ['0.001', { wins_on_10: 10000, profit_on_10: 9990, odds: { percent: '0.1%', decimal: '1000.00', fractional: '999/1', american: '+99900', price: '0¢' } }],
     ['0.005', { wins_on_10: 2000, profit_on_10: 1990, odds: { percent: '1%', decimal: '200.00', fractional: '199/1', american: '+19900', price: '1¢' } }],
@@ -450,7 +450,7 @@ async function raw(request: string): Promise<{ status: number; headers: string; 
   return { status, headers: head.toLowerCase(), body };
 }
 
-describe('edges (issue 9 item 5)', () => {
+describe('edges', () => {
   it.each([
     ['an oversized header', `GET /api/v1/markets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
     ['an unknown method', 'BREW /api/v1/markets HTTP/1.1\r\nHost: x\r\n\r\n', 405, 'method_not_allowed'],
@@ -476,7 +476,7 @@ describe('edges (issue 9 item 5)', () => {
     expect((await get('/api/v1/markets', { headers: { 'if-none-match': etag } })).headers.get('x-content-type-options')).toBe('nosniff');
   });
 
-  it('writes a held ready response with the very header lines Express wrote when it made it (issue 18)', async () => {
+  it('writes a held ready response with the very header lines Express wrote when it made it', async () => {
     // The first request of a target goes through Express and makes the ready response; the second is
     // answered in front of Express from its header block (ready-response.ts writeBlock).
     const lines = (headers: string) =>

@@ -33,7 +33,7 @@ const OPENAPI_PATH = '/api/v1/openapi.json';
 const NOT_FOUND = `no such endpoint; see /api/v1/docs (or ${OPENAPI_PATH})`;
 
 /**
- * The Express app: the one place that defines routes, parameters, errors and docs (DESIGN.md "The
+ * The Express app: the one place that defines routes, parameters, errors and docs (docs/design.md "The
  * read path"). A request whose ready response is held never reaches it (front/front-handler.ts). Order matters:
  * ops → base headers + request log → CORS (a preflight is answered there) → rate limit (429 here)
  * → malformed percent-encoding (400) → write verbs refused (405) → endpoints → 404 → error handler.
@@ -114,7 +114,7 @@ export function createApp(parts: AppParts): express.Application {
 
 /**
  * Whether every %-escape of the target is well formed and decodes to UTF-8. Node and Express pass a
- * bad one through (`?q=%E0%A4` would be searched for as typed); SPEC.md makes it a bad parameter.
+ * bad one through (`?q=%E0%A4` would be searched for as typed); docs/api.md makes it a bad parameter.
  */
 function wellEncoded(target: string): boolean {
   if (!target.includes('%')) return true;

@@ -7,7 +7,7 @@ import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis 
 import { apiRedis, combo, event, leaderboardRow, listSnapshot, searchSnapshot, startApp, writeFeed, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
 
 /**
- * Issue 9 item 3: every variant of every endpoint answers its own body, requested back to back and
+ * Every variant of every endpoint answers its own body, requested back to back and
  * with If-None-Match from another variant. Snapshots carry the worker's content-hash ETags, so
  * variants whose snapshots hold the same content (empty combo lists, equal leaderboards) share a
  * snapshot ETag — the case that used to serve one variant's body for another. A person's record and

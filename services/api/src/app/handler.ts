@@ -16,7 +16,7 @@ import type { HeldSnapshot } from '../snapshots/snapshot-store.js';
  */
 export interface HandlerContext {
   snapshots: { read<T>(name: SnapshotName, schema: z.ZodType<T>): Promise<HeldSnapshot<T> | null> };
-  /** Whether prices count as live now (DESIGN.md: feed connected, last message under 30 s old). */
+  /** Whether prices count as live now (docs/design.md: feed connected, last message under 30 s old). */
   live(): boolean;
   /** Postgres, read-only: pages past the first of the lists, a person's record and calls, a call's page. A body read through it is never held as a ready response. */
   pages: PageReader;

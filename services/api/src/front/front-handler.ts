@@ -9,7 +9,7 @@ import { requestIdOf, sendError, sendRateLimited, setBaseHeaders, setCorsHeaders
 import { INTERNAL_MESSAGE } from '../http/errors.js';
 
 /**
- * The request handler in front of Express (DESIGN.md "The read path"): a GET or HEAD whose ready
+ * The request handler in front of Express (docs/design.md "The read path"): a GET or HEAD whose ready
  * response is held and current is answered here — rate limit (the rate limiter's own store, one Redis
  * round trip shared by the requests of that moment: rate-limit-store.ts), the shared headers written at once (node-internals.ts `writeHeadBlock`),
  * conditional request, encoding — without walking Express's router. Everything else (a

@@ -5,7 +5,7 @@ import { baseHeaderBlock, baseHeaderList, headerBlock, JSON_TYPE, type RateLimit
 import { canWriteHeadBlock, writeHeadBlock } from '../http/node-internals.js';
 
 /**
- * A ready response (DESIGN.md "The read path"): the bytes of one cacheable 200, made once per
+ * A ready response (docs/design.md "The read path"): the bytes of one cacheable 200, made once per
  * version and then written as they are — body Buffer, its gzip and brotli encodings (made once, on
  * first demand), ETag, length and caching headers. Both request paths write it with `serveReady`.
  */

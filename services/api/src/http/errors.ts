@@ -2,7 +2,7 @@ import type { ErrorBody } from '@pm/shared/api';
 
 export type ErrorCode = ErrorBody['error']['code'];
 
-/** HTTP status of each error code (DESIGN.md "Errors"). */
+/** HTTP status of each error code (docs/design.md "Errors"). */
 export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   bad_request: 400,
   not_found: 404,

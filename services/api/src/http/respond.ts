@@ -4,7 +4,7 @@ import { errorBody, ERROR_STATUS, type ErrorCode } from './errors.js';
 import { CORS_HEADERS } from './cors.js';
 
 /**
- * The one header and error module of both request paths (DESIGN.md "The read path"): the ready
+ * The one header and error module of both request paths (docs/design.md "The read path"): the ready
  * responses answered in front of Express (front/front-handler.ts) and the Express app itself write every header
  * and every error body through these functions, on plain node:http objects, so a client cannot tell
  * which path answered.

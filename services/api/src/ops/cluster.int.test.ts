@@ -6,7 +6,7 @@ import { createTestRedis, freePort, type TestRedis } from '@pm/shared/testing';
 import { until } from '@pm/shared/wait';
 
 /**
- * Issue 18 item 3: API_PROCESSES=2 runs two processes on one port (node:cluster), and /metrics on
+ * API_PROCESSES=2 runs two processes on one port (node:cluster), and /metrics on
  * API_METRICS_PORT counts the requests of both; the public port no longer serves /metrics.
  */
 

@@ -4,7 +4,7 @@ import { CALL_STATUSES, LEADERBOARD_SORTS, LEADERBOARD_WINDOWS, USER_CALL_FILTER
 import { ApiError } from '../http/errors.js';
 
 /**
- * `next_cursor` / `?cursor=` of the four lists (DESIGN.md "Pagination"). A cursor names the list it
+ * `next_cursor` / `?cursor=` of the four lists (docs/design.md "Pagination"). A cursor names the list it
  * belongs to — path and filter, and for the leaderboard the ranking version its first page showed —
  * and the last item shown (a call or combo id, or a rank). It is JSON in base64url followed by an
  * HMAC-SHA256 of that text keyed by CURSOR_SECRET, so an altered cursor, or one made up, is refused

@@ -8,7 +8,7 @@ import { boardPage, keptRank, userSkill, type BoardQuery, type BoardStart } from
 /**
  * The API's one read-only way into Postgres (contracts: "the API may read Postgres through ONE
  * read-only module"). The first page of the shared lists (calls, combos, leaderboard) is the
- * worker's snapshot; a page after it is a keyset query here (DESIGN.md "The read path": never
+ * worker's snapshot; a page after it is a keyset query here (docs/design.md "The read path": never
  * OFFSET), on the indexes of migrations 0003, 0005 and 0006: each a single SELECT under the pool's
  * statement timeout, but for the leaderboard's two statements, which share a read-only transaction.
  * Items come as the JSON text of shared/src/db/record-json.ts, the definition the
@@ -17,7 +17,7 @@ import { boardPage, keptRank, userSkill, type BoardQuery, type BoardStart } from
  * A person's record, every page of their calls (the first too) and a call's own page are read here
  * and nowhere else: one indexed statement each, answered as committed, so a settlement shows on the
  * people and calls it moved the moment its transaction commits, and settling 10,000 calls costs the
- * worker no rewrite of ~60,000 person and call pages (issue 18). Their Call objects are made on the
+ * worker no rewrite of ~60,000 person and call pages. Their Call objects are made on the
  * spot from the calls' rows (a page is at most 101 of them, one key probe per join).
  *
  * Calls, combos: newest first by (made_at, id); a page starts after the item the cursor names, so
@@ -88,7 +88,7 @@ export interface ClosedEventRow {
 
 type Fragment = recordJson.Fragment;
 
-/** SPEC.md "Limits": the `right` board lists people with 5 or more settled calls (as the snapshot does). */
+/** docs/api.md "Limits": the `right` board lists people with 5 or more settled calls (as the snapshot does). */
 const RIGHT_MIN_SETTLED = 5;
 const STATEMENT_TIMEOUT_MS = 2_000;
 const UNAVAILABLE = 'records are unavailable right now; please try again shortly';

@@ -3,7 +3,7 @@ import type { Handler } from '../app/handler.js';
 import { eventSnapshotSchema } from '../snapshots/snapshot-schemas.js';
 
 /**
- * GET /api/v1/markets/by-id/{marketId}: the event holding a market (DESIGN.md "Links"), the same
+ * GET /api/v1/markets/by-id/{marketId}: the event holding a market (docs/design.md "Links"), the same
  * body as /markets/{eventSlug}. The worker's market index (Redis hash market id → event slug) says
  * which event; its `event:<slug>` snapshot is the body, and must list the market (an index entry
  * older than the page is not trusted).

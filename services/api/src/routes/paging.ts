@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 
 /**
- * The two halves of every paged list (DESIGN.md "Pagination"): the first page is the worker's
+ * The two halves of every paged list (docs/design.md "Pagination"): the first page is the worker's
  * snapshot sliced to `limit`, the pages after it come from pages/pages.ts. These say when the first
  * page has a next one and turn a page's JSON text back into items.
  */

@@ -89,7 +89,7 @@ const user: Omit<UserRecord, keyof UserSkill> = {
   joined_at: '2026-01-01T00:00:00.000Z',
   url: `${WEB}/u/Alice`,
 };
-/** The page of c1 (`GET /calls/c1`): SPEC.md's call subset with its thesis updates. */
+/** The page of c1 (`GET /calls/c1`): docs/api.md's call subset with its thesis updates. */
 const c1Page: CallSubset = {
   id: 'c1',
   user: { handle: 'Alice' },

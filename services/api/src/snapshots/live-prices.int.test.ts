@@ -9,7 +9,7 @@ import { eventually } from '@pm/shared/wait';
 import { event, startSeededApps, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
 
 /**
- * The live-price overlay through a running API (issue 18 item 4): a price message on the event
+ * The live-price overlay through a running API: a price message on the event
  * stream (what the ingestor writes when a chance moves) shows in `/api/v1/markets/{slug}` without
  * any new snapshot; a snapshot built before the move does not take it back; the worker's build of
  * the same page is the same version (same ETag, 304 still holds); a settled market is not moved.

@@ -6,7 +6,7 @@ import type { EventSnapshot } from '@pm/shared/snapshots';
 import type { StreamEntry } from '@pm/shared/stream';
 
 /**
- * The live-price overlay (DESIGN.md "The read path"): a price change shows in
+ * The live-price overlay (docs/design.md "The read path"): a price change shows in
  * `/api/v1/markets/{slug}` as soon as this process hears of it, without waiting for the worker to
  * rebuild the event's snapshot and announce it.
  *

@@ -6,7 +6,7 @@ import { ApiError } from '../http/errors.js';
 import type { SnapshotOverlay } from './live-prices.js';
 
 /**
- * The worker's snapshots (shared/src/snapshots.ts), held in this process (DESIGN.md "The read path").
+ * The worker's snapshots (shared/src/snapshots.ts), held in this process (docs/design.md "The read path").
  *
  * A snapshot read once is kept, parsed and validated, until the worker announces another version of
  * it on `snapshotAnnounce` (shared/src/redis/snapshot-announce.ts): a read then costs no Redis round trip.
@@ -21,7 +21,7 @@ import type { SnapshotOverlay } from './live-prices.js';
  * price that moved makes a new version at once, and the worker's build of the same body is
  * recognised as the version already held.
  *
- * `live` (DESIGN.md: the order-book feed is connected and its last message is under 30 s old) comes
+ * `live` (docs/design.md: the order-book feed is connected and its last message is under 30 s old) comes
  * from the feed-health hash, re-read every `feedRefreshMs` rather than per request.
  */
 

@@ -7,7 +7,7 @@ import type { ResetMessage, StreamParams } from '@pm/shared/api';
 import { compareStreamIds, toStreamEntry, type StreamEntry } from '@pm/shared/stream';
 
 /**
- * The fan-out of `GET /api/v1/stream` in one API process (DESIGN.md "Streams"): ONE reader per
+ * The fan-out of `GET /api/v1/stream` in one API process (docs/design.md "Streams"): ONE reader per
  * process — an `XREAD BLOCK` loop on a dedicated connection — turns each entry into its SSE frame
  * once and writes it to every client whose filters match. No client costs a Redis connection; a
  * resuming client costs a few XRANGE pages on the shared connection, once.

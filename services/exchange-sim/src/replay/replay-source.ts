@@ -220,7 +220,7 @@ export class ReplayExchange implements ExchangeSource {
   book(tokenId: string): BookMessage {
     // Before the feed recorded a book for it: an empty one with no time (the exchange's `""`), not
     // the wall clock, which would be newer than every recorded book to come and make a client that
-    // keeps only fresh books (PROTOCOL.md §1) refuse them.
+    // keeps only fresh books (docs/protocol.md §1) refuse them.
     return this.books.get(tokenId) ?? {
       event_type: 'book', asset_id: tokenId, market: this.conditionOf(tokenId), bids: [], asks: [],
       timestamp: '', hash: '',

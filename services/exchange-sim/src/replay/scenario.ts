@@ -3,7 +3,7 @@ import { basename, join } from 'node:path';
 import { z } from 'zod';
 
 /**
- * A recorded (or hand-made) scenario folder, PROTOCOL.md §5: catalog.json, optional sports.json,
+ * A recorded (or hand-made) scenario folder, docs/protocol.md §5: catalog.json, optional sports.json,
  * optional history/<tokenId>.json, and feed.jsonl. Only the fields the simulator acts on are
  * checked; everything else is kept exactly as written, because the catalog is served as given.
  */
@@ -47,7 +47,7 @@ const feedLineSchema = z.object({
 export type FeedLine = z.infer<typeof feedLineSchema>;
 
 /**
- * Optional `catalog-updates.jsonl` (our extension of PROTOCOL.md §5): one line per change of the
+ * Optional `catalog-updates.jsonl` (our extension of docs/protocol.md §5): one line per change of the
  * served catalog, `{"at": <ms since start>, "event": <an event as GET /events returns it>}`. At
  * `at` (on the feed's timeline, so scaled by the speed) the event replaces the catalog's event with
  * the same `id`, or is added when there is none. This is how a scenario closes a market with final

@@ -17,7 +17,7 @@ import { marketFair, SPOT_VOL, World } from './world.js';
 export const TICK_MS = 150;
 /** History reaches this far before the simulator's start (at least a month for every token). */
 const HISTORY_DAYS = 35;
-/** Resolved markets answer nothing at finer fidelity than this (PROTOCOL.md §4: "ask coarser"). */
+/** Resolved markets answer nothing at finer fidelity than this (docs/protocol.md §4: "ask coarser"). */
 const RESOLVED_MIN_FIDELITY = 10;
 const VOID_RATE = 1 / 15;
 const ANNOUNCE_RATE = 0.7;
@@ -30,7 +30,7 @@ export interface SyntheticOptions {
   /** Start with the random walk stopped (tests drive it with step/resume). */
   paused?: boolean;
   /**
-   * Quiet spells as real sockets have them (PROTOCOL.md §1): every `everyMs` of wall-clock time the
+   * Quiet spells as real sockets have them (docs/protocol.md §1): every `everyMs` of wall-clock time the
    * books stop moving for `forMs` (sockets stay open and answer PONG). Default every 8 min for 60 s;
    * `everyMs: 0` turns them off.
    */
@@ -44,7 +44,7 @@ export interface SyntheticOptions {
   idEpoch?: number;
 }
 
-/** One closed event in this many drops out of the catalog's list queries (PROTOCOL.md §3 quirk). */
+/** One closed event in this many drops out of the catalog's list queries (docs/protocol.md §3 quirk). */
 const VANISH_EVERY = 3;
 
 const clamp = (p: number) => Math.min(0.98, Math.max(0.02, p));

@@ -272,7 +272,7 @@ export function gameFairs(game: GameState): GameFairs {
 }
 
 const STATUS: Record<Sport, { live: string; ended: string }> = {
-  // Casing differs across leagues on the real feed (PROTOCOL.md §2); consumers compare case-insensitively.
+  // Casing differs across leagues on the real feed (docs/protocol.md §2); consumers compare case-insensitively.
   soccer: { live: 'InProgress', ended: 'Final' },
   basketball: { live: 'inprogress', ended: 'final' },
   football: { live: 'running', ended: 'finished' },

@@ -31,7 +31,7 @@ export function formatDate(ms: number, nonIso = false): string {
 
 /**
  * The displayed chance of the first outcome in milli: midpoint, or the last trade when the spread is
- * wider than 0.10, or the fair price when the book is one-sided (PROTOCOL.md §1 display rule).
+ * wider than 0.10, or the fair price when the book is one-sided (docs/protocol.md §1 display rule).
  */
 export function displayMilli(m: SimMarket): number {
   const bid = m.book.bestBid();

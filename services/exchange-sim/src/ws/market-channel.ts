@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { ExchangeSource, MarketMessage } from '../protocol.js';
 
 /**
- * The CLOB market channel (`/ws/market`, PROTOCOL.md §1): subscribe / dynamic (un)subscribe,
+ * The CLOB market channel (`/ws/market`, docs/protocol.md §1): subscribe / dynamic (un)subscribe,
  * initial `book` dump, text PING/PONG (a PING before the first subscribe closes with 1008), and each
  * socket streamed only its assets. Some sends are deliberately batched into one JSON array frame,
  * and `silence` keeps sockets open but mute, as the exchange's silent freezes do.

@@ -5,7 +5,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { ExchangeSource } from '../protocol.js';
 
 /**
- * The sports channel (`/ws`, PROTOCOL.md §2): no subscribe; every socket gets every game in play,
+ * The sports channel (`/ws`, docs/protocol.md §2): no subscribe; every socket gets every game in play,
  * each game re-sent about every 2 s whether or not it changed, plus frames pushed on changes.
  * Heartbeats both ways the real one was seen to do: text `ping` every 10 s (clients answer `pong`)
  * and protocol-level pings every 15 s.

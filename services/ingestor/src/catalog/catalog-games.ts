@@ -4,7 +4,7 @@ import type { GammaEvent } from '@pm/shared/exchange';
 
 /**
  * The catalog's view of a match (`score`, `period`, `elapsed`, `live`, `ended` on a sports event)
- * written to `games`, for the two cases the sports channel cannot cover (PROTOCOL.md §2):
+ * written to `games`, for the two cases the sports channel cannot cover (docs/protocol.md §2):
  * - at start, before (or without) any sports frame for the game: the row is created from the catalog;
  * - a missed final frame (`ended: true` is usually sent once): when the catalog says ended and the
  *   row does not, the catalog's final score, period and clock win and the game stops being live.

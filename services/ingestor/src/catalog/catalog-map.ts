@@ -87,7 +87,7 @@ function priceOrNull(p: string | number | null | undefined): number | null {
 }
 
 /**
- * The chance a market's outcome shows before its first book (PROTOCOL.md §1): the exchange's rule
+ * The chance a market's outcome shows before its first book (docs/protocol.md §1): the exchange's rule
  * applied to the catalog's `bestBid`/`bestAsk`/`lastTradePrice`, which are the first outcome's
  * (the second of a binary market is its mirror: bid = 1 − ask, ask = 1 − bid); `outcomePrices` is
  * the fallback, and the only source for markets of more than two outcomes.

@@ -11,7 +11,7 @@ import type { MarketResolution } from '../resolution/record-resolution.js';
 import { sleep } from '@pm/shared/wait';
 
 /**
- * The catalog sync (DESIGN.md "The flow" 1): page the catalog's open events busiest first until an
+ * The catalog sync (docs/design.md "The flow" 1): page the catalog's open events busiest first until an
  * empty page, pacing pages, and upsert each page in its own transaction. A page that still fails
  * after the client's retries fails the sync: it is logged and the catalog stays as it was (pages
  * already written are kept, nothing is closed). Events that left the open list are closed only

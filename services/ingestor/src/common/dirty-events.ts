@@ -13,7 +13,7 @@ export type SnapshotTriggerLike = Pick<SnapshotTrigger, 'markEventsDirty' | 'mar
  *
  * `before` runs ahead of each call: the writes the rebuild reads (the chance publisher's flush). A
  * build pops the marks and reads the chances then; a mark that overtook its chance would rebuild the
- * old price and, with nothing left to mark the event again, keep showing it (issue 18: 15 s).
+ * old price and, with nothing left to mark the event again, keep showing it (15 s).
  */
 export interface DirtyEvents {
   mark(eventId: string): void;

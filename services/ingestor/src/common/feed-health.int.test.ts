@@ -8,7 +8,7 @@ import { createHarness, quietLogger, TEST_TUNING, type Harness } from '../testin
 import { gammaEvent } from '../testing/fake-exchange.js';
 
 /**
- * Issue 9: `live` follows the feed's real state within 5 s of a recovery. The ingestor runs against
+ * `live` follows the feed's real state within 5 s of a recovery. The ingestor runs against
  * a Redis of its own (a throwaway redis-server without persistence, like the run line's), which is
  * killed for a while and started again EMPTY; the feed itself stays healthy (PONGs every 100 ms).
  * `live` is read from the feed hash with the API's rule: connected = "1" and the last sign of life

@@ -11,7 +11,7 @@ import { createCoalescedWrite } from './coalesced-write.js';
  * The whole state is rewritten every `refreshMs` (1 s) from memory, not only when it changes: a
  * write lost to a Redis outage, or a Redis that came back empty (the run line's has no
  * persistence), is repaired within a second of Redis answering again, so `live` follows the feed's
- * real state within seconds of a recovery (issue 9). One write is in flight at a time; writes are
+ * real state within seconds of a recovery. One write is in flight at a time; writes are
  * coalesced to the latest state (coalesced-write.ts), so an outage never piles up stale writes.
  */
 export interface FeedHealth {

@@ -9,7 +9,7 @@ import { sleep } from '@pm/shared/wait';
  *
  * Two requests per token: everything at hourly fidelity (into the 1h tier, and the 1d candles made
  * from it), then the last week at 5 minutes (into the 5m tier). Each lands in the tier of its fidelity. A resolved market may return nothing at a fine fidelity
- * (PROTOCOL.md §4): an empty answer is asked again coarser (6 h, then a day) before concluding the
+ * (docs/protocol.md §4): an empty answer is asked again coarser (6 h, then a day) before concluding the
  * token has no past.
  */
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { getJson } from '../common/http.js';
 
 /**
- * The exchange's price history (PROTOCOL.md §4): `GET /prices-history?market=<token id>&interval=…
+ * The exchange's price history (docs/protocol.md §4): `GET /prices-history?market=<token id>&interval=…
  * &fidelity=<minutes>` → `{"history":[{"t":<seconds>,"p":<number>}]}`. Points are parsed one by one:
  * a point that is not a finite time and a chance in [0, 1] is dropped (one bad point must not fail
  * the whole backfill, nor reach the table's check constraint and fail the batch insert).

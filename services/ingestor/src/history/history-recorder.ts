@@ -9,8 +9,8 @@ import type { FetchHistory } from './history-client.js';
 import { createSeriesCache, insertPoints, storeFetched, tokensWithoutPast } from './history-db.js';
 
 /**
- * Price history recording (DESIGN.md "The flow" 3), for the FIRST outcome's token of each market
- * only: a history point describes the chance of the market's first outcome (SPEC.md "History
+ * Price history recording (docs/design.md "The flow" 3), for the FIRST outcome's token of each market
+ * only: a history point describes the chance of the market's first outcome (docs/api.md "History
  * point"), so the other outcomes' points would never be read — recording and backfilling only
  * these halves the work on binary markets.
  *

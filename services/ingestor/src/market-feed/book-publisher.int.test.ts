@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OrderBook } from '@pm/shared/domain';
 import { redisKeys } from '@pm/shared/redis';
-import { createTestRedis, eventually, type TestRedis } from '@pm/shared/testing';
+import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import { eventually } from '@pm/shared/wait';
 import type { BookSnapshot } from '@pm/shared/snapshots';
 import { OutcomeDirectory } from '../catalog/outcome-directory.js';
 import { quietLogger } from '../testing/harness.js';

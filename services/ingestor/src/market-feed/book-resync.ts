@@ -5,7 +5,7 @@ import { getJson } from '../common/http.js';
 import { sleep } from '@pm/shared/wait';
 
 /**
- * REST resync of books after a market socket reconnects (PROTOCOL.md §1, §4). The resubscribe's
+ * REST resync of books after a market socket reconnects (docs/protocol.md §1, §4). The resubscribe's
  * initial dump normally re-sends every book, but it may lag or miss tokens; a token that got no
  * book within `delayMs` of the resubscribe is fetched from `GET ${clobUrl}/book?token_id=`, one
  * request at a time and `paceMs` apart (the exchange throttles). A book that arrived over the ws

@@ -4,13 +4,13 @@ import type { FeedSocketOptions } from '../common/feed-options.js';
 import { closeSocket } from '../common/close-socket.js';
 
 /**
- * Socket management of the market channel (PROTOCOL.md §1): tokens are sharded over sockets of at
+ * Socket management of the market channel (docs/protocol.md §1): tokens are sharded over sockets of at
  * most `maxAssetsPerSocket` (large sockets were reported to freeze silently). Each socket sends the
  * full subscribe on open (a `PING` before it gets the socket closed), later additions with
  * `operation: subscribe`, a text `PING` every 10 s, reconnects with backoff and jitter and resends
  * the full subscribe, and is recycled by a watchdog when it stays open but dead.
  *
- * Liveness (PROTOCOL.md §1): real sockets have quiet spells of 40–60 s on quiet assets, so data
+ * Liveness (docs/protocol.md §1): real sockets have quiet spells of 40–60 s on quiet assets, so data
  * alone cannot tell a healthy socket from a frozen one. A `PONG` answer counts as life: a socket is
  * recycled when two PINGs in a row went unanswered (within ~3 ping intervals of the last PONG), or
  * after `silenceMs` (120 s) with neither data nor PONG.

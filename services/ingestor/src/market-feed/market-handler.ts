@@ -16,13 +16,13 @@ import type { MarketResolution } from '../resolution/record-resolution.js';
 import type { Clock } from '../common/clock.js';
 
 /**
- * What market-channel messages do (DESIGN.md "The flow" 2): `book` replaces a local book,
+ * What market-channel messages do (docs/design.md "The flow" 2): `book` replaces a local book,
  * `price_change` edits levels (deltas older than the book are dropped), `last_trade_price` sets
  * the last trade. After each change the token's displayed chance is recomputed and offered to the
  * publisher, which writes only when it moved; a moved chance marks the token's event dirty.
  * `new_market` asks for a catalog refresh, `market_resolved` becomes a settlement.
  *
- * Top of book is the exchange's word (PROTOCOL.md §1): the `best_bid`/`best_ask` of a
+ * Top of book is the exchange's word (docs/protocol.md §1): the `best_bid`/`best_ask` of a
  * `price_change` entry or a `best_bid_ask` message is the asset's top until the next one (or a
  * fresh book); the local book supplies a side the exchange did not state. A local book that
  * crosses where the exchange's top does not is stale: it is never shown, and the asset is
@@ -125,7 +125,7 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
   function checkCrossed(tokenId: string) {
     const book = books.get(tokenId);
     if (!book || !crossed(book.bestBid(), book.bestAsk()) || resyncing.has(tokenId)) return;
-    // The exchange itself says crossed (transient, PROTOCOL.md §1): the local book is not the stale one.
+    // The exchange itself says crossed (transient, docs/protocol.md §1): the local book is not the stale one.
     const stated = tops.get(tokenId);
     if (stated && crossed(stated.bid, stated.ask)) return;
     resyncing.add(tokenId);

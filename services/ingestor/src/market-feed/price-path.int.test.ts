@@ -5,10 +5,10 @@ import { createIngestor, type Ingestor } from '../ingestor.js';
 import type { SnapshotTriggerLike } from '../common/dirty-events.js';
 
 /**
- * The ingestor's half of "a price is visible as soon as it is known" (DESIGN.md "The read path"):
+ * The ingestor's half of "a price is visible as soon as it is known" (docs/design.md "The read path"):
  * an event handed to the snapshot trigger is rebuilt from the chances in Redis at that moment and
  * is not marked again, so a mark that overtakes its chance's write leaves the old price on show
- * until something else touches the event (issue 18: 15–17 s on replayed bursts).
+ * until something else touches the event (15–17 s on replayed bursts).
  *
  * The trigger here records, for each mark, the chance Redis held for the event's token right then.
  */

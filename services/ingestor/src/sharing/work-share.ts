@@ -5,7 +5,7 @@ import { redisKeys } from '@pm/shared/redis';
 import { createLeases } from './lease.js';
 
 /**
- * Several ingestors splitting the market feed (DESIGN.md "Scale beyond one machine"): the markets
+ * Several ingestors splitting the market feed (docs/design.md "Scale beyond one machine"): the markets
  * are hashed into `partitions` buckets, each bucket is a lease in Redis (lease.ts), and each ingestor
  * holds about its share of them — ceil(partitions / live ingestors). An ingestor subscribes only the
  * tokens of markets in its buckets, so every token has one owner. One more lease, `leader`, picks the

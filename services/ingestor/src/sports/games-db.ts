@@ -20,7 +20,7 @@ const TEXT = ['league', 'home_team', 'away_team', 'status', 'score', 'period', '
 const theirs = (c: string) => sql`coalesce(nullif(excluded.${sql.ident(c)}, ''), g.${sql.ident(c)})`;
 /** The stored value unless empty: the source only fills gaps. */
 const ours = (c: string) => sql`coalesce(nullif(g.${sql.ident(c)}, ''), excluded.${sql.ident(c)})`;
-/** The catalog says ended and the row does not: a final frame was missed (PROTOCOL.md §2). */
+/** The catalog says ended and the row does not: a final frame was missed (docs/protocol.md §2). */
 const MISSED_FINAL = sql`(excluded.ended and not g.ended)`;
 
 /**

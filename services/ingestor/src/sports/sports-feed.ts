@@ -5,7 +5,7 @@ import type { FeedSocketOptions } from '../common/feed-options.js';
 import { closeSocket } from '../common/close-socket.js';
 
 /**
- * The sports channel client (PROTOCOL.md §2): no subscribe, every client gets every active game.
+ * The sports channel client (docs/protocol.md §2): no subscribe, every client gets every active game.
  * Heartbeats come either as text `ping` (answered `pong`) or as protocol pings (the ws library
  * answers those itself); a socket with no frame at all for `silenceMs` (default 45 s) is recycled.
  */

@@ -18,7 +18,7 @@ import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
 /**
  * One snapshot build: pop the dirty set; write the dirty events' pages at once from the cached
  * catalog and their fresh chances (a price change is what most marks are, and it needs nothing from
- * Postgres: DESIGN.md "The read path", a price is visible as soon as it is known), and so again for
+ * Postgres: docs/design.md "The read path", a price is visible as soon as it is known), and so again for
  * marks that arrived meanwhile, a few rounds at most; then bring the
  * catalog cache up to date, read the chances that can have moved (chances.ts), rebuild the dirty
  * events' pages again, and those of events a catalog reload found changed (now with the catalog,

@@ -14,7 +14,7 @@ import { parseChance } from './payloads.js';
  *
  * Reading every open event's chances (~21,000 tokens) on every build, several times a second while
  * prices moved, cost 0.5–10 ms of Redis each time (every other client waited
- * behind it, the API's rate-limit counts among them) and a fifth of the worker's CPU (issue 18).
+ * behind it, the API's rate-limit counts among them) and a fifth of the worker's CPU.
  */
 export interface ChanceReader {
   /**

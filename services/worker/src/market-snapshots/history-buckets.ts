@@ -65,7 +65,7 @@ export interface HistoryEnd {
 }
 
 /**
- * A resolved market's history ends at its resolution (DESIGN.md "Resolution is data"): points after
+ * A resolved market's history ends at its resolution (docs/design.md "Resolution is data"): points after
  * `resolved_at` are dropped (books linger after the exchange resolves) and the last point is the
  * final price at `resolved_at`. That point is the last of its bucket, so any earlier point of the
  * same bucket gives way to it, as the downsample's rule says. Points come ascending, downsampled.

@@ -225,7 +225,7 @@ describe('event snapshots: change_24h and the live list', () => {
   });
 });
 
-describe('a resolved market (DESIGN.md "Resolution is data")', () => {
+describe('a resolved market (docs/design.md "Resolution is data")', () => {
   it('ends its history at resolved_at with the final price, dropping what the book quoted after', async () => {
     // m2: a point every 10 minutes over the last 6 hours, then it resolves 2 hours ago for its
     // second outcome (the first outcome's final price is 0), while its book kept quoting.

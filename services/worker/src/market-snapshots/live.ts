@@ -5,7 +5,7 @@ import { busiestFirst, eventUrl, outcomeChance } from './payloads.js';
 
 /**
  * The live list (pure): every open event whose game is in play, with the match's `result` read from
- * its moneyline markets. Two shapes exist on the exchange (PROTOCOL.md §3):
+ * its moneyline markets. Two shapes exist on the exchange (docs/protocol.md §3):
  * - soccer: three Yes/No markets (home win, `Draw (Home vs. Away)`, away win): each side's chance is
  *   its market's Yes chance;
  * - two-way games (NBA, NFL …): one market whose outcomes are the two team names: each side's

@@ -9,7 +9,7 @@ import type { CatalogEvent, CatalogMarket, CatalogOutcome, Chances, DayAgo, Game
  * No I/O here, so every field rule is unit-tested without Postgres or Redis.
  */
 
-/** How many markets an event card shows (SPEC.md: "its top three markets"). */
+/** How many markets an event card shows (docs/api.md: "its top three markets"). */
 export const CARD_MARKETS = 3;
 
 /** The odds of an outcome's chance (shared with the API's live-price overlay). */
@@ -197,7 +197,7 @@ export function listedOpen(event: CatalogEvent): boolean {
   return !event.closed && event.markets.some((m) => !m.closed);
 }
 
-/** Busiest first: 24-hour volume descending, ties by slug (DESIGN.md). */
+/** Busiest first: 24-hour volume descending, ties by slug (docs/design.md). */
 export function busiestFirst(events: readonly CatalogEvent[]): CatalogEvent[] {
   return [...events].sort((a, b) => b.volume24h - a.volume24h || compareText(a.slug, b.slug));
 }

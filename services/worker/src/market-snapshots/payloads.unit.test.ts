@@ -58,7 +58,7 @@ function event(id: string, over: Partial<CatalogEvent> = {}): CatalogEvent {
 const none = new Map<string, number>();
 
 describe('odds of a chance', () => {
-  it('given 0.25, then the five formats of DESIGN.md', () => {
+  it('given 0.25, then the five formats of docs/design.md', () => {
     expect(oddsForChance(0.25)).toEqual({ percent: '25%', decimal: '4.00', fractional: '3/1', american: '+300', price: '25¢' });
   });
   it('given 0 (a resolved losing outcome), then percent and price say 0 and no payout is invented', () => {

@@ -9,7 +9,7 @@ import { marketsPendingSettlement } from '../settlement/settle-market.js';
 import { SETTLE_JOB_OPTIONS } from './relay.js';
 
 /**
- * The reconciler (DESIGN.md "Storage and the change channel"): at start and every `everyMs`
+ * The reconciler (docs/design.md "Storage and the change channel"): at start and every `everyMs`
  * (≤ 30 s) it re-derives from Postgres the work Redis may have lost — a FLUSHALL, a restart without
  * persistence, a failover, a job that failed for good — so no hand is needed afterwards:
  *

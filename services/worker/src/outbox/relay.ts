@@ -7,7 +7,7 @@ import { sql, type Db, type Outbox } from '@pm/shared/db';
 import type { RecordsDirtyMember, RecordsTrigger } from '@pm/shared/records';
 
 /**
- * The outbox relay (DESIGN.md "Storage and the change channel"): claims unsent outbox rows with
+ * The outbox relay (docs/design.md "Storage and the change channel"): claims unsent outbox rows with
  * `for update skip locked`, turns them into jobs, and marks them sent — in one transaction, so a
  * row is marked sent only when its jobs were added. A relay that dies between the adds and the
  * commit leaves the rows unsent; the next pass (here or in another worker) adds them again, which

@@ -6,7 +6,7 @@ import type { Projection } from './projection.js';
 export { LEADERBOARD_SORTS, RIGHT_MIN_SETTLED, type LeaderboardSort };
 
 /**
- * How deep each board is kept. The API shows at most 100 rows (SPEC.md: leaderboard `limit` 1 to
+ * How deep each board is kept. The API shows at most 100 rows (docs/api.md: leaderboard `limit` 1 to
  * 100) and no record carries a rank, so ranking all 50,000 people into 200,000 rows on every batch
  * would be work nobody reads: each board keeps its top 1,000 (room for paging later).
  */

@@ -5,7 +5,7 @@ import type { Projection } from './projection.js';
  * market_splits (platform_split): per market, the people whose LATEST call on it (by made_at, then
  * id) is on each outcome — one per person, so someone who changed their mind counts once, on their
  * new side. A market with at least one call has a row for EVERY outcome (zeros included), so the
- * split reads in outcome order straight from the rows; a market nobody called has none (SPEC.md:
+ * split reads in outcome order straight from the rows; a market nobody called has none (docs/api.md:
  * "empty when nobody has called the market"). The rule is domain platformSplit; rules.int.test.ts
  * holds this SQL equal to it.
  */

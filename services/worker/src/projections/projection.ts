@@ -10,7 +10,7 @@ export type Tx = Parameters<Parameters<Db['tx']>[0]>[0];
 export type ProjectionScope = { now: Date } & ({ all: true } | { all: false; userIds: number[]; marketIds: string[] });
 
 /**
- * A projection (CONVENTIONS.md): a name, a version (bump it when its rows' meaning changes), the
+ * A projection (docs/conventions.md): a name, a version (bump it when its rows' meaning changes), the
  * events it reacts to, and `apply`, which recomputes its rows for a scope from the source tables,
  * set-based. Where it runs (a job, a rebuild) is decided by the caller, not in here. `apply` over
  * `{all: true}` after `truncate` is the rebuild, and must give the rows the incremental path gives.

@@ -13,7 +13,7 @@ import { projectChanges } from './run.js';
 
 /**
  * The rules Postgres computes at scale, held equal to their one definition in shared/src/domain on
- * random data (issue 10 item 4):
+ * random data:
  * - settlement (settle-market.ts): a call's profit_on_10 and XP = profitOn10 and xpIfRight;
  * - user_records (user-records.ts): right_pct = rightPct(won, lost); streak = streak(statuses
  *   newest settled first), over calls settled at the same instant too (ties by made_at, then id);

@@ -5,7 +5,7 @@ import type { Projection, Tx } from './projection.js';
 type SqlFragment = ReturnType<typeof sql>;
 
 /**
- * user_records: every figure of SPEC.md's User record the tables give (DESIGN.md "Product decisions"):
+ * user_records: every figure of docs/api.md's User record the tables give (docs/design.md "Product decisions"):
  * - calls; settled = won + lost + void; won; lost; right_pct = round(100 × won ÷ (won + lost)), 0 without;
  * - profit_on_10 = sum over settled calls; profit_7d = over calls settled in the 7 days before `now`;
  * - xp = XP of won calls + XP of won combos;
@@ -124,7 +124,7 @@ export interface SettledCall {
  * projections lock): the statement that settles the calls (`settleCalls`, an UPDATE … RETURNING
  * id, user_id, status, profit_on_10, xp_awarded, made_at, chance_at_call, outcome_index, market_id) runs as the first part of ONE statement
  * that moves each touched person's row by a delta, instead of re-reading all of their calls
- * (issue 18: a 10,000-call market touches ~18k people and ~200k of their calls). The delta gives the
+ * (a 10,000-call market touches ~18k people and ~200k of their calls). The delta gives the
  * row `userRecords.apply` would compute, rule by rule:
  * - brier_sum, clv_sum and clv_calls grow by this run's decided calls (the skill terms, docs/skill.md);
  *   last_settled_at becomes `now` for a person with a call settled in it;

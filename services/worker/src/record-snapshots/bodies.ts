@@ -7,13 +7,13 @@ import { RIGHT_MIN_SETTLED } from '../projections/leaderboard.js';
 /**
  * The record snapshots' bodies, made in Postgres: each statement returns `(name, body)` rows whose
  * body is the final JSON text, so Node only moves strings (hashing them for the ETag). A body is
- * byte for byte what `JSON.stringify` made of the SPEC.md resource before (same key order, compact,
+ * byte for byte what `JSON.stringify` made of the docs/api.md resource before (same key order, compact,
  * ISO timestamps with milliseconds via `pm_iso`, links via `pm_uri_component`; migration 0003).
  * Numbers print as float8 does (with the default extra_float_digits = 1): the shortest round-trip
  * digits, as JavaScript; only a value below 1e-4 would differ in form (5e-05 for 0.00005), never
  * in value, and no chance or amount is that small.
  *
- * Objects are concatenated text with their keys in SPEC.md's order (jsonObject); lists are
+ * Objects are concatenated text with their keys in docs/api.md's order (jsonObject); lists are
  * `string_agg` of those objects (json_agg would add spaces). The resources themselves are defined
  * once in shared/src/db/record-json.ts, which the API's pages past the first build from too.
  * Each statement is set-based over any

@@ -50,7 +50,7 @@ export interface RecordBuildStats {
   /** Snapshots whose body changed and were written. */
   written: number;
   ms: number;
-  /** An incremental build's stages: ms after its start when each ended (issue 18: where a settlement's time goes). */
+  /** An incremental build's stages: ms after its start when each ended (where a settlement's time goes). */
   steps?: Record<string, number>;
   /** A full build's stages (full-build.ts), in ms. */
   stages?: Record<string, number>;

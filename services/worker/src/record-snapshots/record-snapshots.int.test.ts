@@ -98,7 +98,7 @@ describe('a full build of the seeded records', () => {
     expect(cached[0]!.n).toBe(13);
   });
 
-  it('lists the latest calls newest first, each with every Call field of SPEC.md', async () => {
+  it('lists the latest calls newest first, each with every Call field of docs/api.md', async () => {
     const { calls } = await read('calls:latest', callListSnapshotSchema);
     expect(calls.map((c) => c.id)).toEqual(['c1', 'b2', 'b1', 'a7', 'b5', 'b4', 'b3', 'a6', 'a5', 'a4', 'a3', 'a2', 'a1']);
     expect(calls.find((c) => c.id === 'b2')).toStrictEqual(B2_CALL);

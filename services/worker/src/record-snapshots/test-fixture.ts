@@ -13,7 +13,7 @@ export { WEB_URL };
 export const T0 = Date.parse('2026-11-20T12:00:00.000Z');
 export const at = (minutes: number) => new Date(T0 + minutes * 60_000);
 
-/** Bob's call b2 (a fade copied from alice's a7, still open) as SPEC.md's Call: what every list shows for it. */
+/** Bob's call b2 (a fade copied from alice's a7, still open) as docs/api.md's Call: what every list shows for it. */
 export const B2_CALL = {
   id: 'b2',
   user: { handle: 'Bob', avatar: null },

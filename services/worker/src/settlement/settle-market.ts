@@ -5,7 +5,7 @@ import { finishSettlement, lockForSettlement, settleCallsWithRecords, settleFiel
 
 /**
  * SettleMarket: in ONE transaction, settle a resolved market's open calls, its open combo legs,
- * and every combo whose status now follows from its legs (DESIGN.md "Money", "XP", "Combo status").
+ * and every combo whose status now follows from its legs (docs/design.md "Money", "XP", "Combo status").
  *
  * The truth is the database, not the job: the market's row in `market_resolutions` (else the
  * resolution columns of `markets`). Exactly-once comes from the guards, not from the queue:
@@ -162,7 +162,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
     // Input: market id, winner (null = void), settle time. Output: one row per call settled now;
     // their people's user_records (and the won combos' owners') moved by the settlement's delta in
     // the same statement (projections/user-records.ts), and the people it could not serve exactly.
-    // Profit and XP per DESIGN.md, in numeric: won 10/c − 10 (2 places), lost −10, void 0;
+    // Profit and XP per docs/design.md, in numeric: won 10/c − 10 (2 places), lost −10, void 0;
     // XP of a won call 10 + round(90 × (1 − c)). Postgres rounds numeric halves away from zero,
     // as the domain's roundTo does.
     const { calls, recompute, asOf } = await settleCallsWithRecords(

@@ -1,4 +1,4 @@
--- The change channel (issue 9, DESIGN.md "Storage and the change channel"): every change that must
+-- The change channel (docs/design.md "Storage and the change channel"): every change that must
 -- cause work elsewhere writes an outbox row in the SAME transaction as the change. The worker's relay
 -- claims unsent rows (for update skip locked), turns them into BullMQ jobs and sets sent_at. Redis
 -- can then vanish at any time without losing the fact that work is owed.

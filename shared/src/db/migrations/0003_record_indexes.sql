@@ -1,4 +1,4 @@
--- Indexes behind every query the worker runs on calls, combos and legs (issue 18 item 5), and the
+-- Indexes behind every query the worker runs on calls, combos and legs, and the
 -- two formatting helpers the record snapshots are built with in SQL. A test EXPLAINs each query
 -- over a generated million-call database and fails on a sequential scan of calls.
 
@@ -23,7 +23,7 @@ create index combos_user on combos (user_id);
 -- Every leg on a market, settled or not (who a resolved market touches).
 create index combo_legs_market on combo_legs (market_id);
 
--- Each call's SPEC.md Call object as the JSON text the record snapshots embed (written by the
+-- Each call's docs/api.md Call object as the JSON text the record snapshots embed (written by the
 -- record snapshot builder when the call changes and by its full builds), so a person's or a market's
 -- list is an aggregation of ready text rather than a hundred objects built again per list. Unlogged:
 -- it is a cache of what the tables say; the builder makes any missing body on the fly.
@@ -37,7 +37,7 @@ create function pm_iso(t timestamptz) returns text
   language sql stable parallel safe
   return to_char(t at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 
--- JavaScript's encodeURIComponent in SQL (links of DESIGN.md): unreserved characters kept, every
+-- JavaScript's encodeURIComponent in SQL (links of docs/design.md): unreserved characters kept, every
 -- other UTF-8 byte as %XX. Public ids and handles are already url-safe, so the check is all most
 -- values cost: it is a plain expression the planner inlines, and only the rare other value pays
 -- for the character-by-character pm_uri_encode.

@@ -1,4 +1,4 @@
--- Pages past the first (issue 13 item 2, DESIGN.md "Pagination"): the API's keyset pages read the
+-- Pages past the first (docs/design.md "Pagination"): the API's keyset pages read the
 -- indexes below, and a leaderboard walk keeps the ranking it started from.
 
 -- A person's calls of one status, newest first (/users/{handle}/calls?status=…&cursor=…).

@@ -1,4 +1,4 @@
--- Bounded reads (issue 18 item 5).
+-- Bounded reads.
 -- How many calls and combos have settled, per status (the worker's calls_settled_total and
 -- combos_settled_total): kept by statement-level triggers as rows change, so a
 -- /metrics scrape reads a few rows instead of counting every call. A statement's changed rows are
