@@ -46,6 +46,7 @@ const retired = 'expires CLOSED_RETENTION_HOURS (default 24) after its event clo
 
 export const KEY_FAMILIES: readonly KeyFamily[] = [
   { family: 'chances', space: 'stack', tail: /^chances$/, type: 'hash', how: 'retired', bound: 'one field per token of a market not yet retired; a closed event\'s tokens are deleted CLOSED_RETENTION_HOURS after it closed' },
+  { family: 'quotes', space: 'stack', tail: /^quotes$/, type: 'hash', how: 'retired', bound: 'as chances' },
   { family: 'chances:at', space: 'stack', tail: /^chances:at$/, type: 'hash', how: 'retired', bound: 'as chances' },
   { family: 'feed', space: 'stack', tail: /^feed$/, type: 'hash', how: 'fixed', bound: 'one key, four fields' },
   { family: 'feed:announce', space: 'stack', tail: /^feed:announce$/, type: 'channel', how: 'channel', bound: 'pub/sub, nothing stored' },
@@ -56,13 +57,16 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   { family: 'dirty:catalog', space: 'stack', tail: /^dirty:catalog$/, type: 'set', how: 'drained', bound: 'popped whole with catalog:version by each market snapshot build' },
   { family: 'dirty:projection-users', space: 'stack', tail: /^dirty:projection-users$/, type: 'set', how: 'drained', bound: 'popped whole by each projection job' },
   { family: 'dirty:projection-markets', space: 'stack', tail: /^dirty:projection-markets$/, type: 'set', how: 'drained', bound: 'popped whole by each projection job' },
+  { family: 'ranking:version', space: 'stack', tail: /^ranking:version$/, type: 'string', how: 'fixed', bound: 'one counter' },
+  { family: 'snap:markets:ranking', space: 'stack', tail: /^snap:markets:ranking:[^:]+$/, type: 'hash', how: 'ttl', bound: 'one per ranking version; expires 20 min after the next version replaced it' },
+  { family: 'snap:book', space: 'stack', tail: /^snap:book:.+$/, type: 'hash', how: 'ttl', bound: 'one per traded market; expires 10 min after its last write' },
   { family: 'catalog:version', space: 'stack', tail: /^catalog:version$/, type: 'string', how: 'fixed', bound: 'one counter' },
   { family: 'snap:announce', space: 'stack', tail: /^snap:announce$/, type: 'channel', how: 'channel', bound: 'pub/sub, nothing stored' },
   { family: 'snapshots:built', space: 'stack', tail: /^snapshots:built$/, type: 'hash', how: 'fixed', bound: 'one field per snapshot family (11)' },
   { family: 'snap:markets', space: 'stack', tail: /^snap:markets:(trending|search|category:[^:]+|league:[^:]+)$/, type: 'hash', how: 'fixed', bound: 'trending, search, one per category and league of the catalog' },
   { family: 'snap:live', space: 'stack', tail: /^snap:live$/, type: 'hash', how: 'fixed', bound: 'one key' },
   { family: 'snap:calls:latest', space: 'stack', tail: /^snap:calls:latest$/, type: 'hash', how: 'fixed', bound: 'one key' },
-  { family: 'snap:leaderboard', space: 'stack', tail: /^snap:leaderboard:[^:]+$/, type: 'hash', how: 'fixed', bound: 'one per sort (4)' },
+  { family: 'snap:leaderboard', space: 'stack', tail: /^snap:leaderboard:[^:]+$/, type: 'hash', how: 'fixed', bound: 'one per kept board (6: profit, right, xp, week, clv, brier)' },
   { family: 'snap:combos', space: 'stack', tail: /^snap:combos:[^:]+$/, type: 'hash', how: 'fixed', bound: 'one per status (4)' },
   { family: 'snap:event', space: 'stack', tail: /^snap:event:.+$/, type: 'hash', how: 'retired', bound: `one per event; ${retired}` },
   { family: 'snap:history', space: 'stack', tail: /^snap:history:[^:]+:[^:]+$/, type: 'hash', how: 'retired', bound: `four per market (1d, 1w, 1m, max); ${retired}` },
@@ -77,6 +81,7 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   { family: 'bull:snapshots', space: 'queues', tail: /^snapshots:/, type: 'bullmq', how: 'trimmed', bound: 'one job waiting and one running (deduplicated); 20 finished and 50 failed kept; events stream 10,000 entries' },
   { family: 'bull:records', space: 'queues', tail: /^records:/, type: 'bullmq', how: 'trimmed', bound: 'deduplicated builds; 50 finished and 1,000 failed kept; events stream 10,000 entries' },
   { family: 'bull:settlement', space: 'queues', tail: /^settlement:/, type: 'bullmq', how: 'trimmed', bound: 'one job per resolved market until done; 1,000 finished and 1,000 failed kept; events stream 10,000 entries' },
+  { family: 'bull:history', space: 'queues', tail: /^history:/, type: 'bullmq', how: 'trimmed', bound: 'one job scheduler (the rollup, every minute); 10 finished and 100 failed kept; events stream 10,000 entries' },
   { family: 'bull:projections', space: 'queues', tail: /^projections:/, type: 'bullmq', how: 'trimmed', bound: '10 finished and 100 failed kept (one rebuild-all per schema version); the weekly repeat; events stream 10,000 entries' },
   { family: 'rl', space: 'plain', tail: /^rl:.+$/, type: 'string', how: 'ttl', bound: 'one per client address; expires with its minute window' },
 ];

@@ -105,7 +105,7 @@ export function createRetirement(deps: RetirementDeps): Retirement {
         if (at <= now) {
           if (first || at > lastPassAt) retired++;
           const tokens = e.tokens ?? [];
-          if (tokens.length) pipe.hdel(keys.chances, ...tokens).hdel(keys.chanceAt, ...tokens);
+          if (tokens.length) pipe.hdel(keys.chances, ...tokens).hdel(keys.chanceAt, ...tokens).hdel(keys.quotes, ...tokens);
           if (markets.length) pipe.hdel(keys.marketEvents, ...markets);
           gone.eventIds.push(e.id);
           gone.marketIds.push(...markets);
