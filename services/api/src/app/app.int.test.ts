@@ -408,6 +408,7 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/markets/by-id/{marketId}',
       '/api/v1/markets/{eventSlug}',
       '/api/v1/markets/{eventSlug}/book',
+      '/api/v1/markets/{eventSlug}/candles',
       '/api/v1/markets/{eventSlug}/history',
       '/api/v1/odds',
       '/api/v1/stream',

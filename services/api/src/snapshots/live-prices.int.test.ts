@@ -72,7 +72,7 @@ describe('live prices over the event page', () => {
     expect(moved.etag).not.toBe(first.etag);
     const m0 = moved.body?.event.markets[0];
     // With no quotes in the message the page says none (null), as the worker's build from it would.
-    expect(m0?.outcomes[0]).toEqual({ name: 'Yes', chance: 0.61, odds: oddsForChance(0.61), best_bid: null, best_ask: null, spread: null, last_trade_price: null });
+    expect(m0?.outcomes[0]).toEqual({ name: 'Yes', chance: 0.61, odds: oddsForChance(0.61), best_bid: null, best_ask: null, spread: null, last_trade_price: null, closing_chance: null });
     expect(m0?.outcomes[1]).toEqual(open.outcomes[1]);
     expect(m0?.change_24h).toBe(0.41);
     expect(moved.body?.event.markets[1]).toEqual(settledMarket);

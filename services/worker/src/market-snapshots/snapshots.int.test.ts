@@ -27,7 +27,7 @@ let now: number;
 const stores = useFreshStores('worker_snapshots');
 const rankingSchema = z.object({ version: z.number(), events: z.array(z.tuple([z.string(), z.string(), z.string().nullable()])) });
 /** An outcome with no live quotes (the catalog price, or no quotes in Redis). */
-const NO_QUOTES = { best_bid: null, best_ask: null, spread: null, last_trade_price: null };
+const NO_QUOTES = { best_bid: null, best_ask: null, spread: null, last_trade_price: null, closing_chance: null };
 
 // Each test: the fixture catalog alone in Postgres, an empty Redis prefix, a builder with no cache.
 beforeEach(async () => {

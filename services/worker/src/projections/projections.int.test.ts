@@ -212,10 +212,17 @@ describe('a record and the calls behind it', () => {
     // streak: newest non-void first m4 won, m3 won, m1 won ×2, then m2 lost → 4;
     // xp 78 × 2 + 55 + 28 + 64 + 128 (combo) = 431; copies 2 (bob, carol); followers 2; following 1.
     const alice = await aliceProjected();
+    // brier over the won and lost calls: (0.25 − 1)² × 2 + (0.4 − 0)² + (0.5 − 1)² + (0.8 − 1)² + (0.4 − 1)²
+    // = 1.125 + 0.16 + 0.25 + 0.04 + 0.36 = 1.935; no market closed with a live chance here, so no clv.
+    // Her newest settlement is m5's (void, half an hour ago).
     expect(alice).toEqual({
       user_id: ids.alice, calls: 8, settled: 7, won: 5, lost: 1, right_pct: 83, profit_on_10: 77.5, profit_7d: 62.5,
       xp: 431, streak: 4, followers: 2, following: 1, copies: 2,
+      brier_sum: '1.9350', clv_calls: 0, clv_sum: '0', last_settled_at: expect.any(Date),
     });
+    const sinceLast = Date.now() - (alice as unknown as { last_settled_at: Date }).last_settled_at.getTime();
+    expect(sinceLast).toBeGreaterThan(29 * 60_000);
+    expect(sinceLast).toBeLessThan(40 * 60_000);
     expect(await recordOf('bob')).toMatchObject({ calls: 1, settled: 1, won: 1, right_pct: 100, profit_on_10: 30, profit_7d: 30, xp: 78, streak: 1, followers: 1, following: 1, copies: 0 });
     // erin has no calls: her row is the UserCreated projection's, done by the time the pipeline is idle.
     expect(await recordOf('erin')).toMatchObject({ calls: 0, settled: 0, right_pct: 0, profit_on_10: 0, xp: 0, streak: 0 });
@@ -282,7 +289,7 @@ describe('rebuild', () => {
     await rebuildProjections(tdb.db, new Date());
     expect(await projectionRows()).toEqual(incremental);
     const versions: Array<{ name: string; version: number }> = await tdb.db.query(sql`select name, version from projection_versions order by name`);
-    expect(versions.map((v) => v.name)).toEqual(['leaderboard_rows', 'market_splits', 'user_records']);
+    expect(versions.map((v) => v.name)).toEqual(['leaderboard_rows', 'market_splits', 'user_field_records', 'user_records']);
   }, 60_000);
 
   it('is requested at start only when a projection was never built or changed version, and runs as a job', async () => {

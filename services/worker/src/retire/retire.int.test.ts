@@ -42,6 +42,7 @@ async function seed(id: string): Promise<string[]> {
   for (const key of snapshotKeys) await tr.redis.hset(key, { body: '{}', etag: '"x"', built_at: '1' });
   await tr.redis.hset(keys.chances, `t-${id}-0`, '0.5', `t-${id}-1`, '0.5');
   await tr.redis.hset(keys.chanceAt, `t-${id}-0`, '1', `t-${id}-1`, '1');
+  await tr.redis.hset(keys.quotes, `t-${id}-0`, '0.49|0.51|0.5', `t-${id}-1`, '0.49|0.51|0.5');
   await tr.redis.hset(keys.marketEvents, `m-${id}`, `slug-${id}`);
   return snapshotKeys;
 }
@@ -92,6 +93,7 @@ describe('retirement of closed events', () => {
     const keys = redisKeys(tr.prefix);
     expect(await tr.redis.hkeys(keys.chances)).toEqual(['t-open-0', 't-open-1']);
     expect(await tr.redis.hkeys(keys.chanceAt)).toEqual(['t-open-0', 't-open-1']);
+    expect(await tr.redis.hkeys(keys.quotes)).toEqual(['t-open-0', 't-open-1']);
     expect(await tr.redis.hkeys(keys.marketEvents)).toEqual(['m-open']);
     expect(forgotten).toEqual(['m-old']);
 
@@ -105,7 +107,7 @@ describe('retirement of closed events', () => {
     } while (cursor !== '0');
     expect(left.every((k) => k.includes('open'))).toBe(true);
     const retiredFamilies = KEY_FAMILIES.filter((f) => f.how === 'retired').map((f) => f.family);
-    const seen = new Set([...oldKeys, keys.chances, keys.chanceAt, keys.marketEvents].map((k) => keyFamily(k, tr.prefix)?.family));
+    const seen = new Set([...oldKeys, keys.chances, keys.chanceAt, keys.quotes, keys.marketEvents].map((k) => keyFamily(k, tr.prefix)?.family));
     expect([...seen].sort()).toEqual([...retiredFamilies].sort());
   });
 

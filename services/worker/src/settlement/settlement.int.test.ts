@@ -124,7 +124,7 @@ describe('exactly once', () => {
     expect(about('call')).toHaveLength(20);
     expect(about('call')[0]).toMatchObject({ handle: 'ann', event: expect.any(String), outcome_index: 0, chance: 0.2 });
     expect(about('settlement')).toEqual([
-      { event: expect.any(String), market_id: 'twice', resolved_outcome: 0, voided: false, calls: { won: 10, lost: 10, void: 0 }, combo_legs: 0, combos: 0, at: expect.any(String) },
+      { event: expect.any(String), market_id: 'twice', resolved_outcome: 0, voided: false, calls: { won: 10, lost: 10, void: 0 }, closing_chances: null, combo_legs: 0, combos: 0, at: expect.any(String) },
     ]);
   });
 
