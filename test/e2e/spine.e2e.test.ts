@@ -117,7 +117,17 @@ describe('the market-data spine', () => {
     );
     const event = eventSchema.parse(moved.event);
     const outcome = event.markets.find((m) => m.id === market.id)!.outcomes[0]!;
-    expect(outcome).toEqual({ name: outcome.name, chance: expected.chance, odds: expected.odds });
+    // The quotes are the book the simulator was given; the last trade is whatever traded before.
+    expect(outcome).toEqual({
+      name: outcome.name,
+      chance: expected.chance,
+      odds: expected.odds,
+      best_bid: Number(bid),
+      best_ask: Number(ask),
+      spread: 0.02,
+      last_trade_price: outcome.last_trade_price,
+      closing_chance: null,
+    });
     } finally {
       // The next test needs the random walk running again, whatever happened here.
       await stack.simControl('/_sim/resume', {});

@@ -128,7 +128,7 @@ export interface paths {
          * Price history
          * @description The chance of one market's first outcome over time, ascending `t` (Unix seconds).
          *
-         *     Points are downsampled into buckets: about 5 minutes for `1d`, 30 minutes for `1w`, 3 hours for `1m` and one day for `max`; each bucket is represented by its LAST point (the chance as it stood at the end of the bucket, at that point's own time), so the final point is the latest chance recorded.
+         *     Points are downsampled into buckets: about 5 minutes for `1d`, an hour for `1w`, 3 hours for `1m` and one day for `max`; each bucket is represented by its LAST point (the chance as it stood at the end of the bucket, at that point's own time), so the final point is the latest chance recorded.
          *
          *     `market` defaults to the event's first market. An unknown event, or a `market` that is not one of the event's markets, is a 404; a `range` other than 1d, 1w, 1m or max is a 400. A market with no recorded history yet answers 200 with no points.
          *

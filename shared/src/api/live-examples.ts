@@ -14,7 +14,8 @@ import type { ExamplesOf } from './openapi.js';
  * | `marketId`, `market` on an event's path | the first market of that event |
  * | `market` elsewhere | the market of the newest call (a market that has calls) |
  * | `id` under `/api/v1/calls` | the newest call's id |
- * | `handle` | the newest call's caller, keeping the example's leading `@` and upper case |
+ * | `ids` | the first market of the first trending event |
+ * | `handle`, `around` | the newest call's caller (`handle` keeps the example's leading `@` and upper case) |
  *
  * Values the data does not give (nothing listed yet) keep the table's own.
  */
@@ -64,6 +65,10 @@ function liveValue(endpoint: Endpoint, name: string, given: string, values: Live
       return endpoint.pathParams.includes('eventSlug') ? values.eventMarketId : values.calledMarketId;
     case 'id':
       return endpoint.path.startsWith('/api/v1/calls/') ? values.callId : undefined;
+    case 'ids':
+      return values.eventMarketId;
+    case 'around':
+      return values.handle;
     case 'handle': {
       if (values.handle === undefined) return undefined;
       // "With @, any case" examples keep showing that: same person, spelled as the example spells.

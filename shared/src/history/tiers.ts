@@ -48,7 +48,7 @@ export const dayOf = (t: number): number => Math.floor(t / 86_400);
  */
 export const HISTORY_RANGE_TIERS = {
   '1d': { step: 300, bucket: 300, span: 86_400 },
-  '1w': { step: 300, bucket: 1_800, span: 7 * 86_400 },
+  '1w': { step: 3_600, bucket: 3_600, span: 7 * 86_400 },
   '1m': { step: 3_600, bucket: 10_800, span: 30 * 86_400 },
   max: { step: 86_400, bucket: 86_400, span: null },
 } as const satisfies Record<string, { step: number; bucket: number; span: number | null }>;

@@ -77,7 +77,7 @@ describe('history snapshots', () => {
     expect(day.market_id).toBe('m1');
     // A day of minute points in 5-minute buckets.
     expect(day.points.length).toBe(289); // and the current bucket, carried forward
-    expect((await readHistory('m1', '1w')).points.length).toBe(7 * 48 + 1);
+    expect((await readHistory('m1', '1w')).points.length).toBe(7 * 24 + 1); // hourly: the tier backfilled history lands in
     expect((await readHistory('m1', '1m')).points.length).toBe(30 * 8); // NOW_S is not on a 3-hour boundary: the first bucket starts before the range
     expect((await readHistory('m1', 'max')).points.length).toBe(41);
     for (const range of HISTORY_RANGES) {

@@ -11,7 +11,7 @@ import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
 
 /**
  * Builds the `history:<marketId>:<range>` snapshots from the candle tiers (docs/history.md): 1d
- * from 5m candles, 1w from 5m candles in 30-minute buckets, 1m from 1h candles in 3-hour buckets,
+ * from 5m candles, 1w from 1h candles, 1m from 1h candles in 3-hour buckets,
  * max from 1d candles (weeks past 500 days). A point is the close of its bucket's candle, at the
  * bucket's start, gaps carried forward; a resolved market ends at its final price at resolved_at.
  *
