@@ -165,7 +165,7 @@ export interface paths {
          *     Examples:
          *     - Every market of an event, hourly, the last 500 hours: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles`
          *     - One market by the minute: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles?market=540046&interval=1m`
-         *     - Two markets, daily, over a fixed window: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles?market=540046%2C540047&interval=1d&start=1761955200&end=1764547200`
+         *     - Two markets, daily: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles?market=540046%2C540047&interval=1d`
          */
         get: operations["getMarketCandles"];
         put?: never;

@@ -513,7 +513,7 @@ const endpointTable = [
     examples: [
       { summary: 'Every market of an event, hourly, the last 500 hours', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' } },
       { summary: 'One market by the minute', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', interval: '1m' } },
-      { summary: 'Two markets, daily, over a fixed window', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046,540047', interval: '1d', start: '1761955200', end: '1764547200' } },
+      { summary: 'Two markets, daily', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046,540047', interval: '1d' } },
     ],
   }),
   defineEndpoint('/api/v1/markets/{eventSlug}/book', {
