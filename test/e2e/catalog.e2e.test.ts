@@ -118,10 +118,9 @@ describe('the whole catalog', () => {
     }
   });
 
-  // Skipped until it holds: it failed on the merged stack at its first comparison and is not yet diagnosed.
-  it.skip("a book's top is its outcome's quotes", async () => {
+  it("a book's top is its outcome's quotes", async () => {
     const trending = await get('/api/v1/markets?limit=5', marketListResponseSchema);
-    expect((await stack.simControl('/_sim/pause')).status).toBe(200);
+    expect((await stack.simControl('/_sim/pause', {})).status).toBe(200);
     try {
       for (const card of trending.events) {
         const slug = card.slug;
@@ -144,12 +143,13 @@ describe('the whole catalog', () => {
         expect(agreed.ok, `${slug}: ${agreed.detail}`).toBe(true);
       }
     } finally {
-      await stack.simControl('/_sim/resume');
+      await stack.simControl('/_sim/resume', {});
     }
   });
 
-  // Skipped until it holds: measured 1.1–14.5 s from outside; the split is still rebuilt with its event's page, not on the call.
-  it.skip('a call made with the records CLI shows in its event\'s platform_split and by-id within 2 s', async () => {
+  // Skipped until it holds: measured 1.1–14.5 s from outside; the split follows the projection worker's
+  // schedule, not the call's own commit. The test is the measurement to run then.
+  it.skip('a call made with the records CLI shows in its event\'s platform_split and by-id within 2 s', { timeout: 300_000 }, async () => {
     const env = { ...process.env, DATABASE_URL: stack.databaseUrl, REDIS_URL: stack.redisUrl, REDIS_PREFIX: stack.prefix, LOG_LEVEL: 'silent' };
     const run = (...args: string[]) => promisify(execFile)('npx', ['tsx', 'scripts/records.ts', ...args], { cwd: root, env });
     await run('user', '--handle', 'splitwatch', '--name', 'Split Watch');
