@@ -318,7 +318,7 @@ export const marketHistoryResponseSchema = z
     question: z.string(),
     outcome: z.string().meta({ description: 'The first outcome: every point is its chance' }),
     range: z.enum(HISTORY_RANGES),
-    points: z.array(historyPointSchema).meta({ description: 'Ascending t; the last point of each bucket (5 min for 1d, 30 min for 1w, 3 h for 1m, 1 day for max)' }),
+    points: z.array(historyPointSchema).meta({ description: 'Ascending t; the close of each bucket at its start (5 min for 1d, 30 min for 1w, 3 h for 1m, 1 day for max)' }),
   })
   .meta({ id: 'MarketHistoryResponse' });
 export type MarketHistoryResponse = z.infer<typeof marketHistoryResponseSchema>;
@@ -471,7 +471,7 @@ const endpointTable = [
     summary: 'Price history',
     description: [
       "The chance of one market's first outcome over time, ascending `t` (Unix seconds).",
-      'Points are downsampled into buckets: about 5 minutes for `1d`, an hour for `1w`, 3 hours for `1m` and one day for `max`; each bucket is represented by its LAST point (the chance as it stood at the end of the bucket, at that point\'s own time), so the final point is the latest chance recorded.',
+      'Points are buckets aligned in UTC: 5 minutes for `1d`, an hour for `1w`, 3 hours for `1m` and one day for `max` (one week once the history is longer than 500 days). Each point is the close of its bucket\'s candle (the chance as it stood at the end of the bucket, as `/candles` gives it) at the bucket\'s start; a bucket without a point carries the previous close; a resolved market ends with a point at `resolved_at` with its final price.',
       '`market` defaults to the event\'s first market. An unknown event, or a `market` that is not one of the event\'s markets, is a 404; a `range` other than 1d, 1w, 1m or max is a 400. A market with no recorded history yet answers 200 with no points.',
     ].join('\n\n'),
     tags: ['Markets'],
