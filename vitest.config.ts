@@ -24,6 +24,10 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
+          // market-data's snapshot-against-simulator comparisons race the live feed now and then (3 of
+          // its assertions failed once each in 4 runs, never twice in a row): one retry until they read
+          // a consistent pair. A retried test still has to pass whole.
+          retry: 1,
         },
       },
     ],
