@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OrderBook } from '@pm/shared/domain';
 import { redisKeys } from '@pm/shared/redis';
 import { createTestRedis, type TestRedis } from '@pm/shared/testing';
-import { eventually } from '@pm/shared/wait';
+import { eventually, sleep } from '@pm/shared/wait';
 import type { BookSnapshot } from '@pm/shared/snapshots';
 import { OutcomeDirectory } from '../catalog/outcome-directory.js';
 import { quietLogger } from '../testing/harness.js';
@@ -65,7 +65,7 @@ describe('the book publisher', () => {
       while (Date.now() - started < 1_000) {
         books.get('n')!.applyLevel('SELL', '0.60', String(++size), Date.now());
         publisher.changed('n');
-        await new Promise((r) => setTimeout(r, 2));
+        await sleep(2); // the feed's pace, not a wait for a result
       }
       const last = size;
       const caughtUp = await eventually(read, (b) => b?.outcomes[1]?.asks[1]?.size === last, { timeoutMs: 1_000, everyMs: 20 });
