@@ -74,9 +74,6 @@ export const quotedOutcomeSchema = z
       'An outcome with its quotes. `chance` follows from them by the display rule: the midpoint of `best_bid` and `best_ask` while `spread` ≤ 0.10, else `last_trade_price`; with a one-sided or empty book, the catalog price. A settled market shows its final chance and null quotes.',
   });
 export type QuotedOutcome = z.infer<typeof quotedOutcomeSchema>;
-/** The outcome of a market page by its other name: the one with its closing chance. */
-export const marketOutcomeSchema = quotedOutcomeSchema;
-export type MarketOutcome = QuotedOutcome;
 
 export const teamSchema = z
   .object({ name: z.string(), abbreviation: z.string(), home: z.boolean() })

@@ -1,4 +1,4 @@
-import { createDb, sql, type Db } from '@pm/shared/db';
+import { sql, type Db } from '@pm/shared/db';
 import { readCandles, type Candle, type HistoryDb } from '@pm/shared/history';
 import type { Logger } from '@pm/shared/logger';
 import { ApiError } from '../http/errors.js';
@@ -23,14 +23,6 @@ export interface CandleReader {
   /** Market → its first outcome's candles (absent: no point recorded yet). */
   read(q: CandleReadQuery): Promise<Map<string, Candle[]>>;
   close(): Promise<void>;
-}
-
-/**
- * The pool the API's candle reads run on by default: a few connections to `databaseUrl` with a
- * statement timeout, made on first use. Give it a read replica's address to move the reads there.
- */
-export function candlePool(databaseUrl: string): Db {
-  return createDb(databaseUrl, { poolSize: 4, statementTimeoutMs: 2_000 });
 }
 
 const UNAVAILABLE = 'price history is unavailable right now; please try again shortly';
