@@ -192,16 +192,18 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       // The ranking a /markets walk keeps: a new version whenever the busiest-first order changed.
       const ordered = listBodies.order(view.open);
       const order = ordered.map((e) => e.slug).join('\n');
+      // Remembered only once written: a build that fails after this point must not leave the lists
+      // of the next build naming a ranking that was never stored (every walk would stop at page one).
       const rankingEntries: SnapshotEntry[] = [];
-      let superseded: number | undefined;
-      if (ranking === undefined || ranking.order !== order) {
+      let next = ranking;
+      if (next === undefined || next.order !== order) {
         const version = await deps.redis.incr(keys.rankingVersion);
         const payload: RankingSnapshot = { version, events: ordered.map((e) => [e.slug, e.category, e.league]) };
         rankingEntries.push({ name: `markets:ranking:${version}`, payload });
-        superseded = ranking?.version;
-        ranking = { version, order };
+        next = { version, order };
       }
-      const lists = listBodies.build(view.open, chances, ranking.version);
+      const superseded = rankingEntries.length > 0 ? ranking?.version : undefined;
+      const lists = listBodies.build(view.open, chances, next.version);
       // The live list changes with any game or any in-play chance: cheap to rebuild every time,
       // and the writer stores it only when its body changed.
       const live: SnapshotEntry = { name: 'live', payload: buildLiveSnapshot(view.open, view.games, chances, deps.webUrl) };
@@ -212,7 +214,8 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       }
       // The ranking with (before) the lists that name it, in the same MULTI.
       const { written } = await writer.write([...entries, ...rankingEntries, ...listEntries]);
-      await keepRankings(ranking.version, superseded, full || rankingEntries.length > 0);
+      ranking = next;
+      await keepRankings(next.version, superseded, full || rankingEntries.length > 0);
       leagueLists = current;
       if (full) lastFullAt = started;
       lastVersion = popped.version;
