@@ -27,7 +27,7 @@ import { until } from '@pm/shared/wait';
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '1000000' }, readyTimeoutMs: 180_000 });
+  stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '1000000', CROWD_RATE: '10' }, readyTimeoutMs: 180_000 });
 }, 240_000);
 
 afterAll(async () => {
