@@ -142,13 +142,14 @@ export async function boardPage(tx: Tx, q: BoardQuery, start: BoardStart, limit:
     'around' in start
       ? sql`(select greatest(0, b.rank - 1 - ${Math.floor((limit - 1) / 2)}) from b join users u on u.id = b.user_id where lower(u.handle) = ${start.around})`
       : sql`${start.after}::integer`;
+  // The page is cut from the ranking before the rows are joined for their bodies: joined first,
+  // every person on a field's board (tens of thousands) was looked up to show a hundred.
   const rows = (await tx.query(sql`
-    with b as materialized (${ranking(q)})
+    with b as materialized (${ranking(q)}),
+    p as (select * from b where rank > ${after} order by rank limit ${limit + 1})
     select l.rank as key, ${recordJson.leaderboardRowObject('l', 'w')} as body
-    from b l join users u on u.id = l.user_id left join user_records w on w.user_id = l.user_id
-    where l.rank > ${after}
-    order by l.rank
-    limit ${limit + 1}`)).map((r) => keyedBody.parse(r));
+    from p l join users u on u.id = l.user_id left join user_records w on w.user_id = l.user_id
+    order by l.rank`)).map((r) => keyedBody.parse(r));
   const shown = rows.slice(0, limit);
   return { bodies: shown.map((r) => r.body), nextAfter: rows.length > limit ? (shown.at(-1)?.key ?? null) : null };
 }
