@@ -17,5 +17,10 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  // The chart page's script runs in the browser (services/api/src/charts/chart-page.ts serves it).
+  {
+    files: ['services/api/src/charts/static/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: { ...globals.browser } },
+  },
   ...boundaries,
 );

@@ -190,7 +190,7 @@ async function main() {
   supervisor.run(services);
   if (runCrowd) supervisor.run([crowd]);
   if (values.cluster) say(`API replicas on http://localhost:${config.PORT} and http://localhost:${config.PORT + REPLICA_PORT_STEP} (/api/v1/markets) — Ctrl-C stops everything`);
-  else say(`API on http://localhost:${config.PORT}/api/v1/markets, reference at http://localhost:${config.PORT}/api/v1/docs — Ctrl-C stops everything`);
+  else say(`API on http://localhost:${config.PORT}/api/v1/markets, reference at http://localhost:${config.PORT}/api/v1/docs, charts at http://localhost:${config.PORT}/api/v1/charts — Ctrl-C stops everything`);
 }
 
 

@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointList, marketListResponseSchema, STREAM_PATH } from '@pm/shared/api';
 import { startStack, type Stack } from '../support/stack.js';
+import { launchChromium, watchPage } from '../support/chromium.js';
 import { until } from '@pm/shared/wait';
 
 /**
@@ -18,30 +19,16 @@ import { until } from '@pm/shared/wait';
  */
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let stack: Stack;
 let base: string;
 let browser: Browser | undefined;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium), as .ci/run does`);
-  }
   // Every example is requested several times over; the 120-a-minute limit is not what this tests.
   stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
   base = stack.apiUrl;
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  browser = await launchChromium();
   // The docs page fills its examples from the first call listed: wait for the crowd's first one.
   await until('a call listed', async () => {
     const res = await fetch(`${base}/api/v1/calls?limit=1`);
@@ -57,20 +44,8 @@ afterAll(async () => {
 describe('API reference at /api/v1/docs', () => {
   it('lists every endpoint of the table, with its request examples, loading nothing from elsewhere', async () => {
     const page = await browser!.newPage({ viewport: { width: 1280, height: 900 } });
-    const foreign: string[] = [];
-    page.on('request', (req) => {
-      if (!req.url().startsWith(base) && !req.url().startsWith('data:')) foreign.push(req.url());
-    });
-    const errors: string[] = [];
-    page.on('pageerror', (err) => errors.push(err.message));
     // The page is served with a Content-Security-Policy: anything it blocks is a failure here.
-    const violations: string[] = [];
-    page.on('console', (message) => {
-      if (/Content[ -]Security[ -]Policy/i.test(message.text())) violations.push(message.text());
-    });
-    await page.addInitScript({
-      content: "document.addEventListener('securitypolicyviolation', (e) => console.error('Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI));",
-    });
+    const { foreign, errors, violations } = await watchPage(page, base);
 
     const res = await page.goto(`${base}/api/v1/docs`, { waitUntil: 'networkidle' });
     expect(res?.status()).toBe(200);

@@ -68,6 +68,15 @@ export async function priceTargets(stack: Stack, count: number): Promise<PriceTa
   });
 }
 
+/** The target of one market of an event the API lists (its first outcome's token, from the simulator's catalog). */
+export async function priceTarget(stack: Stack, slug: string, marketId: string): Promise<PriceTarget> {
+  const res = await fetch(`${stack.simUrl}/events?slug=${encodeURIComponent(slug)}`);
+  const market = gammaEvents.parse(await res.json())[0]?.markets.find((m) => m.id === marketId);
+  const token = market === undefined ? undefined : z.array(z.string()).parse(JSON.parse(market.clobTokenIds))[0];
+  if (token === undefined) throw new Error(`the simulator's catalog has no market ${marketId} in event ${slug}`);
+  return { slug, marketId, token };
+}
+
 /** What a reader showed of a target: its chance and the version (ETag) it read. */
 export interface Shown {
   chance: number | undefined;

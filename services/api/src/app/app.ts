@@ -4,6 +4,7 @@ import type { Logger } from '@pm/shared/logger';
 import { buildOpenApiDocument, endpoints, STREAM_PATH, type EndpointPath } from '@pm/shared/api';
 import { endpointRoute } from './adapter.js';
 import { docsPage, DOCS_PATH } from '../docs/docs-page.js';
+import { chartPage, CHARTS_PATH } from '../charts/chart-page.js';
 import { createLiveDocument } from '../docs/live-docs.js';
 import { ApiError, INTERNAL_MESSAGE } from '../http/errors.js';
 import type { HandlerContext } from './handler.js';
@@ -87,6 +88,8 @@ export function createApp(parts: AppParts): express.Application {
   });
   // The human-readable reference: the document above, its example requests filled from live data.
   app.use(DOCS_PATH, docsPage(createLiveDocument(ctx)));
+  // The same data to look at: the busiest events, live, and their candles (read from the endpoints above).
+  app.use(CHARTS_PATH, chartPage());
 
   app.use((_req, res) => sendError(res, 'not_found', NOT_FOUND));
 

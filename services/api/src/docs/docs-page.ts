@@ -2,12 +2,14 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { type Router } from 'express';
 import { STREAM_PATH, STREAM_TOPICS } from '@pm/shared/api';
+import { CHARTS_PATH } from '../charts/chart-page.js';
 
 /**
  * The API reference at /api/v1/docs: Swagger UI (swagger-ui-dist, served from this process, no CDN)
  * rendering the document generated from the endpoint table, with its example requests filled from
  * the data being served (live-docs.ts, at DOCS_PATH/openapi.json), so "Try it out" answers 200,
- * under a small live panel showing `GET /api/v1/stream` as it happens.
+ * under a small live panel showing `GET /api/v1/stream` as it happens, and a link to the chart page
+ * (charts/chart-page.ts).
  *
  * The page and its start-up script are ours rather than the package's index.html, which points at
  * a demo document on the internet. The script is a file, not inline, so a Content-Security-Policy
@@ -31,6 +33,7 @@ const PAGE = `<!doctype html>
   <link rel="icon" type="image/png" href="${DOCS_PATH}/favicon-32x32.png">
 </head>
 <body>
+  <p id="chart-page-link" style="font-family: sans-serif; max-width: 1460px; margin: 12px auto 0; padding: 0 20px; font-size: 14px;">The same data to look at: <a href="${CHARTS_PATH}">live charts</a> of the busiest events, their chances moving with the stream and a candle chart per market.</p>
   <section id="live-stream" aria-live="polite" style="font-family: sans-serif; max-width: 1460px; margin: 16px auto 0; padding: 0 20px;">
     <h2 style="font-size: 18px; margin: 0 0 6px;">Live: <code>GET ${STREAM_PATH}</code> <small id="live-stream-state" style="font-weight: normal; color: #666;">connecting…</small></h2>
     <ol id="live-stream-messages" reversed style="font-family: monospace; font-size: 12px; max-height: 180px; overflow-y: auto; margin: 0; padding-left: 28px; background: #f7f7f7;"></ol>

@@ -17,7 +17,7 @@ import { requestDurations, type DurationSeries } from './request-durations.js';
  */
 
 /** Paths served besides the endpoint table, named as their own route template. */
-const EXTRA_ROUTES = ['/api/v1/openapi.json', '/api/v1/docs'];
+const EXTRA_ROUTES = ['/api/v1/openapi.json', '/api/v1/docs', '/api/v1/charts'];
 
 /** The snapshot the market list needs before the API can answer anything useful. */
 const READY_SNAPSHOT: SnapshotName = 'markets:trending';
