@@ -155,7 +155,7 @@ describe('the whole catalog', () => {
 
   it("a call made with the records CLI shows in its event's platform_split and by-id within 2 s (p99 over 20 calls)", { timeout: 240_000 }, async () => {
     const env = { ...process.env, DATABASE_URL: stack.databaseUrl, REDIS_URL: stack.redisUrl, REDIS_PREFIX: stack.prefix, LOG_LEVEL: 'silent' };
-    const run = (...args: string[]) => promisify(execFile)('npx', ['tsx', 'scripts/records.ts', ...args], { cwd: root, env });
+    const run = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/records.ts', ...args], { cwd: root, env });
     // A handle of this attempt's own: the e2e project retries a failed test on the same stack.
     const handle = `splitwatch_${Date.now() % 1e8}`;
     await run('user', '--handle', handle, '--name', 'Split Watch');

@@ -56,7 +56,7 @@ describe('a restarted demo on the same database', () => {
     const db = createDb(databaseUrl, { poolSize: 1 });
     try {
       const recordsEnv = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' };
-      const records = (...args: string[]) => promisify(execFile)('npx', ['tsx', 'scripts/records.ts', ...args], { cwd: root, env: recordsEnv });
+      const records = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/records.ts', ...args], { cwd: root, env: recordsEnv });
       await records('user', '--handle', 'restarter', '--name', 'Restarter');
       const list = marketListResponseSchema.parse(await (await fetch(`${stack.apiUrl}/api/v1/markets?limit=10`)).json());
       let called: string | undefined;
