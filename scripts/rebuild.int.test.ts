@@ -5,7 +5,7 @@ import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
 import { createLogger } from '@pm/shared/logger';
-import { queuePrefix, type JobData } from '@pm/shared/queues';
+import { createSnapshotTrigger, queuePrefix, type JobData, type SnapshotTrigger } from '@pm/shared/queues';
 import { createRecords, createRecordsTrigger, type Records, type RecordsTrigger } from '@pm/shared/records';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createRebuildAllProcessor } from '../services/worker/src/projections/index.js';
@@ -21,6 +21,7 @@ let tdb: TestDatabase;
 let tr: TestRedis;
 let records: Records;
 let trigger: RecordsTrigger;
+let snapshots: SnapshotTrigger;
 let worker: Worker<JobData['rebuild-all'], unknown, 'rebuild-all'>;
 
 beforeAll(async () => {
@@ -30,13 +31,15 @@ beforeAll(async () => {
   await records.createUser({ handle: 'rita', displayName: 'Rita' });
   const connection = tr.redis.duplicate({ maxRetriesPerRequest: null });
   trigger = createRecordsTrigger({ redis: connection, prefix: tr.prefix });
-  const rebuildAll = createRebuildAllProcessor({ db: tdb.db, redis: tr.redis, prefix: tr.prefix, trigger, logger: createLogger('rebuild-test', { LOG_LEVEL: 'silent' }) });
+  snapshots = createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix });
+  const rebuildAll = createRebuildAllProcessor({ db: tdb.db, redis: tr.redis, prefix: tr.prefix, trigger, snapshots, logger: createLogger('rebuild-test', { LOG_LEVEL: 'silent' }) });
   worker = new Worker<JobData['rebuild-all'], unknown, 'rebuild-all'>('projections', rebuildAll, { connection, prefix: queuePrefix(tr.prefix) });
 });
 
 afterAll(async () => {
   await worker?.close();
   await trigger?.close();
+  await snapshots?.close();
   await records?.close();
   await tr?.cleanup();
   await tdb?.drop();

@@ -14,14 +14,20 @@ import {
 import { createDb, sql, type Db } from '@pm/shared/db';
 import { eventually, until } from '@pm/shared/wait';
 import { startStack, untilMarketConnected, type Stack } from '../support/stack.js';
+import { Redis } from 'ioredis';
+import { callableMarkets, openMarketIds } from '../../scripts/lib/crowd/markets.js';
+import { percentile } from '../../scripts/lib/soak/load.js';
 
 /**
  * The whole catalog through the whole stack, the feed and the demo crowd running: a cursor walk of
  * /markets (open and closed) reaches every such event in Postgres exactly once; 100 market ids in
  * one request; every outcome's odds are /odds of its chance; a book's top is its outcome's quotes;
- * a call made with the records CLI shows in its event's platform_split (and by-id) within 2 s.
+ * a call made with the records CLI shows in its event's platform_split (and by-id) within 2 s at
+ * p99, measured over 20 calls.
  */
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** Calls whose split lag is measured: the contract is a p99, so one number is not a measurement. */
+const SPLIT_CALLS = 20;
 let stack: Stack;
 let db: Db;
 
@@ -146,44 +152,60 @@ describe('the whole catalog', () => {
     }
   });
 
-  // Skipped until it holds: measured 1.1–14.5 s from outside; the split follows the projection worker's
-  // schedule, not the call's own commit. The test is the measurement to run then.
-  it.skip('a call made with the records CLI shows in its event\'s platform_split and by-id within 2 s', { timeout: 300_000 }, async () => {
+  it("a call made with the records CLI shows in its event's platform_split and by-id within 2 s (p99 over 20 calls)", { timeout: 240_000 }, async () => {
     const env = { ...process.env, DATABASE_URL: stack.databaseUrl, REDIS_URL: stack.redisUrl, REDIS_PREFIX: stack.prefix, LOG_LEVEL: 'silent' };
-    const run = (...args: string[]) => promisify(execFile)('npx', ['tsx', 'scripts/records.ts', ...args], { cwd: root, env });
-    await run('user', '--handle', 'splitwatch', '--name', 'Split Watch');
-    const lags: number[] = [];
-    const trending = await get('/api/v1/markets?limit=10', marketListResponseSchema);
-    for (const card of trending.events.slice(0, 5)) {
-      const marketId = card.markets[0]?.id;
-      if (marketId === undefined) continue;
-      const before = await get(`/api/v1/markets/by-id?ids=${marketId}`, marketsByIdResponseSchema);
-      const split = before.markets[0]?.market.platform_split ?? [];
-      try {
-        await run('call', '--user', 'splitwatch', '--market', marketId, '--outcome', '0');
-      } catch {
-        continue; // a refused call (stale price, closed meanwhile) says nothing about the lag
-      }
-      const made = Date.now();
-      const want = (split[0] ?? 0) + 1;
-      const seen = await eventually(
-        async () => {
-          const [page, batch] = await Promise.all([
-            get(`/api/v1/markets/${card.slug}`, marketEventResponseSchema),
-            get(`/api/v1/markets/by-id?ids=${marketId}`, marketsByIdResponseSchema),
-          ]);
-          const onPage = page.event.markets.find((m) => m.id === marketId)?.platform_split[0] ?? 0;
-          const inBatch = batch.markets[0]?.market.platform_split[0] ?? 0;
-          return onPage >= want && inBatch >= want;
-        },
-        (ok) => ok,
-        { timeoutMs: 30_000, everyMs: 50 },
-      );
-      expect(seen).toBe(true);
-      lags.push(Date.now() - made);
+    const run = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/records.ts', ...args], { cwd: root, env });
+    // A handle of this attempt's own: the e2e project retries a failed test on the same stack.
+    const handle = `splitwatch_${Date.now() % 1e8}`;
+    await run('user', '--handle', handle, '--name', 'Split Watch');
+    // Markets with a live price now (a stale one is refused), one per event while there are enough.
+    const redis = new Redis(stack.redisUrl);
+    let markets: string[];
+    try {
+      const callable = await callableMarkets(db, redis, stack.prefix, Date.now(), { ids: await openMarketIds(db) });
+      const perEvent = [...new Map(callable.map((m) => [m.eventId, m.id])).values()];
+      markets = [...new Set([...perEvent, ...callable.map((m) => m.id)])].slice(0, SPLIT_CALLS + 10);
+    } finally {
+      redis.disconnect();
     }
-    console.log(`platform_split lag after a call, read from outside (ms): ${lags.join(', ')}`);
-    expect(lags.length).toBeGreaterThan(0);
-    expect(Math.max(...lags)).toBeLessThanOrEqual(2_000);
+    expect(markets.length).toBeGreaterThanOrEqual(SPLIT_CALLS);
+    /** Outcome 0's people on the event page and in by-id, and the event's slug. */
+    const counted = async (marketId: string, slug?: string) => {
+      const batch = await get(`/api/v1/markets/by-id?ids=${marketId}`, marketsByIdResponseSchema);
+      const event = slug ?? batch.markets[0]?.event;
+      if (event === undefined) return { event, onPage: 0, inBatch: 0 };
+      const page = await get(`/api/v1/markets/${event}`, marketEventResponseSchema);
+      const onPage = page.event.markets.find((m) => m.id === marketId)?.platform_split[0] ?? 0;
+      return { event, onPage, inBatch: batch.markets[0]?.market.platform_split[0] ?? 0 };
+    };
+    const lags: number[] = [];
+    const refused: string[] = [];
+    for (const marketId of markets) {
+      if (lags.length === SPLIT_CALLS) break;
+      const before = await counted(marketId);
+      if (before.event === undefined) continue;
+      let madeAt: number;
+      try {
+        const { stdout } = await run('call', '--user', handle, '--market', marketId, '--outcome', '0');
+        madeAt = Date.parse((JSON.parse(stdout) as { made_at: string }).made_at);
+      } catch (err) {
+        refused.push(`${marketId}: ${(err as { stderr?: string }).stderr?.trim() ?? String(err)}`);
+        continue; // a refused call (its price went stale, its market closed meanwhile) says nothing about the lag
+      }
+      // From the call's own time (taken before its commit) to the first read that counts it on both.
+      const want = Math.max(before.onPage, before.inBatch) + 1;
+      const seen = await eventually(
+        async () => ({ ...(await counted(marketId, before.event)), at: Date.now() }),
+        (c) => c.onPage >= want && c.inBatch >= want,
+        { timeoutMs: 30_000, everyMs: 25 },
+      );
+      expect(Math.min(seen.onPage, seen.inBatch), `${marketId} on ${before.event}: ${JSON.stringify(seen)}`).toBeGreaterThanOrEqual(want);
+      lags.push(seen.at - madeAt);
+    }
+    const sorted = [...lags].sort((a, b) => a - b);
+    const figures = { n: lags.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) };
+    console.log(`platform_split lag after a records CLI call, read from outside (ms): ${JSON.stringify(figures)} all=${lags.join(',')}`);
+    expect(lags.length, `refused: ${refused.join('; ')}`).toBe(SPLIT_CALLS);
+    expect(figures.p99, JSON.stringify(figures)).toBeLessThanOrEqual(2_000);
   });
 });

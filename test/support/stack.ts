@@ -33,21 +33,25 @@ export interface Stack {
 /**
  * Starts the whole stack through the README's own run line (scripts/start.ts), on free ports, with
  * a database and a Redis prefix of its own, and waits until the API serves the market list.
+ *
+ * A test may hand it a DATABASE_URL, REDIS_URL or REDIS_PREFIX of its own (a restart on the same
+ * data, a Redis it stops): the stack then reports those, since they are where its services live,
+ * and `stop()` leaves them to the test — it drops and deletes only what it made itself.
  */
 export async function startStack(opts: { env?: Record<string, string>; readyTimeoutMs?: number; args?: string[] } = {}): Promise<Stack> {
   const services = await testServices();
   const [freeApiPort, freeSimPort, ingestorPort, workerPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  const db = new URL(services.postgresUrl);
-  db.pathname = `/pm_stack_${uniqueSuffix()}`;
-  const prefix = `stack_${uniqueSuffix()}`;
+  const ownDb = new URL(services.postgresUrl);
+  ownDb.pathname = `/pm_stack_${uniqueSuffix()}`;
+  const ownPrefix = `stack_${uniqueSuffix()}`;
   // The simulator's controls need this token (the run line hands it to the simulator and the crowd).
   const simToken = randomBytes(24).toString('base64url');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'test',
-    DATABASE_URL: db.toString(),
+    DATABASE_URL: ownDb.toString(),
     REDIS_URL: services.redisUrl,
-    REDIS_PREFIX: prefix,
+    REDIS_PREFIX: ownPrefix,
     PORT: String(freeApiPort),
     SIM_PORT: String(freeSimPort),
     INGESTOR_PORT: String(ingestorPort),
@@ -57,6 +61,11 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
     SIM_CONTROL_TOKEN: simToken,
     ...opts.env,
   };
+  const databaseUrl = env.DATABASE_URL!;
+  const redisUrl = env.REDIS_URL!;
+  const prefix = env.REDIS_PREFIX!;
+  const ownsDatabase = databaseUrl === ownDb.toString();
+  const ownsKeys = redisUrl === services.redisUrl && prefix === ownPrefix;
   // A test may choose the ports itself (the cluster mode needs PORT + 100 free as well).
   const port = Number(env.PORT);
   const simPort = Number(env.SIM_PORT);
@@ -75,8 +84,8 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
   const stack: Stack = {
     apiUrl,
     simUrl: `http://127.0.0.1:${simPort}`,
-    databaseUrl: db.toString(),
-    redisUrl: services.redisUrl,
+    databaseUrl,
+    redisUrl,
     prefix,
     simControl: (p, body) => {
       const authorization = `Bearer ${env.SIM_CONTROL_TOKEN ?? ''}`;
@@ -93,10 +102,12 @@ export async function startStack(opts: { env?: Record<string, string>; readyTime
         await exited;
         clearTimeout(timer);
       }
-      await dropDatabase(db.toString()).catch(() => {});
-      const redis = new Redis(services.redisUrl);
-      await deleteKeysWithPrefix(redis, prefix);
-      redis.disconnect();
+      if (ownsDatabase) await dropDatabase(databaseUrl).catch(() => {});
+      if (ownsKeys) {
+        const redis = new Redis(redisUrl);
+        await deleteKeysWithPrefix(redis, prefix);
+        redis.disconnect();
+      }
     },
   };
 

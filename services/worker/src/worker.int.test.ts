@@ -5,10 +5,13 @@ import { createSnapshotTrigger, type SnapshotTrigger } from '@pm/shared/queues';
 import { parseConfig } from '@pm/shared/config';
 import { redisKeys, snapshotEtag } from '@pm/shared/redis';
 import { sql } from '@pm/shared/db';
+import { createRecords } from '@pm/shared/records';
 import { type TestDatabase, type TestRedisPrefix } from '@pm/shared/testing';
 import * as waiting from '@pm/shared/wait';
 import { useFreshStores } from './testing/stores.js';
 import { createWorker, type WorkerService } from './main.js';
+import { reconcilerEpochKey } from './outbox/reconciler.js';
+import { rebuildProjections } from './projections/run.js';
 import { eventSnapshotSchema, insertFixture, readSnapshot, scanSnapshots, token, WEB_URL } from './market-snapshots/test-fixture.js';
 
 const logger = createLogger('worker-test', { LOG_LEVEL: 'silent' });
@@ -150,6 +153,32 @@ describe('the worker service', () => {
       (s) => s.event.markets[0]?.question === 'Will the House change hands?',
     );
     expect(page.event.markets[0]?.question).toBe('Will the House change hands?');
+  });
+});
+
+describe("a call's platform_split", () => {
+  it('shows on its event page once projected, with nothing else moving on the event', async () => {
+    // Nothing else may rebuild the page meanwhile: projections current and this Redis known to the
+    // reconciler (no start-up rebuild-all, which marks every event), no periodic full build, no feed.
+    await rebuildProjections(tdb.db, new Date());
+    await tr.redis.set(reconcilerEpochKey(tr.prefix), String(Date.now()));
+    const worker = createWorker({ config: config(), db: tdb.db, redis: tr.redis, logger, fullBuildEveryMs: 600_000 });
+    await worker.start();
+    const records = createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix });
+    try {
+      // The write path wants a live price.
+      await tr.redis.hset(redisKeys(tr.prefix).chanceAt, token('m20', 0), String(Date.now()));
+      await records.createUser({ handle: 'splitter', displayName: 'Splitter' });
+      await records.recordCall({ handle: 'splitter', marketId: 'm20', outcomeIndex: 0, thesis: 'the House flips' });
+      const page = await eventually(
+        () => readSnapshot(tr.redis, tr.prefix, 'event:us-election', eventSnapshotSchema),
+        (s) => s.event.markets[0]?.platform_split[0] === 1,
+      );
+      expect(page.event.markets[0]?.platform_split).toEqual([1, 0]);
+    } finally {
+      await records.close();
+      await worker.stop();
+    }
   });
 });
 

@@ -5,7 +5,7 @@ import { WEEK_MS } from '@pm/shared/domain';
 import type { JobData, SnapshotTrigger } from '@pm/shared/queues';
 import type { Logger } from '@pm/shared/logger';
 import { redisKeyBase, takeSets } from '@pm/shared/redis';
-import { tables, type Db } from '@pm/shared/db';
+import { anyOf, tables, type Db } from '@pm/shared/db';
 import { projectionMarketsDirtyKey, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
 import { projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';
 import { marketsPendingSettlement, settleMarket } from '../settlement/settle-market.js';
@@ -27,8 +27,11 @@ export interface ProjectionProcessorDeps {
   redis: Redis;
   prefix: string;
   trigger: RecordsTrigger;
-  /** Open events' snapshots to rebuild after a full rebuild (their platform_split); absent in tests that do not look. */
-  snapshots?: Pick<SnapshotTrigger, 'markEventsDirty'>;
+  /**
+   * Event snapshots to rebuild once their markets' platform_split committed: after a batch, the events
+   * of its markets; after a full rebuild, every open event.
+   */
+  snapshots: Pick<SnapshotTrigger, 'markEventsDirty'>;
   logger: Logger;
   now?: () => Date;
 }
@@ -42,7 +45,8 @@ function userIdsOf(values: Array<string | number>): number[] {
  * `project-users`: one batch for everything that is stale. The job's own ids plus every id in the
  * dirty sets (ids of jobs deduplicated into this one — see shared/src/records/trigger.ts), taken
  * atomically, are projected in one transaction with one re-rank; a failed attempt puts the taken ids
- * back for the retry. Then the record snapshots they feed are marked dirty.
+ * back for the retry. Then the snapshots they feed are marked dirty: the record snapshots (a market's
+ * call list, the boards) and the event pages of the markets whose split moved.
  */
 export function createProjectUsersProcessor(deps: ProjectionProcessorDeps) {
   const now = deps.now ?? (() => new Date());
@@ -81,6 +85,13 @@ export function createProjectUsersProcessor(deps: ProjectionProcessorDeps) {
       ...marketIds.map((id) => `market:${id}` as const),
       'leaderboard',
     ]);
+    // An event page (and /markets/by-id, which reads it) shows its markets' platform_split, and the
+    // market snapshot builder re-reads splits only for the events marked dirty. Unmarked, a new call
+    // reached the page at the event's next price change or the periodic full build: seconds to 30 s.
+    if (marketIds.length > 0) {
+      const events = await tables.markets(deps.db).find({ id: anyOf(marketIds) }).select('event_id').all();
+      await deps.snapshots.markEventsDirty(new Set(events.map((m) => m.event_id)));
+    }
   };
 }
 
@@ -123,10 +134,8 @@ export function createRebuildAllProcessor(deps: ProjectionProcessorDeps) {
     };
     deps.logger.info({ ms, settledMarkets, unsettled: unsettled.length }, 'projections rebuilt');
     await deps.trigger.requestFullSnapshotBuild();
-    if (deps.snapshots) {
-      const open = await tables.events(deps.db).find({ closed: false }).select('id').all();
-      await deps.snapshots.markEventsDirty(open.map((e) => e.id));
-    }
+    const open = await tables.events(deps.db).find({ closed: false }).select('id').all();
+    await deps.snapshots.markEventsDirty(open.map((e) => e.id));
     return { settledMarkets, unsettled, rebuilt, ms: { ...ms, total: Math.round(performance.now() - started) } };
   };
 }

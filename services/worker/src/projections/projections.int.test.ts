@@ -42,7 +42,8 @@ beforeEach(async () => {
   await insertMarkets(tdb.db, ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8']);
   trigger = each.adopt(createRecordsTrigger({ redis: tr.redis, prefix: tr.prefix, intervalMs: 100 }), (t) => t.close());
   records = each.adopt(createRecords({ db: tdb.db, redis: tr.redis, prefix: tr.prefix }), (r) => r.close());
-  const deps = { db: tdb.db, redis: tr.redis, prefix: tr.prefix, trigger, logger, now: () => new Date(Date.now() + clockOffsetMs) };
+  snapshotTrigger = each.adopt(createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
+  const deps = { db: tdb.db, redis: tr.redis, prefix: tr.prefix, trigger, snapshots: snapshotTrigger, logger, now: () => new Date(Date.now() + clockOffsetMs) };
   each.adopt(startQueueWorkers({
     registry: {
       settlement: { 'settle-market': createSettleMarketProcessor({ db: tdb.db, logger }) },
@@ -56,7 +57,6 @@ beforeEach(async () => {
     prefix: tr.prefix,
     logger,
   }), (w) => w.close());
-  snapshotTrigger = each.adopt(createSnapshotTrigger({ redis: tr.redis, prefix: tr.prefix }), (t) => t.close());
   // Turns the write path's outbox rows into the projection jobs, as the worker does.
   const relay = createOutboxRelay({
     db: tdb.db,
