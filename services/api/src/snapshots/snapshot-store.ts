@@ -12,7 +12,9 @@ import type { SnapshotOverlay } from './live-prices.js';
  * it on `snapshotAnnounce` (shared/src/redis/snapshot-announce.ts): a read then costs no Redis round trip.
  * What is held is trusted only while the subscription is up: until it is (start, or after Redis went
  * away and came back, when announcements may have been missed) every read goes to Redis and nothing
- * is kept; once (re)subscribed the store starts empty. A periodic check of the held versions is the
+ * is kept; once (re)subscribed the store starts empty. What was held when the subscription dropped is
+ * kept aside for `staleMs`, and served only when Redis cannot answer for that snapshot (a node
+ * failing over, a restart): seconds-old data rather than a 503 while the store cannot know better. A periodic check of the held versions is the
  * safety net behind that. Absent snapshots are held too (version null), so "no such event" is
  * answered from memory and a new one is noticed by its announcement.
  *
@@ -63,6 +65,8 @@ export interface SnapshotStoreOptions {
   verifyMs?: number;
   /** Live values laid over held snapshots (live-prices.ts). */
   overlay?: SnapshotOverlay;
+  /** How long a snapshot held when the subscription dropped may be served while Redis cannot be read. */
+  staleMs?: number;
 }
 
 interface Held {
@@ -92,6 +96,14 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
   const maxEntries = options.maxEntries ?? 2000;
   const timeoutMs = options.timeoutMs ?? 1000;
   const held = new Map<SnapshotName, Held>();
+  const staleMs = options.staleMs ?? 60_000;
+  /**
+   * What was held when trust was lost, with when: served only while Redis fails to read that name,
+   * dropped once it is read again (or too old). A failover of the node holding the snapshots lasts
+   * seconds, during which the subscription may be back already (on another node) while the reads
+   * still fail: so this is not emptied on resubscribing.
+   */
+  const stale = new Map<SnapshotName, { entry: Held; since: number }>();
   const inFlight = new Map<SnapshotName, Promise<Held>>();
   /** Names announced while their load was in flight: that load may have read the previous version. */
   const announcedInFlight = new Set<SnapshotName>();
@@ -110,6 +122,18 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
     if (trusted && !stopped) logger.warn('snapshot announcements interrupted: reading snapshots from Redis until resubscribed');
     trusted = false;
     epoch++;
+    setAside();
+  }
+
+  /** Everything held moves to `stale`: no longer served as current, still served while reads fail. */
+  function setAside(): void {
+    const now = clock();
+    for (const [name, entry] of held) if (entry.etag !== null) stale.set(name, { entry, since: now });
+    while (stale.size > maxEntries) {
+      const oldest = stale.keys().next().value;
+      if (oldest === undefined) break;
+      stale.delete(oldest);
+    }
     held.clear();
   }
 
@@ -119,9 +143,10 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
     if (stopped) return;
     subscriber.subscribe(keys.snapshotAnnounce, keys.feedAnnounce).then(
       () => {
-        // Anything may have changed while we were not listening: start empty.
+        // Anything may have changed while we were not listening: start empty. (A cluster client is
+        // ready again after a failover without having closed: what it held is set aside here too.)
         epoch++;
-        held.clear();
+        setAside();
         trusted = true;
         firstSubscribed();
       },
@@ -158,11 +183,18 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       if (entry && entry.etag !== announced.etag && entry.base?.etag !== announced.etag) {
         if (!entry.used) {
           held.delete(name);
+          // Still the last version this process could serve if Redis stops answering before the next read.
+          if (entry.etag !== null) stale.set(name, { entry, since: clock() });
           continue;
         }
         fetchOnce(name, entry.schema).catch((err: unknown) => {
-          held.delete(name);
-          logger.warn({ err, snapshot: name }, 'announced snapshot could not be read; dropped');
+          // The new version cannot be read (its node failing over): the one held is what there is.
+          // It is set aside like everything held when trust is lost, served only while reads fail.
+          if (held.get(name) === entry) {
+            held.delete(name);
+            if (entry.etag !== null) stale.set(name, { entry, since: clock() });
+          }
+          logger.warn({ err, snapshot: name }, 'announced snapshot could not be read; the held version is served only while Redis cannot be read');
         });
       }
     }
@@ -221,7 +253,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
 
   async function load(name: SnapshotName, schema: z.ZodType<unknown>): Promise<Held> {
     const startedEpoch = epoch;
-    const [body, etag] = await redisCall('snapshot body', () => redis.hmget(keys.snapshot(name), 'body', 'etag'));
+    const [body, etag] = await redisCall(`snapshot ${name}`, () => redis.hmget(keys.snapshot(name), 'body', 'etag'));
     let entry: Held = { etag: null, data: null, schema, used: false };
     if (body != null && etag != null) {
       let json: unknown;
@@ -234,6 +266,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       if (!parsed.success) throw new Error(`snapshot ${name} (etag ${etag}) does not match its schema: ${parsed.error.message}`);
       entry = { ...overlaid(options.overlay, name, etag, parsed.data), schema, used: false };
     }
+    stale.delete(name);
     // Announced again while this read was on its way: what it read may already be old.
     const announcedMeanwhile = announcedInFlight.delete(name);
     if (trusted && epoch === startedEpoch && !announcedMeanwhile) hold(name, entry);
@@ -276,7 +309,17 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
         held.set(name, entry);
       } else {
         // Concurrent requests after a new version share one fetch and parse.
-        entry = await fetchOnce(name, schema as z.ZodType<unknown>);
+        try {
+          entry = await fetchOnce(name, schema as z.ZodType<unknown>);
+        } catch (err) {
+          const kept = stale.get(name);
+          if (!(err instanceof ApiError) || err.code !== 'unavailable' || kept === undefined) throw err;
+          if (clock() - kept.since > staleMs) {
+            stale.delete(name);
+            throw err;
+          }
+          entry = kept.entry;
+        }
       }
       entry.used = true;
       return entry.etag === null ? null : { data: entry.data as T, etag: entry.etag };
@@ -298,6 +341,11 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       else redis.once('ready', () => refreshFeed().catch(() => {}));
       every(options.feedRefreshMs ?? 1_000, refreshFeed);
       every(options.verifyMs ?? 10_000, verifyHeld);
+      // What was set aside is of use for `staleMs` only: forgotten after, read or not.
+      every(Math.min(staleMs, 10_000), async () => {
+        const now = clock();
+        for (const [name, kept] of stale) if (now - kept.since > staleMs) stale.delete(name);
+      });
     },
     async stop() {
       stopped = true;
