@@ -247,3 +247,18 @@ describe('a resolved market (docs/design.md "Resolution is data")', () => {
     expect(event.markets.find((m) => m.id === 'm1')).toMatchObject({ resolved_outcome: null, resolved_at: null });
   });
 });
+
+describe('a series its range tier barely holds', () => {
+  it('is drawn from the next coarser tier: 1d of a market with only an hourly past shows its hours', async () => {
+    // m20: an hourly past only (as the exchange answers for a market it resolved), nothing at 5 minutes.
+    const hourly: Array<{ t: number; chance: number }> = [];
+    for (let t = NOW_S - 3 * DAY; t < NOW_S; t += 3600) hourly.push({ t, chance: 0.4 });
+    await storeBackfill(tdb.db, await seriesOf(token('m20', 0)), 3600, hourly);
+    await history.build();
+    const day = await readHistory('m20', '1d');
+    expect(day.points.length).toBeGreaterThanOrEqual(24);
+    expect(day.points.every((p) => p.t % 3600 === 0 && p.chance === 0.4)).toBe(true);
+    // m1, which the 5-minute tier holds, keeps its 5-minute buckets.
+    expect((await readHistory('m1', '1d')).points.length).toBe(289);
+  });
+});

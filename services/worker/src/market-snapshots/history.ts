@@ -156,6 +156,9 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     }
   }
 
+  /** The tier a range falls back to when its own holds next to nothing of a series: step → coarser step. */
+  const COARSER_STEP: Readonly<Record<number, number>> = { 300: 3_600, 3_600: 86_400 };
+
   /** inputs: markets with a series, the range, now (Unix s). outputs: market → its points. */
   async function pointsOf(marketIds: readonly string[], range: HistoryRange, nowSeconds: number, ends: Map<string, HistoryEnd>): Promise<Map<string, HistoryPoint[]>> {
     const tier = HISTORY_RANGE_TIERS[range];
@@ -164,15 +167,26 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       const end = ends.get(id);
       if (end !== undefined) seriesEnds.set(firstSeries.get(id) as number, end);
     }
-    const candles = await readCandles(deps.db, {
-      series: marketIds.map((id) => firstSeries.get(id) as number),
-      step: tier.step,
-      bucket: tier.bucket,
-      start: tier.span === null ? 0 : nowSeconds - tier.span,
-      end: nowSeconds + 1,
-      now: nowSeconds,
-      ends: seriesEnds,
-    });
+    const read = (series: readonly number[], step: number, bucket: number) =>
+      readCandles(deps.db, {
+        series,
+        step,
+        bucket,
+        start: tier.span === null ? 0 : nowSeconds - tier.span,
+        end: nowSeconds + 1,
+        now: nowSeconds,
+        ends: seriesEnds,
+      });
+    const candles = await read(marketIds.map((id) => firstSeries.get(id) as number), tier.step, tier.bucket);
+    // A series the range's tier barely holds (a market resolved before its fine past was fetched: the
+    // exchange answers a resolved market only at coarse fidelity) is drawn from the next coarser tier
+    // instead, when that holds more of the range: fewer, honest points rather than one.
+    const coarser = COARSER_STEP[tier.step];
+    const thin = marketIds.map((id) => firstSeries.get(id) as number).filter((s) => (candles.get(s)?.length ?? 0) < 2);
+    if (coarser !== undefined && thin.length > 0) {
+      const again = await read(thin, coarser, Math.max(coarser, tier.bucket));
+      for (const s of thin) if ((again.get(s)?.length ?? 0) > (candles.get(s)?.length ?? 0)) candles.set(s, again.get(s)!);
+    }
     const out = new Map<string, HistoryPoint[]>();
     for (const id of marketIds) {
       let list = candles.get(firstSeries.get(id) as number) ?? [];
