@@ -48,6 +48,18 @@ const CALL_SUMS = sql`
   coalesce(sum(m.closing_chances[c.outcome_index + 1] - c.chance_at_call) filter (where c.status in ('won', 'lost')), 0) as clv_sum,
   count(m.closing_chances[c.outcome_index + 1]) filter (where c.status in ('won', 'lost'))::integer as clv_calls`;
 
+/** CALL_SUMS with each call counted `k.w` times (1, or −1 to take it out). */
+const WEIGHTED_SUMS = sql`
+  coalesce(sum(k.w), 0)::integer as settled,
+  coalesce(sum(k.w) filter (where c.status = 'won'), 0)::integer as won,
+  coalesce(sum(k.w) filter (where c.status = 'lost'), 0)::integer as lost,
+  coalesce(sum(k.w * c.profit_on_10), 0) as profit_on_10,
+  coalesce(sum(k.w * c.xp_awarded), 0)::integer as xp,
+  coalesce(sum(k.w * (c.chance_at_call - (c.status = 'won')::integer) * (c.chance_at_call - (c.status = 'won')::integer))
+             filter (where c.status in ('won', 'lost')), 0) as brier_sum,
+  coalesce(sum(k.w * (m.closing_chances[c.outcome_index + 1] - c.chance_at_call)) filter (where c.status in ('won', 'lost')), 0) as clv_sum,
+  coalesce(sum(k.w) filter (where c.status in ('won', 'lost') and m.closing_chances[c.outcome_index + 1] is not null), 0)::integer as clv_calls`;
+
 /** The markets of a field (`e` the event of `m`). */
 function inField(field: FieldKey): Fragment {
   const key = field.slice(2);
@@ -62,15 +74,33 @@ function aggregate(q: BoardQuery): Fragment {
   const events = q.field === null ? sql`` : sql`join events e on e.id = m.event_id`;
   const field = q.field === null ? sql`true` : inField(q.field);
   if (q.window !== 'all') {
+    // The kept rows count the calls settled after the span's `since` (no row: none); the board
+    // counts those in (asOf − window, asOf]. Each call where the two differ — settled after asOf,
+    // or between since and the window's start (not yet aged out, or aged out after asOf) — counts
+    // with weight `w` = (in the board) − (in the rows): a range of calls_settled_window of about a
+    // minute (the upkeep's period) plus the time since the board's first page.
     const from = new Date(q.asOf.getTime() - WINDOW_MS[q.window]);
     return sql`
       select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls, ${RIGHT_PCT} as right_pct
       from (
-        select c.user_id, ${CALL_SUMS}
-        from calls c join markets m on m.id = c.market_id ${events}
-        where c.settled_at > ${from} and c.settled_at <= ${q.asOf} and ${field}
-        group by c.user_id
-      ) w`;
+        select user_id, sum(settled)::integer as settled, sum(won)::integer as won, sum(lost)::integer as lost,
+               sum(profit_on_10) as profit_on_10, sum(xp)::integer as xp, sum(brier_sum) as brier_sum,
+               sum(clv_sum) as clv_sum, sum(clv_calls)::integer as clv_calls
+        from (
+          select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls
+          from user_window_records where span = ${q.window} and field = ${q.field ?? ''}
+          union all
+          select c.user_id, ${WEIGHTED_SUMS}
+          from (select coalesce((select since from user_window_edges where span = ${q.window}), 'infinity'::timestamptz) as since) s
+          join calls c on c.settled_at > least(s.since, ${from}) and (c.settled_at <= greatest(s.since, ${from}) or c.settled_at > ${q.asOf})
+          join markets m on m.id = c.market_id ${events}
+          cross join lateral (select (c.settled_at > ${from} and c.settled_at <= ${q.asOf})::integer - (c.settled_at > s.since)::integer as w) k
+          where k.w <> 0 and ${field}
+          group by c.user_id
+        ) x
+        group by user_id
+      ) w
+      where settled > 0`;
   }
   if (q.field === null) throw new Error('the all-time board of every field is kept as rows');
   // The field's records, less the calls settled after the board's instant (none on a first page).

@@ -1,0 +1,31 @@
+-- Window records (docs/skill.md "How it is kept"): a person's sums over the calls settled in the
+-- last day, week or month, per field, kept as rows so a window board ranks at most one row per
+-- person instead of aggregating every call settled in the window.
+
+-- For each span, the instant after which the settled calls counted in its rows were settled: the
+-- rows of a span hold exactly the calls with settled_at > since (a settlement adds its calls when
+-- its time is after since; the window upkeep moves since forward and takes out the calls it passes).
+-- No row until the first rebuild makes one (as 'infinity'): no call is counted, and the API adds
+-- every call in the window.
+create table user_window_edges (
+  span   text primary key check (span in ('day', 'week', 'month')),
+  since  timestamptz not null
+);
+
+-- One row per span, field and person with a call counted there: field '' is every market,
+-- `c:<category>` and `l:<league>` the markets of that category or league (as user_field_records).
+create table user_window_records (
+  span             text not null check (span in ('day', 'week', 'month')),
+  field            text not null,
+  user_id          bigint not null references users(id) on delete cascade,
+  settled          integer not null default 0,
+  won              integer not null default 0,
+  lost             integer not null default 0,
+  profit_on_10     numeric not null default 0,
+  xp               integer not null default 0,
+  brier_sum        numeric not null default 0,
+  clv_sum          numeric not null default 0,
+  clv_calls        integer not null default 0,
+  primary key (span, field, user_id)
+);
+create index user_window_records_user on user_window_records (user_id);
