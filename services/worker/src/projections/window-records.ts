@@ -64,12 +64,15 @@ export const windowRecords: Projection = {
  */
 export async function settleWindowRecords(tx: Tx, marketId: string, now: Date): Promise<void> {
   await tx.query(sql`
+    with sums as (
+      select f.field, c.user_id, ${AGGREGATES}
+      from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id ${FIELDS}
+      where c.market_id = ${marketId} and c.settled_at = ${now} and f.field is not null
+      group by f.field, c.user_id
+    )
     insert into user_window_records as r (${COLUMNS})
-    select s.span, f.field, c.user_id, ${AGGREGATES}
-    from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id ${FIELDS}
-    join user_window_edges s on s.since < c.settled_at
-    where c.market_id = ${marketId} and c.settled_at = ${now} and f.field is not null
-    group by s.span, f.field, c.user_id
+    select s.span, x.field, x.user_id, x.settled, x.won, x.lost, x.profit_on_10, x.xp, x.brier_sum, x.clv_sum, x.clv_calls
+    from sums x join user_window_edges s on s.since < ${now}
     on conflict (span, field, user_id) do update set
       settled = r.settled + excluded.settled, won = r.won + excluded.won, lost = r.lost + excluded.lost,
       profit_on_10 = r.profit_on_10 + excluded.profit_on_10, xp = r.xp + excluded.xp,

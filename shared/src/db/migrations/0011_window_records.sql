@@ -27,5 +27,7 @@ create table user_window_records (
   clv_sum          numeric not null default 0,
   clv_calls        integer not null default 0,
   primary key (span, field, user_id)
-);
+) with (fillfactor = 70);
+-- Room left on each page: a settlement updates thousands of these rows in place, and a row
+-- updated with room on its page (no indexed column changes) costs no index entry (HOT).
 create index user_window_records_user on user_window_records (user_id);
