@@ -10,11 +10,12 @@ import type { Page } from './pages.js';
  *   with a category), calibration from their decided calls (by index, calls_user_status_newest),
  *   and their rank on each board, counted in one pass over the records: 1 + the people ranked
  *   before them (higher score; then more settled; then handle), exactly the boards' order;
- * - the boards of a window or a field, computed on request instead of kept as rows (4 windows ×
+ * - the boards of a window or a field, ranked on request instead of kept as rankings (4 windows ×
  *   6 sorts × every category and league would be hundreds of rankings to rewrite on every
- *   settlement, nearly all never read): an all-time field board ranks that field's rows of
- *   user_field_records (at most one per person); a window board aggregates the calls settled in it
- *   (index-only range of calls_settled_window). A board is ranked as of an instant — the first
+ *   settlement, nearly all never read), each from kept per-person rows (at most one per person):
+ *   an all-time field board from that field's rows of user_field_records, a window board from its
+ *   span's and field's rows of user_window_records, corrected by the few calls between the rows'
+ *   edge and the window (services/worker/src/projections/window-records.ts). A board is ranked as of an instant — the first
  *   page's, which its next_cursor carries — from the calls settled at or before it, so a walk sees
  *   one ranking, each person once.
  * The rules are shared/src/domain's (skill.ts, records.ts: windowRecords, onBoard, rankBoard);
@@ -212,9 +213,19 @@ const skillRow = z.object({
 function rankOf(sort: Exclude<LeaderboardSort, 'week'> | 'week', extra: { weekStart: Date } | null): Fragment {
   const s = sort === 'week' ? { score: sql`o.profit_7d`, eligible: sql`o.settled >= 1 and o.last_settled_at > ${extra?.weekStart ?? null}::timestamptz` } : scoring(sort, 'o');
   const m = sort === 'week' ? { score: sql`me.profit_7d`, eligible: sql`me.settled >= 1 and me.last_settled_at > ${extra?.weekStart ?? null}::timestamptz` } : scoring(sort, 'me');
+  // The means of clv and brier compared as fractions by cross-multiplication (both denominators are
+  // positive where eligible; the domain's byScore does the same): the same order as the boards'
+  // 30-place quotients, without two numeric divisions per record per request (most of this pass's
+  // time over every record).
+  const [ahead, tie] =
+    sort === 'clv'
+      ? [sql`o.clv_sum * me.clv_calls > me.clv_sum * o.clv_calls`, sql`o.clv_sum * me.clv_calls = me.clv_sum * o.clv_calls`]
+      : sort === 'brier'
+        ? [sql`o.brier_sum * (me.won + me.lost) < me.brier_sum * (o.won + o.lost)`, sql`o.brier_sum * (me.won + me.lost) = me.brier_sum * (o.won + o.lost)`]
+        : [sql`${s.score} > ${m.score}`, sql`${s.score} = ${m.score}`];
   // Before me: eligible, and (score, settled, handle) ahead of mine in the board's order.
-  return sql`case when bool_or(${m.eligible}) then 1 + count(*) filter (where ${s.eligible} and (${s.score} > ${m.score}
-    or (${s.score} = ${m.score} and (o.settled > me.settled or (o.settled = me.settled and o.handle_key < me.handle_key)))))::integer end`;
+  return sql`case when bool_or(${m.eligible}) then 1 + count(*) filter (where ${s.eligible} and (${ahead}
+    or (${tie} and (o.settled > me.settled or (o.settled = me.settled and o.handle_key < me.handle_key)))))::integer end`;
 }
 
 /**
