@@ -14,7 +14,7 @@ import { createBuildRecordSnapshotsProcessor } from './record-snapshots/processo
 import { createRecordsTrigger, type RecordsTrigger } from '@pm/shared/records';
 import { createSettleMarketProcessor } from './settlement/processor.js';
 import { createStreamWriter } from '@pm/shared/stream';
-import { createAgeWindowsProcessor, createProjectUsersProcessor, createRebuildAllProcessor } from './projections/processor.js';
+import { createWindowUpkeepProcessor, createProjectUsersProcessor, createRebuildAllProcessor } from './projections/processor.js';
 import { requestRebuildIfStale, scheduleWeekRollover, scheduleWindowUpkeep } from './projections/schedule.js';
 import { createOutboxRelay, type OutboxRelay } from './outbox/relay.js';
 import { createHistoryRollupProcessor, scheduleHistoryRollup } from './history/rollup-job.js';
@@ -164,7 +164,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
           projections: {
             'project-users': createProjectUsersProcessor(projectionDeps),
             'rebuild-all': createRebuildAllProcessor(projectionDeps),
-            'age-windows': createAgeWindowsProcessor(projectionDeps),
+            'window-upkeep': createWindowUpkeepProcessor(projectionDeps),
           },
           history: { 'history-rollup': createHistoryRollupProcessor({ db: deps.db, logger: logger.child({ part: 'history-rollup' }), clock }) },
         },

@@ -11,8 +11,8 @@ import { boardPage, type BoardQuery } from './skill-pages.js';
  * window × field × sort ranks the people windowRecords + rankBoard rank, in that order, with their
  * figures; a board is ranked as of its instant (a call settled after it changes nothing); `around`
  * puts the person on the page. The window boards read the kept window rows as the worker keeps them
- * (the calls settled after each span's `since`, which lags or leads the window's start, or no rows
- * before a first rebuild), corrected to the board's window.
+ * (the calls settled in each span's (since, through], which lag or lead the window's start and the
+ * instant, or no rows before a first rebuild), corrected to the board's window.
  */
 
 let tdb: TestDatabase;
@@ -40,8 +40,8 @@ const call = fc.record({
   // Hours before the instant: inside a day, a week, a month, older, and after it (-1).
   hoursAgo: fc.oneof(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 200 }), fc.integer({ min: 0, max: 1000 }), fc.constant(-1)),
 });
-// Per span: where its kept rows start, in hours from the window's start as of the instant (null: never built).
-const since = fc.option(fc.integer({ min: -60, max: 60 }), { nil: null });
+// Per span: its kept rows' range, in hours from the window's start and from the instant (null: never built).
+const since = fc.option(fc.tuple(fc.integer({ min: -60, max: 60 }), fc.integer({ min: -30, max: 30 })), { nil: null });
 const closing = fc.option(fc.tuple(fc.integer({ min: 1, max: 19 }).map((n) => n / 20), fc.integer({ min: 1, max: 19 }).map((n) => n / 20)), { nil: null });
 
 describe('computed boards against the domain', () => {
@@ -105,9 +105,10 @@ describe('computed boards against the domain', () => {
           for (const [i, span] of (['day', 'week', 'month'] as const).entries()) {
             const offset = sinces[i];
             if (offset === null || offset === undefined) continue;
-            const from = new Date(asOf.getTime() - WINDOW_MS[span] + offset * HOUR);
-            await db.query(sql`insert into user_window_edges (span, since) values (${span}, ${from})`);
-            const kept = skillCalls.filter((c) => c.settledAt !== null && c.settledAt > from);
+            const from = new Date(asOf.getTime() - WINDOW_MS[span] + offset[0] * HOUR);
+            const through = new Date(asOf.getTime() + offset[1] * HOUR);
+            await db.query(sql`insert into user_window_edges (span, since, through) values (${span}, ${from}, ${through})`);
+            const kept = skillCalls.filter((c) => c.settledAt !== null && c.settledAt > from && c.settledAt <= through);
             for (const field of [null, 'c:Football', 'c:Crypto', 'l:epl'] as const) {
               for (const w of windowRecords(kept, new Map(), 'all', field, future)) {
                 await db.query(sql`

@@ -75,11 +75,12 @@ function aggregate(q: BoardQuery): Fragment {
   const events = q.field === null ? sql`` : sql`join events e on e.id = m.event_id`;
   const field = q.field === null ? sql`true` : inField(q.field);
   if (q.window !== 'all') {
-    // The kept rows count the calls settled after the span's `since` (no row: none); the board
-    // counts those in (asOf − window, asOf]. Each call where the two differ — settled after asOf,
-    // or between since and the window's start (not yet aged out, or aged out after asOf) — counts
-    // with weight `w` = (in the board) − (in the rows): a range of calls_settled_window of about a
-    // minute (the upkeep's period) plus the time since the board's first page.
+    // The kept rows count the calls settled in the span's (since, through] (no edge row: none); the
+    // board counts those in (from, asOf] = (asOf − window, asOf]. Each call where the two differ —
+    // between since and from (not yet aged out, or aged out after asOf), or between through and
+    // asOf (settled since the last upkeep, or after the board's instant) — counts with weight
+    // `w` = (in the board) − (in the rows): two ranges of calls_settled_window of about the
+    // upkeep's period (a minute) plus the time since the board's first page.
     const from = new Date(q.asOf.getTime() - WINDOW_MS[q.window]);
     return sql`
       select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls, ${RIGHT_PCT} as right_pct
@@ -92,10 +93,16 @@ function aggregate(q: BoardQuery): Fragment {
           from user_window_records where span = ${q.window} and field = ${q.field ?? ''}
           union all
           select c.user_id, ${WEIGHTED_SUMS}
-          from (select coalesce((select since from user_window_edges where span = ${q.window}), 'infinity'::timestamptz) as since) s
-          join calls c on c.settled_at > least(s.since, ${from}) and (c.settled_at <= greatest(s.since, ${from}) or c.settled_at > ${q.asOf})
+          from (
+            select coalesce(e.since, 'infinity') as since, coalesce(e.through, 'infinity') as through
+            from (select 1) one left join user_window_edges e on e.span = ${q.window}
+          ) s
+          join calls c on (c.settled_at > least(s.since, ${from}) and c.settled_at <= greatest(s.since, ${from}))
+                       or (c.settled_at > least(s.through, ${q.asOf}) and c.settled_at <= greatest(s.through, ${q.asOf}))
           join markets m on m.id = c.market_id ${events}
-          cross join lateral (select (c.settled_at > ${from} and c.settled_at <= ${q.asOf})::integer - (c.settled_at > s.since)::integer as w) k
+          cross join lateral (
+            select (c.settled_at > ${from} and c.settled_at <= ${q.asOf})::integer - (c.settled_at > s.since and c.settled_at <= s.through)::integer as w
+          ) k
           where k.w <> 0 and ${field}
           group by c.user_id
         ) x

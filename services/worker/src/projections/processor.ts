@@ -7,7 +7,7 @@ import type { Logger } from '@pm/shared/logger';
 import { redisKeyBase, takeSets } from '@pm/shared/redis';
 import { anyOf, tables, type Db } from '@pm/shared/db';
 import { projectionMarketsDirtyKey, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
-import { ageWindows, projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';
+import { upkeepWindows, projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';
 import { marketsPendingSettlement, settleMarket } from '../settlement/settle-market.js';
 
 /** The 7-day window's edge is checked at most this often (it costs one pass over settled calls). */
@@ -141,15 +141,15 @@ export function createRebuildAllProcessor(deps: ProjectionProcessorDeps) {
 }
 
 /**
- * `age-windows` (a job scheduler, schedule.ts): the calls that left the day, week and month
- * windows since the last run taken out of user_window_records. The window boards are computed by
- * the API from those rows, so no snapshot is owed.
+ * `window-upkeep` (a job scheduler, schedule.ts): the calls settled since the last run added to
+ * user_window_records, those that left the day, week and month windows taken out. The window
+ * boards are ranked by the API from those rows, so no snapshot is owed.
  */
-export function createAgeWindowsProcessor(deps: Pick<ProjectionProcessorDeps, 'db' | 'logger' | 'now'>) {
+export function createWindowUpkeepProcessor(deps: Pick<ProjectionProcessorDeps, 'db' | 'logger' | 'now'>) {
   const now = deps.now ?? (() => new Date());
-  return async (_job: Job<JobData['age-windows'], unknown, 'age-windows'>): Promise<{ aged: number; ms: number }> => {
-    const done = await ageWindows(deps.db, now());
-    if (done.aged > 0) deps.logger.debug(done, 'window records aged');
+  return async (_job: Job<JobData['window-upkeep'], unknown, 'window-upkeep'>): Promise<{ added: number; aged: number; ms: number }> => {
+    const done = await upkeepWindows(deps.db, now());
+    if (done.added > 0 || done.aged > 0) deps.logger.debug(done, 'window records kept up');
     return done;
   };
 }

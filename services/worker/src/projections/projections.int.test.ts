@@ -12,8 +12,8 @@ import { createSettleMarketProcessor } from '../settlement/processor.js';
 import { settleMarket } from '../settlement/settle-market.js';
 import { insertMarkets, logResolution, setChance } from '../settlement/test-fixture.js';
 import { createOutboxRelay } from '../outbox/relay.js';
-import { createAgeWindowsProcessor, createProjectUsersProcessor, createRebuildAllProcessor } from './processor.js';
-import { ageWindows, rebuildProjections } from './run.js';
+import { createWindowUpkeepProcessor, createProjectUsersProcessor, createRebuildAllProcessor } from './processor.js';
+import { upkeepWindows, rebuildProjections } from './run.js';
 import { requestRebuildIfStale } from './schedule.js';
 
 /**
@@ -47,7 +47,7 @@ beforeEach(async () => {
   each.adopt(startQueueWorkers({
     registry: {
       settlement: { 'settle-market': createSettleMarketProcessor({ db: tdb.db, logger }) },
-      projections: { 'project-users': createProjectUsersProcessor(deps), 'rebuild-all': createRebuildAllProcessor(deps), 'age-windows': createAgeWindowsProcessor(deps) },
+      projections: { 'project-users': createProjectUsersProcessor(deps), 'rebuild-all': createRebuildAllProcessor(deps), 'window-upkeep': createWindowUpkeepProcessor(deps) },
     },
     consume: [
       { queue: 'settlement', concurrency: 1 },
@@ -289,7 +289,7 @@ describe('rebuild', () => {
     // The window upkeep as of the rebuild's instant: calls that left a window since the first build
     // (m3, settled a day before the scenario's start) leave the kept rows as they do the rebuilt ones.
     const at = new Date();
-    await ageWindows(tdb.db, at);
+    await upkeepWindows(tdb.db, at);
     const incremental = await projectionRows();
     const userRows = incremental.user_records as Array<{ calls: number; settled: number; user_id: number }>;
     expect(userRows.length).toBe(5);

@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDatabase } from '@pm/shared/testing';
 import { settleMarket } from '../settlement/settle-market.js';
 import { insertMarkets, logResolution } from '../settlement/test-fixture.js';
 import { leaderboard, LEADERBOARD_DEPTH } from './leaderboard.js';
-import { ageWindows, projectChanges } from './run.js';
+import { upkeepWindows, projectChanges } from './run.js';
 import { SPANS, windowRecords as windowProjection } from './window-records.js';
 
 /**
@@ -457,7 +457,7 @@ describe('window records SQL against the domain', () => {
   type Row = { span: string; field: string; user_id: number; settled: number; won: number; lost: number; profit: number; xp: number; brier: bigint; clv: bigint; n: number };
   const order = (a: Row, b: Row) => (a.span + a.field < b.span + b.field ? -1 : a.span + a.field > b.span + b.field ? 1 : a.user_id - b.user_id);
 
-  it('keeps, through settlements and the upkeep, the calls settled after each span\'s since, and after the upkeep exactly the window', async () => {
+  it('keeps, through settlements and the upkeep, the calls settled in each span\'s range, and after the upkeep exactly the window', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(call, { minLength: 1, maxLength: 20 }),
@@ -512,7 +512,8 @@ describe('window records SQL against the domain', () => {
                 })),
               ),
             ).sort(order);
-          const sinceOf = async () => new Map(((await tdb.db.query(sql`select span, since from user_window_edges`)) as Array<{ span: string; since: Date }>).map((e) => [e.span, e.since.getTime()]));
+          const rangeOf = async () =>
+            new Map(((await tdb.db.query(sql`select span, since, through from user_window_edges`)) as Array<{ span: string; since: Date; through: Date }>).map((e) => [e.span, e]));
           let last = start;
           for (const [m, id] of ids.entries()) {
             await logResolution(tdb.db, id, winners[m]!);
@@ -524,17 +525,18 @@ describe('window records SQL against the domain', () => {
             const ageAfter = steps[m]!.ageAfter;
             if (ageAfter !== null) {
               last = Math.max(last, at + ageAfter * HOUR);
-              await ageWindows(tdb.db, new Date(last));
+              await upkeepWindows(tdb.db, new Date(last));
             }
-            // After every step: each span's rows count exactly its calls settled after its since.
-            const since = await sinceOf();
+            // After every step: each span's rows count exactly its calls settled in (since, through] (a
+            // settlement after `through` waits for the upkeep; one at or before it, a late clock, is added).
+            const range = await rangeOf();
             const skillCalls = await settledCalls();
-            expect(await kept()).toEqual(expected(skillCalls, (span) => (k) => k.settledAt!.getTime() > since.get(span)!));
+            expect(await kept()).toEqual(expected(skillCalls, (span) => (k) => k.settledAt! > range.get(span)!.since && k.settledAt! <= range.get(span)!.through));
           }
           // The upkeep after the last settlement: each span's rows are its window as of then (the calls
           // settled before it left them), as windowRecords defines the window.
           const end = new Date(last + 1);
-          await ageWindows(tdb.db, end);
+          await upkeepWindows(tdb.db, end);
           const skillCalls = await settledCalls();
           const want = expected(skillCalls, (span) => (k) => k.settledAt!.getTime() > end.getTime() - WINDOW_MS[span]);
           expect(await kept()).toEqual(want);

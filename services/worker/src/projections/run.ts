@@ -4,7 +4,7 @@ import { marketSplits } from './market-splits.js';
 import type { Projection, Tx } from './projection.js';
 import { userRecords } from './user-records.js';
 import { fieldRecords } from './field-records.js';
-import { ageWindowRecords, windowRecords } from './window-records.js';
+import { upkeepWindowRecords, windowRecords } from './window-records.js';
 
 export { settleCallsWithRecords, type SettledCall } from './user-records.js';
 export { settleFieldRecords } from './field-records.js';
@@ -94,15 +94,16 @@ export async function usersLeavingWeek(db: Db, from: Date, to: Date): Promise<nu
 }
 
 /**
- * The window records' upkeep (`age-windows`, every minute): calls that left a day, week or month
- * window since the last run taken out of the kept rows, in one transaction under the projections
- * lock (a settlement adds to the same rows). Input: the clock. Output: calls taken out (every field).
+ * The window records' upkeep (`window-upkeep`, every minute): the calls settled since the last run
+ * added to the kept rows, those that left a day, week or month window taken out, in one transaction
+ * under the projections lock (a settlement may add to the same rows). Input: the clock. Output:
+ * calls added and taken out (every field).
  */
-export async function ageWindows(db: Db, now: Date): Promise<{ aged: number; ms: number }> {
+export async function upkeepWindows(db: Db, now: Date): Promise<{ added: number; aged: number; ms: number }> {
   const started = performance.now();
-  const { aged } = await db.tx(async (tx) => {
+  const done = await db.tx(async (tx) => {
     await lockProjections(tx);
-    return ageWindowRecords(tx, now);
+    return upkeepWindowRecords(tx, now);
   });
-  return { aged, ms: Math.round(performance.now() - started) };
+  return { ...done, ms: Math.round(performance.now() - started) };
 }

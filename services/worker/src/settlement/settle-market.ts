@@ -187,8 +187,8 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
       now,
     );
     lap('calls_and_records');
-    // The same calls in their people's records of the market's category and league, and of the
-    // day, week and month windows (every field, the category, the league).
+    // The same calls in their people's records of the market's category and league (and in the
+    // window records only with a clock behind the window upkeep's: projections/window-records.ts).
     if (calls.length > 0) await settleFieldRecords(tx, marketId, now);
     lap('field_records');
     if (calls.length > 0) await settleWindowRecords(tx, marketId, now);

@@ -2,14 +2,15 @@
 -- last day, week or month, per field, kept as rows so a window board ranks at most one row per
 -- person instead of aggregating every call settled in the window.
 
--- For each span, the instant after which the settled calls counted in its rows were settled: the
--- rows of a span hold exactly the calls with settled_at > since (a settlement adds its calls when
--- its time is after since; the window upkeep moves since forward and takes out the calls it passes).
--- No row until the first rebuild makes one (as 'infinity'): no call is counted, and the API adds
--- every call in the window.
+-- For each span, the calls its rows count: those settled in (since, through]. The window upkeep
+-- (a job every minute) adds the calls settled after `through` and takes out those settled up to
+-- now − the window, then moves both; a settlement adds its own calls only when they fall at or
+-- before `through` (a late clock). No row until the first rebuild makes one: no call is counted,
+-- and the API counts every call in the window.
 create table user_window_edges (
-  span   text primary key check (span in ('day', 'week', 'month')),
-  since  timestamptz not null
+  span     text primary key check (span in ('day', 'week', 'month')),
+  since    timestamptz not null,
+  through  timestamptz not null
 );
 
 -- One row per span, field and person with a call counted there: field '' is every market,
@@ -28,6 +29,6 @@ create table user_window_records (
   clv_calls        integer not null default 0,
   primary key (span, field, user_id)
 ) with (fillfactor = 70);
--- Room left on each page: a settlement updates thousands of these rows in place, and a row
+-- Room left on each page: the upkeep updates thousands of these rows in place, and a row
 -- updated with room on its page (no indexed column changes) costs no index entry (HOT).
 create index user_window_records_user on user_window_records (user_id);
