@@ -13,6 +13,7 @@ describe('the job registry', () => {
       'records/build-record-snapshots',
       'projections/project-users',
       'projections/rebuild-all',
+      'projections/window-upkeep',
     ]);
     expect(
       missingProcessors({ snapshots: { 'build-snapshots': 'not a function' }, records: { 'build-record-snapshots': async () => {} } }, ['snapshots', 'records']),

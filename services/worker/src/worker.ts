@@ -14,8 +14,8 @@ import { createBuildRecordSnapshotsProcessor } from './record-snapshots/processo
 import { createRecordsTrigger, type RecordsTrigger } from '@pm/shared/records';
 import { createSettleMarketProcessor } from './settlement/processor.js';
 import { createStreamWriter } from '@pm/shared/stream';
-import { createProjectUsersProcessor, createRebuildAllProcessor } from './projections/processor.js';
-import { requestRebuildIfStale, scheduleWeekRollover } from './projections/schedule.js';
+import { createWindowUpkeepProcessor, createProjectUsersProcessor, createRebuildAllProcessor } from './projections/processor.js';
+import { requestRebuildIfStale, scheduleWeekRollover, scheduleWindowUpkeep } from './projections/schedule.js';
 import { createOutboxRelay, type OutboxRelay } from './outbox/relay.js';
 import { createHistoryRollupProcessor, scheduleHistoryRollup } from './history/rollup-job.js';
 import { createReconciler, type Reconciler, type RepairKind } from './outbox/reconciler.js';
@@ -164,6 +164,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
           projections: {
             'project-users': createProjectUsersProcessor(projectionDeps),
             'rebuild-all': createRebuildAllProcessor(projectionDeps),
+            'window-upkeep': createWindowUpkeepProcessor(projectionDeps),
           },
           history: { 'history-rollup': createHistoryRollupProcessor({ db: deps.db, logger: logger.child({ part: 'history-rollup' }), clock }) },
         },
@@ -182,6 +183,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       });
       for (const w of queueWorkers.workers) deps.onQueueWorker?.(w);
       await scheduleWeekRollover(bullConnection, config.REDIS_PREFIX);
+      await scheduleWindowUpkeep(bullConnection, config.REDIS_PREFIX);
       await scheduleHistoryRollup(bullConnection, config.REDIS_PREFIX);
       if (await requestRebuildIfStale(deps.db, bullConnection, config.REDIS_PREFIX)) logger.info('projections missing or of another version: rebuild queued');
       // Changes never wait for it (they request their own build); it catches what a blip dropped.

@@ -13,8 +13,8 @@ export const queues = {
   records: { jobs: ['build-record-snapshots'] },
   /** One MarketResolved job per market, id `settle-<marketId>` (added by the worker's outbox relay and reconciler). */
   settlement: { jobs: ['settle-market'] },
-  /** Projection refreshes for affected handles. */
-  projections: { jobs: ['project-users', 'rebuild-all'] },
+  /** Projection refreshes for affected handles; the window records' upkeep (a job scheduler). */
+  projections: { jobs: ['project-users', 'rebuild-all', 'window-upkeep'] },
   /** Price history upkeep: raw partitions made and dropped, closed hours rolled up into candles (a job scheduler). */
   history: { jobs: ['history-rollup'] },
 } as const;
@@ -31,6 +31,7 @@ export interface JobData {
   /** Record snapshots (calls, users, leaderboard, combos) to rebuild: the dirty set `<prefix>:dirty:records`, or everything with `full`. */
   'build-record-snapshots': { full?: boolean };
   'rebuild-all': Record<string, never>;
+  'window-upkeep': Record<string, never>;
   'history-rollup': Record<string, never>;
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { leaderboardRowSchema } from '@pm/shared/api';
-import { micro, profitOn10, rankBoard, windowRecords, xpIfRight, type BoardWindow, type FieldKey, type SkillCall } from '@pm/shared/domain';
+import { micro, profitOn10, rankBoard, WINDOW_MS, windowRecords, xpIfRight, type BoardWindow, type FieldKey, type SkillCall } from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, type TestDatabase } from '@pm/shared/testing';
 import { boardPage, type BoardQuery } from './skill-pages.js';
@@ -10,7 +10,9 @@ import { boardPage, type BoardQuery } from './skill-pages.js';
  * The computed boards (skill-pages.ts) held equal to the domain's definition on random data: every
  * window × field × sort ranks the people windowRecords + rankBoard rank, in that order, with their
  * figures; a board is ranked as of its instant (a call settled after it changes nothing); `around`
- * puts the person on the page.
+ * puts the person on the page. The window boards read the kept window rows as the worker keeps them
+ * (the calls settled in each span's (since, through], which lag or lead the window's start and the
+ * instant, or no rows before a first rebuild), corrected to the board's window.
  */
 
 let tdb: TestDatabase;
@@ -38,6 +40,8 @@ const call = fc.record({
   // Hours before the instant: inside a day, a week, a month, older, and after it (-1).
   hoursAgo: fc.oneof(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 200 }), fc.integer({ min: 0, max: 1000 }), fc.constant(-1)),
 });
+// Per span: its kept rows' range, in hours from the window's start and from the instant (null: never built).
+const since = fc.option(fc.tuple(fc.integer({ min: -60, max: 60 }), fc.integer({ min: -30, max: 30 })), { nil: null });
 const closing = fc.option(fc.tuple(fc.integer({ min: 1, max: 19 }).map((n) => n / 20), fc.integer({ min: 1, max: 19 }).map((n) => n / 20)), { nil: null });
 
 describe('computed boards against the domain', () => {
@@ -47,9 +51,10 @@ describe('computed boards against the domain', () => {
         fc.uniqueArray(fc.stringMatching(/^[a-zA-Z]{1,3}$/), { selector: (h) => h.toLowerCase(), minLength: 4, maxLength: 4 }),
         fc.array(call, { minLength: 10, maxLength: 60 }),
         fc.array(closing, { minLength: 3, maxLength: 3 }),
-        async (handles, calls, closings) => {
+        fc.tuple(since, since, since),
+        async (handles, calls, closings, sinces) => {
           const db = tdb.db;
-          await db.query(sql`truncate user_field_records, user_records, calls, outcomes, markets, events, users restart identity cascade`);
+          await db.query(sql`truncate user_window_edges, user_window_records, user_field_records, user_records, calls, outcomes, markets, events, users restart identity cascade`);
           await db.query(sql`insert into events (id, slug, title, category, league) values ('ef', 'ef', 'F', 'Football', 'epl'), ('ec', 'ec', 'C', 'Crypto', null)`);
           for (const [i, m] of MARKETS.entries()) {
             const c = closings[i];
@@ -93,6 +98,24 @@ describe('computed boards against the domain', () => {
                 insert into user_field_records (user_id, field, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls)
                 values (${w.userId}, ${field}, ${w.settled}, ${w.won}, ${w.lost}, ${w.profitOn10}, ${w.xp},
                         ${(Number(w.brierSum) / 1e12).toFixed(12)}::numeric, ${(Number(w.clvSum) / 1e6).toFixed(6)}::numeric, ${w.clvCalls})`);
+            }
+          }
+          // The window rows as the worker keeps them (rules.int.test.ts holds its SQL equal to windowRecords): per
+          // span, the calls settled after its since, in every field ('') and each category and league.
+          for (const [i, span] of (['day', 'week', 'month'] as const).entries()) {
+            const offset = sinces[i];
+            if (offset === null || offset === undefined) continue;
+            const from = new Date(asOf.getTime() - WINDOW_MS[span] + offset[0] * HOUR);
+            const through = new Date(asOf.getTime() + offset[1] * HOUR);
+            await db.query(sql`insert into user_window_edges (span, since, through) values (${span}, ${from}, ${through})`);
+            const kept = skillCalls.filter((c) => c.settledAt !== null && c.settledAt > from && c.settledAt <= through);
+            for (const field of [null, 'c:Football', 'c:Crypto', 'l:epl'] as const) {
+              for (const w of windowRecords(kept, new Map(), 'all', field, future)) {
+                await db.query(sql`
+                  insert into user_window_records (span, field, user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls)
+                  values (${span}, ${field ?? ''}, ${w.userId}, ${w.settled}, ${w.won}, ${w.lost}, ${w.profitOn10}, ${w.xp},
+                          ${(Number(w.brierSum) / 1e12).toFixed(12)}::numeric, ${(Number(w.clvSum) / 1e6).toFixed(6)}::numeric, ${w.clvCalls})`);
+              }
             }
           }
           const byHandle = new Map(ids.map((id, i) => [id, handles[i]!]));

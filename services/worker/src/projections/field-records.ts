@@ -13,7 +13,7 @@ import type { Projection, Tx } from './projection.js';
  */
 
 /** Per settled call `c` joined with its market `m` and event `e`: the rows' aggregate columns. */
-const AGGREGATES = sql`
+export const AGGREGATES = sql`
   count(*)::integer as settled,
   count(*) filter (where c.status = 'won')::integer as won,
   count(*) filter (where c.status = 'lost')::integer as lost,

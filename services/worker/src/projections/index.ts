@@ -1,5 +1,5 @@
 export { PROJECTIONS, projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';
-export { createProjectUsersProcessor, createRebuildAllProcessor, weekEdgeKey, type ProjectionProcessorDeps } from './processor.js';
-export { requestRebuildIfStale, scheduleWeekRollover, WEEK_ROLLOVER_EVERY_MS } from './schedule.js';
+export { createWindowUpkeepProcessor, createProjectUsersProcessor, createRebuildAllProcessor, weekEdgeKey, type ProjectionProcessorDeps } from './processor.js';
+export { requestRebuildIfStale, scheduleWeekRollover, scheduleWindowUpkeep, WEEK_ROLLOVER_EVERY_MS, WINDOW_UPKEEP_EVERY_MS } from './schedule.js';
 export { LEADERBOARD_DEPTH, LEADERBOARD_SORTS, RIGHT_MIN_SETTLED, type LeaderboardSort } from './leaderboard.js';
 export type { Projection, ProjectionScope, ProjectedEvent } from './projection.js';

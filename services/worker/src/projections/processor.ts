@@ -7,7 +7,7 @@ import type { Logger } from '@pm/shared/logger';
 import { redisKeyBase, takeSets } from '@pm/shared/redis';
 import { anyOf, tables, type Db } from '@pm/shared/db';
 import { projectionMarketsDirtyKey, projectionUsersDirtyKey, type RecordsTrigger } from '@pm/shared/records';
-import { projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';
+import { upkeepWindows, projectChanges, rebuildProjections, usersLeavingWeek } from './run.js';
 import { marketsPendingSettlement, settleMarket } from '../settlement/settle-market.js';
 
 /** The 7-day window's edge is checked at most this often (it costs one pass over settled calls). */
@@ -137,5 +137,19 @@ export function createRebuildAllProcessor(deps: ProjectionProcessorDeps) {
     const open = await tables.events(deps.db).find({ closed: false }).select('id').all();
     await deps.snapshots.markEventsDirty(open.map((e) => e.id));
     return { settledMarkets, unsettled, rebuilt, ms: { ...ms, total: Math.round(performance.now() - started) } };
+  };
+}
+
+/**
+ * `window-upkeep` (a job scheduler, schedule.ts): the calls settled since the last run added to
+ * user_window_records, those that left the day, week and month windows taken out. The window
+ * boards are ranked by the API from those rows, so no snapshot is owed.
+ */
+export function createWindowUpkeepProcessor(deps: Pick<ProjectionProcessorDeps, 'db' | 'logger' | 'now'>) {
+  const now = deps.now ?? (() => new Date());
+  return async (_job: Job<JobData['window-upkeep'], unknown, 'window-upkeep'>): Promise<{ added: number; aged: number; ms: number }> => {
+    const done = await upkeepWindows(deps.db, now());
+    if (done.added > 0 || done.aged > 0) deps.logger.debug(done, 'window records kept up');
+    return done;
   };
 }

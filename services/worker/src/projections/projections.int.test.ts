@@ -12,8 +12,8 @@ import { createSettleMarketProcessor } from '../settlement/processor.js';
 import { settleMarket } from '../settlement/settle-market.js';
 import { insertMarkets, logResolution, setChance } from '../settlement/test-fixture.js';
 import { createOutboxRelay } from '../outbox/relay.js';
-import { createProjectUsersProcessor, createRebuildAllProcessor } from './processor.js';
-import { rebuildProjections } from './run.js';
+import { createWindowUpkeepProcessor, createProjectUsersProcessor, createRebuildAllProcessor } from './processor.js';
+import { upkeepWindows, rebuildProjections } from './run.js';
 import { requestRebuildIfStale } from './schedule.js';
 
 /**
@@ -47,7 +47,7 @@ beforeEach(async () => {
   each.adopt(startQueueWorkers({
     registry: {
       settlement: { 'settle-market': createSettleMarketProcessor({ db: tdb.db, logger }) },
-      projections: { 'project-users': createProjectUsersProcessor(deps), 'rebuild-all': createRebuildAllProcessor(deps) },
+      projections: { 'project-users': createProjectUsersProcessor(deps), 'rebuild-all': createRebuildAllProcessor(deps), 'window-upkeep': createWindowUpkeepProcessor(deps) },
     },
     consume: [
       { queue: 'settlement', concurrency: 1 },
@@ -125,6 +125,9 @@ async function projectionRows() {
       from user_records order by user_id`),
     leaderboard_rows: await tdb.db.query(sql`select sort, rank, user_id from leaderboard_rows order by sort, rank`),
     market_splits: await tdb.db.query(sql`select market_id, outcome_index, people from market_splits order by market_id, outcome_index`),
+    user_window_records: await tdb.db.query(sql`
+      select span, field, user_id, settled, won, lost, profit_on_10::text, xp, brier_sum::text, clv_sum::text, clv_calls
+      from user_window_records order by span, field, user_id`),
   };
 }
 
@@ -271,6 +274,8 @@ describe('a record and the calls behind it', () => {
 
 describe('rebuild', () => {
   it('gives row for row the projections the incremental path gave', async () => {
+    // The window records count settlements from their first build on (before it, the API reads the calls).
+    await rebuildProjections(tdb.db, new Date());
     await aliceScenario();
     await aliceProjected();
     // A settlement through the real queue, then a burst of calls: the coalesced jobs must drain.
@@ -281,15 +286,20 @@ describe('rebuild', () => {
     for (let i = 0; i < 20; i++) await callAt(['bob', 'carol', 'dave', 'erin'][i % 4]!, 'm8', i % 2, '0.45');
     // The rows are read after the work was seen idle, so they include everything done by then.
     await pipelineIdle();
+    // The window upkeep as of the rebuild's instant: calls that left a window since the first build
+    // (m3, settled a day before the scenario's start) leave the kept rows as they do the rebuilt ones.
+    const at = new Date();
+    await upkeepWindows(tdb.db, at);
     const incremental = await projectionRows();
     const userRows = incremental.user_records as Array<{ calls: number; settled: number; user_id: number }>;
     expect(userRows.length).toBe(5);
     expect(userRows.find((r) => r.user_id === ids.alice)?.settled).toBe(8);
     expect(userRows.find((r) => r.user_id === ids.erin)?.calls).toBe(5);
-    await rebuildProjections(tdb.db, new Date());
+    expect(incremental.user_window_records.length).toBeGreaterThan(0);
+    await rebuildProjections(tdb.db, at);
     expect(await projectionRows()).toEqual(incremental);
     const versions: Array<{ name: string; version: number }> = await tdb.db.query(sql`select name, version from projection_versions order by name`);
-    expect(versions.map((v) => v.name)).toEqual(['leaderboard_rows', 'market_splits', 'user_field_records', 'user_records']);
+    expect(versions.map((v) => v.name)).toEqual(['leaderboard_rows', 'market_splits', 'user_field_records', 'user_records', 'user_window_records']);
   }, 60_000);
 
   it('is requested at start only when a projection was never built or changed version, and runs as a job', async () => {

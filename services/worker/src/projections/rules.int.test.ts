@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  copiesOf, LEADERBOARD_SORTS, micro, platformSplit, profitOn10, rankBoard, rightPct, skillSums, streak, weekProfit, WEEK_MS, windowRecords, xpIfRight,
+  copiesOf, LEADERBOARD_SORTS, micro, platformSplit, profitOn10, rankBoard, rightPct, skillSums, streak, weekProfit, WEEK_MS, WINDOW_MS, windowRecords, xpIfRight,
   type BoardRecord, type SkillCall,
 } from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
@@ -9,7 +9,8 @@ import { createTestDatabase, type TestDatabase } from '@pm/shared/testing';
 import { settleMarket } from '../settlement/settle-market.js';
 import { insertMarkets, logResolution } from '../settlement/test-fixture.js';
 import { leaderboard, LEADERBOARD_DEPTH } from './leaderboard.js';
-import { projectChanges } from './run.js';
+import { upkeepWindows, projectChanges } from './run.js';
+import { SPANS, windowRecords as windowProjection } from './window-records.js';
 
 /**
  * The rules Postgres computes at scale, held equal to their one definition in shared/src/domain on
@@ -19,7 +20,8 @@ import { projectChanges } from './run.js';
  *   newest settled first), over calls settled at the same instant too (ties by made_at, then id);
  *   profit_7d = weekProfit (the window's edge included in the data); copies = copiesOf;
  * - market_splits (market-splits.ts): platform_split = platformSplit (latest call per person, ties);
- * - leaderboard_rows (leaderboard.ts): each board's order = rankBoard (ties by settled, then handle).
+ * - leaderboard_rows (leaderboard.ts): each board's order = rankBoard (ties by settled, then handle);
+ * - user_field_records and user_window_records (field-records.ts, window-records.ts): windowRecords.
  * Combo status and combo XP are computed in TypeScript only (settle-market.ts calls comboStatus and
  * comboXp), so they have no SQL twin to hold equal.
  */
@@ -437,6 +439,119 @@ describe('skill sums and field records SQL against the domain', () => {
         await check();
       }),
       { numRuns: 30 },
+    );
+  }, 180_000);
+});
+
+describe('window records SQL against the domain', () => {
+  const HOUR = 3_600_000;
+  const call = fc.record({
+    person: fc.integer({ min: 0, max: 2 }),
+    market: fc.integer({ min: 0, max: 3 }),
+    outcome: fc.integer({ min: 0, max: 1 }),
+    chance,
+  });
+  // Each market settles some hours after the rows were built; after it, maybe an upkeep run some hours later.
+  const step = fc.record({ settleAfter: fc.integer({ min: 0, max: 40 * 24 }), ageAfter: fc.option(fc.integer({ min: 0, max: 35 * 24 }), { nil: null }) });
+
+  type Row = { span: string; field: string; user_id: number; settled: number; won: number; lost: number; profit: number; xp: number; brier: bigint; clv: bigint; n: number };
+  const order = (a: Row, b: Row) => (a.span + a.field < b.span + b.field ? -1 : a.span + a.field > b.span + b.field ? 1 : a.user_id - b.user_id);
+
+  it('keeps, through settlements and the upkeep, the calls settled in each span\'s range, and after the upkeep exactly the window', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(call, { minLength: 1, maxLength: 20 }),
+        fc.array(fc.option(fc.tuple(chance, chance), { nil: null }), { minLength: 4, maxLength: 4 }),
+        fc.array(fc.constantFrom(0, 1, null), { minLength: 4, maxLength: 4 }),
+        fc.array(step, { minLength: 4, maxLength: 4 }),
+        async (calls, closings, winners, steps) => {
+          const users = [await newUser('w'), await newUser('w'), await newUser('w')];
+          const ids = [0, 1, 2, 3].map((m) => `w${++markets}-${m}`);
+          await insertMarkets(tdb.db, ids);
+          await tdb.db.query(sql`insert into events (id, slug, title, category, league) values ('ev-w', 'w', 'W', 'Crypto', 'eth') on conflict do nothing`);
+          await tdb.db.query(sql`update markets set event_id = 'ev-w' where id = any(${ids.slice(2)}::text[])`);
+          const rows = calls.map((c, i) => ({ id: `${ids[c.market]}-${i}`, userId: users[c.person]!, market: ids[c.market]!, outcome: c.outcome, chance: c.chance }));
+          // Input: the generated calls. Output: none.
+          await tdb.db.query(sql`
+            insert into calls (id, user_id, market_id, outcome_index, chance_at_call)
+            select * from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.userId)}::bigint[], ${rows.map((r) => r.market)}::text[],
+                                 ${rows.map((r) => r.outcome)}::int[], ${rows.map((r) => r.chance)}::numeric[])`);
+          // The rows built from scratch as a rebuild does, 50 days ago (other tests' calls are newer: counted, not checked).
+          const start = Date.now() - 50 * 24 * HOUR;
+          await tdb.db.tx(async (tx) => {
+            await tx.query(sql`delete from user_window_records`);
+            await windowProjection.apply(tx, { all: true, now: new Date(start) });
+          });
+          const kept = async (): Promise<Row[]> => {
+            const got: Array<{ span: string; field: string; user_id: number; settled: number; won: number; lost: number; profit_on_10: string; xp: number; brier_sum: string; clv_sum: string; clv_calls: number }> =
+              await tdb.db.query(sql`select span, field, user_id, settled, won, lost, profit_on_10::text, xp, brier_sum::text, clv_sum::text, clv_calls
+                                     from user_window_records where user_id = any(${users}::bigint[])`);
+            return got.map((f) => ({
+              span: f.span, field: f.field, user_id: f.user_id, settled: f.settled, won: f.won, lost: f.lost, profit: Number(f.profit_on_10), xp: f.xp,
+              brier: BigInt(Math.round(Number(f.brier_sum) * 1e8)) * 10_000n, clv: micro(Number(f.clv_sum)), n: f.clv_calls,
+            })).sort(order);
+          };
+          const settledCalls = async (): Promise<SkillCall[]> => {
+            const settled: Array<{ user_id: number; status: 'won' | 'lost' | 'void'; chance: string; closing: string | null; profit: string; xp: number; settled_at: Date; category: string; league: string | null }> =
+              await tdb.db.query(sql`
+                select c.user_id, c.status, c.chance_at_call::text as chance, (m.closing_chances[c.outcome_index + 1])::text as closing,
+                       c.profit_on_10::text as profit, c.xp_awarded as xp, c.settled_at, e.category, e.league
+                from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id
+                where c.user_id = any(${users}::bigint[]) and c.settled_at is not null`);
+            return settled.map((c) => ({
+              userId: c.user_id, status: c.status, chanceAtCall: Number(c.chance), closingChance: c.closing === null ? null : Number(c.closing),
+              profitOn10: Number(c.profit), xpAwarded: c.xp, settledAt: c.settled_at, category: c.category, league: c.league,
+            }));
+          };
+          /** The rows windowRecords gives: per span, over the calls `inSpan` says it counts. */
+          const expected = (skillCalls: SkillCall[], inSpan: (span: (typeof SPANS)[number]) => (c: SkillCall) => boolean): Row[] =>
+            SPANS.flatMap((span) =>
+              ([null, 'c:Sport', 'c:Crypto', 'l:eth'] as const).flatMap((field) =>
+                windowRecords(skillCalls.filter(inSpan(span)), new Map(), 'all', field, new Date(start + 1000 * 24 * HOUR)).map((w) => ({
+                  span, field: field ?? '', user_id: w.userId, settled: w.settled, won: w.won, lost: w.lost, profit: w.profitOn10, xp: w.xp, brier: w.brierSum, clv: w.clvSum, n: w.clvCalls,
+                })),
+              ),
+            ).sort(order);
+          const rangeOf = async () =>
+            new Map(((await tdb.db.query(sql`select span, since, through from user_window_edges`)) as Array<{ span: string; since: Date; through: Date }>).map((e) => [e.span, e]));
+          let last = start;
+          for (const [m, id] of ids.entries()) {
+            await logResolution(tdb.db, id, winners[m]!);
+            const c = closings[m];
+            if (c) await tdb.db.query(sql`update markets set closing_chances = ${[c[0], c[1]]}::numeric[] where id = ${id}`);
+            const at = start + steps[m]!.settleAfter * HOUR + m;
+            await settleMarket(tdb.db, id, new Date(at));
+            last = Math.max(last, at);
+            const ageAfter = steps[m]!.ageAfter;
+            if (ageAfter !== null) {
+              last = Math.max(last, at + ageAfter * HOUR);
+              await upkeepWindows(tdb.db, new Date(last));
+            }
+            // After every step: each span's rows count exactly its calls settled in (since, through] (a
+            // settlement after `through` waits for the upkeep; one at or before it, a late clock, is added).
+            const range = await rangeOf();
+            const skillCalls = await settledCalls();
+            expect(await kept()).toEqual(expected(skillCalls, (span) => (k) => k.settledAt! > range.get(span)!.since && k.settledAt! <= range.get(span)!.through));
+          }
+          // The upkeep after the last settlement: each span's rows are its window as of then (the calls
+          // settled before it left them), as windowRecords defines the window.
+          const end = new Date(last + 1);
+          await upkeepWindows(tdb.db, end);
+          const skillCalls = await settledCalls();
+          const want = expected(skillCalls, (span) => (k) => k.settledAt!.getTime() > end.getTime() - WINDOW_MS[span]);
+          expect(await kept()).toEqual(want);
+          for (const span of SPANS) {
+            for (const field of [null, 'c:Sport', 'c:Crypto', 'l:eth'] as const) {
+              const byDomain = windowRecords(skillCalls, new Map(), span, field, end).map((w) => w.userId).sort();
+              expect(want.filter((r) => r.span === span && r.field === (field ?? '')).map((r) => r.user_id).sort()).toEqual(byDomain);
+            }
+          }
+          // Recomputed whole for these people: the same rows.
+          await projectChanges(tdb.db, { userIds: users, marketIds: [] }, end);
+          expect(await kept()).toEqual(want);
+        },
+      ),
+      { numRuns: 25 },
     );
   }, 180_000);
 });

@@ -4,12 +4,14 @@ import { marketSplits } from './market-splits.js';
 import type { Projection, Tx } from './projection.js';
 import { userRecords } from './user-records.js';
 import { fieldRecords } from './field-records.js';
+import { upkeepWindowRecords, windowRecords } from './window-records.js';
 
 export { settleCallsWithRecords, type SettledCall } from './user-records.js';
 export { settleFieldRecords } from './field-records.js';
+export { settleWindowRecords } from './window-records.js';
 
 /** Every projection, in the order they run (the leaderboard reads user_records). */
-export const PROJECTIONS: readonly Projection[] = [userRecords, fieldRecords, marketSplits, leaderboard];
+export const PROJECTIONS: readonly Projection[] = [userRecords, fieldRecords, windowRecords, marketSplits, leaderboard];
 
 /**
  * Projection transactions take this lock, so two batches (or a batch and a rebuild), in any
@@ -70,7 +72,7 @@ export async function rebuildProjections(db: Db, now: Date): Promise<{ ms: Recor
   await db.tx(async (tx) => {
     await lockProjections(tx);
     // Input: none. Output: none; every projection table emptied (fixed names, not input).
-    await tx.query(sql`truncate user_records, user_field_records, market_splits, leaderboard_rows`);
+    await tx.query(sql`truncate user_records, user_field_records, user_window_records, market_splits, leaderboard_rows`);
     for (const projection of PROJECTIONS) {
       const started = performance.now();
       await projection.apply(tx, { all: true, now });
@@ -89,4 +91,19 @@ export async function usersLeavingWeek(db: Db, from: Date, to: Date): Promise<nu
   if (!(to > from)) return [];
   const rows = await tables.calls(db).find({ settled_at: allOf([greaterThan(from), not(greaterThan(to))]) }).select('user_id').distinct('user_id').all();
   return rows.map((r) => r.user_id);
+}
+
+/**
+ * The window records' upkeep (`window-upkeep`, every minute): the calls settled since the last run
+ * added to the kept rows, those that left a day, week or month window taken out, in one transaction
+ * under the projections lock (a settlement may add to the same rows). Input: the clock. Output:
+ * calls added and taken out (every field).
+ */
+export async function upkeepWindows(db: Db, now: Date): Promise<{ added: number; aged: number; ms: number }> {
+  const started = performance.now();
+  const done = await db.tx(async (tx) => {
+    await lockProjections(tx);
+    return upkeepWindowRecords(tx, now);
+  });
+  return { ...done, ms: Math.round(performance.now() - started) };
 }

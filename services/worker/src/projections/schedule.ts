@@ -25,6 +25,23 @@ export async function scheduleWeekRollover(connection: Redis, prefix: string): P
   }
 }
 
+/** How often the window records' upkeep runs: the calls it has not yet added or taken out are the API's to correct. */
+export const WINDOW_UPKEEP_EVERY_MS = 60_000;
+
+/**
+ * Register (idempotently, as above) a `window-upkeep` job every minute: the calls settled since
+ * the last run added to user_window_records, those that left the day, week and month windows taken
+ * out (window-records.ts).
+ */
+export async function scheduleWindowUpkeep(connection: Redis, prefix: string, everyMs = WINDOW_UPKEEP_EVERY_MS): Promise<void> {
+  const queue = new Queue<JobData['window-upkeep']>('projections', { connection, prefix: queuePrefix(prefix) });
+  try {
+    await queue.upsertJobScheduler('window-upkeep', { every: everyMs }, { name: 'window-upkeep', data: {}, opts: { removeOnComplete: 10, removeOnFail: 100 } });
+  } finally {
+    await queue.close();
+  }
+}
+
 /**
  * At start: when a projection has never been built, or was built by another version of its code,
  * queue one `rebuild-all` (so projections exist over data written before them, and a changed

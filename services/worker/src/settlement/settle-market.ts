@@ -1,7 +1,7 @@
 import { comboStatus, comboXp, type SettlementStatus } from '@pm/shared/domain';
 import { not, sql, tables, type Db } from '@pm/shared/db';
 import { writeOutbox } from '@pm/shared/outbox';
-import { finishSettlement, lockForSettlement, settleCallsWithRecords, settleFieldRecords } from '../projections/run.js';
+import { finishSettlement, lockForSettlement, settleCallsWithRecords, settleFieldRecords, settleWindowRecords } from '../projections/run.js';
 
 /**
  * SettleMarket: in ONE transaction, settle a resolved market's open calls, its open combo legs,
@@ -187,9 +187,12 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
       now,
     );
     lap('calls_and_records');
-    // The same calls in their people's records of the market's category and league.
+    // The same calls in their people's records of the market's category and league (and in the
+    // window records only with a clock behind the window upkeep's: projections/window-records.ts).
     if (calls.length > 0) await settleFieldRecords(tx, marketId, now);
     lap('field_records');
+    if (calls.length > 0) await settleWindowRecords(tx, marketId, now);
+    lap('window_records');
 
     const callIds = calls.map((c) => c.id);
     // A run that moved no record (a repeated delivery: the run that settled committed its records
