@@ -175,6 +175,8 @@ export async function boardPage(tx: Tx, q: BoardQuery, start: BoardStart, limit:
     if (known.length === 0) return null;
   }
   await tx.query(sql`set local work_mem = '64MB'`);
+  // A board's plan costs enough to be JIT-compiled, which takes longer than running it (as for a person's figures).
+  await tx.query(sql`set local jit = off`);
   // The rank the page starts after: given, or the one that puts the person in its middle (null: they are not on the board).
   const after =
     'around' in start
