@@ -195,7 +195,7 @@ export async function waitForSettlement(
     let seenAt: number | undefined;
     const held = new Map<Item, Array<{ at: number; judge: Judge }>>();
     while (pending.length > 0) {
-      if (performance.now() - t0 > timeoutMs) throw new Error(`${pending.length} pages still without the settlement after ${timeoutMs} ms, e.g. ${JSON.stringify(pending[0])}`);
+      if (performance.now() - t0 > timeoutMs) throw new Error(`${pending.length} pages still without the settlement after ${timeoutMs} ms: ${pending.slice(0, 5).map((p) => JSON.stringify(p)).join(', ')}`);
       passes += 1;
       const responses = await pool(pending, SENTINEL_CONCURRENCY, async (item) => {
         const sent = performance.now();
@@ -231,11 +231,15 @@ export async function waitForSettlement(
     }
     return items;
   };
+  const unwatched = SORTS.filter((sort) => before.boards.get(sort) === '[]');
+  if (unwatched.length > 0) process.stdout.write(`    boards empty before the settlement, not watched: ${unwatched.join(', ')}\n`);
   const callers = new Set(affected.calls.map((c) => c.handle));
   const ownersOnly = affected.comboOwners.filter((h) => !callers.has(h));
   const spread = <T>(xs: readonly T[]) => xs.filter((_, i) => i % Math.max(1, Math.floor(xs.length / SAMPLE)) === 0);
   const globals: Item[] = [
-    ...SORTS.map((sort): Item => ({ kind: 'board', sort })),
+    // A board empty before the settlement (no one eligible in its window on this data) is not watched:
+    // waiting for it to differ would wait for ever. The run says which were left out.
+    ...SORTS.filter((sort) => before.boards.get(sort) !== '[]').map((sort): Item => ({ kind: 'board', sort })),
     { kind: 'market', marketId: affected.marketId },
     { kind: 'latest' },
     { kind: 'combos', status: 'open' },
