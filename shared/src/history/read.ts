@@ -64,7 +64,10 @@ interface Parts {
 
 const NULL_SLOT = -1;
 
-/** `PACKED` text → its values in order (NULL_SLOT for a null slot), into `out`; returns the slots per array. */
+/**
+ * `PACKED` text → its values in order (NULL_SLOT for a null slot), into `out`; returns the slots per
+ * array. A raw row's 'o;h;l;c' reads as four arrays of one.
+ */
 function parsePacked(v: string, out: number[]): number {
   out.length = 0;
   let value = NULL_SLOT;
@@ -97,9 +100,28 @@ function unpack(row: Row, step: number, from: number, to: number, scratch: numbe
   }
 }
 
+/**
+ * Candles in units of 1/10,000, flat: t, open, high, low, close of each candle in turn, ascending t.
+ * What the API writes its bodies from without making an object (and four boxed numbers) per candle.
+ */
+export type PackedCandles = readonly number[];
+
 /** inputs: the query. outputs: series → candles, ascending t (a series with none is absent). */
 export async function readCandles(db: HistoryDb, q: CandleQuery): Promise<Map<number, Candle[]>> {
   const out = new Map<number, Candle[]>();
+  for (const [id, units] of await readPackedCandles(db, q)) {
+    const candles: Candle[] = new Array(units.length / 5);
+    for (let i = 0, k = 0; i < units.length; i += 5, k++) {
+      candles[k] = { t: units[i] as number, open: fromUnits(units[i + 1] as number), high: fromUnits(units[i + 2] as number), low: fromUnits(units[i + 3] as number), close: fromUnits(units[i + 4] as number) };
+    }
+    out.set(id, candles);
+  }
+  return out;
+}
+
+/** readCandles, each series' candles packed (PackedCandles). */
+export async function readPackedCandles(db: HistoryDb, q: CandleQuery): Promise<Map<number, PackedCandles>> {
+  const out = new Map<number, PackedCandles>();
   if (q.series.length === 0) return out;
   const { step } = q;
   const bucket = q.bucket ?? step;
@@ -126,9 +148,9 @@ export async function readCandles(db: HistoryDb, q: CandleQuery): Promise<Map<nu
       select series, p, ${PACKED} as v from candles where series = s.id and step = ${step}::int and p < ${s0}::int order by p desc limit 2
     ) k
     union all
-    -- inputs: series, step, [max(mark, start), end). outputs: per series and step bucket, its candle from raw points as 'o,h,l,c'.
+    -- inputs: series, step, [max(mark, start), end). outputs: per series and step bucket, its candle from raw points as 'o;h;l;c'.
     select ${RAW}::int, series, (t / ${step}::int) * ${step}::int,
-           concat_ws(',', (min(t::bigint * 16384 + round(chance * 10000)::int) % 16384)::int, max(round(chance * 10000))::int,
+           concat_ws(';', (min(t::bigint * 16384 + round(chance * 10000)::int) % 16384)::int, max(round(chance * 10000))::int,
                           min(round(chance * 10000))::int, (max(t::bigint * 16384 + round(chance * 10000)::int) % 16384)::int)
     from raw_points where series = any(${series}::int[]) and t >= ${s0}::int and t >= (select mark from m) and t < ${end}::int
     group by 2, 3
@@ -159,13 +181,12 @@ export async function readCandles(db: HistoryDb, q: CandleQuery): Promise<Map<nu
       unpack(row, step, -Infinity, s0, scratch, before);
       if (before.length > 0) of(row.series).seed = { t: before[before.length - 5] as number, c: before[before.length - 1] as number };
     } else if (row.k === RAW) {
-      const [o, h, l, c] = (row.v as string).split(',').map(Number) as [number, number, number, number];
-      of(row.series).raw.push(row.p, o, h, l, c);
+      parsePacked(row.v as string, scratch);
+      of(row.series).raw.push(row.p, scratch[0] as number, scratch[1] as number, scratch[2] as number, scratch[3] as number);
     } else if (row.k === SEED_RAW) of(row.series).seed = { t: row.p, c: Number(row.v) };
   }
 
   const steps: number[] = [];
-  const units: number[] = [];
   for (const id of series) {
     const part = parts.get(id);
     if (part === undefined) continue;
@@ -174,7 +195,7 @@ export async function readCandles(db: HistoryDb, q: CandleQuery): Promise<Map<nu
     mergeSteps(part.stored, part.raw, mark, steps);
     // Compose step candles into buckets, gaps carried forward from the previous close; nothing
     // before the first point: without a close before the window, start at its first candle.
-    units.length = 0;
+    const units: number[] = [];
     let prev = part.seed?.c;
     let next = prev !== undefined ? s0 : undefined;
     for (let i = 0; i < steps.length; i += 5) {
@@ -207,11 +228,7 @@ export async function readCandles(db: HistoryDb, q: CandleQuery): Promise<Map<nu
       units[j + 3] = Math.min(units[j + 3] as number, final);
       units[j + 4] = final;
     }
-    const candles: Candle[] = new Array(units.length / 5);
-    for (let i = 0, k = 0; i < units.length; i += 5, k++) {
-      candles[k] = { t: units[i] as number, open: fromUnits(units[i + 1] as number), high: fromUnits(units[i + 2] as number), low: fromUnits(units[i + 3] as number), close: fromUnits(units[i + 4] as number) };
-    }
-    out.set(id, candles);
+    out.set(id, units);
   }
   return out;
 }

@@ -143,8 +143,10 @@ export function endpointRoute<P extends EndpointPath>(
         tx: ((...args: unknown[]) => ((fromPostgres = true), (ctx.readDb.tx as (...a: unknown[]) => unknown)(...args))) as HandlerContext['readDb']['tx'],
       },
     };
-    const { data, immutable } = await handler(params, noted);
-    const body = Buffer.from(JSON.stringify({ ok: true, ...data }));
+    const result = await handler(params, noted);
+    const { immutable } = result;
+    const json = 'json' in result ? result.json : JSON.stringify({ ok: true, ...result.data });
+    const body = Buffer.isBuffer(json) ? json : Buffer.from(json);
     const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body, fromPostgres)), immutable ? IMMUTABLE : cacheControl, body);
     if (!fromPostgres) readyCache.remember(target, { ready, versions, live });
     return ready;
