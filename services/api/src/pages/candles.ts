@@ -3,6 +3,8 @@ import { readPackedCandles, type HistoryDb, type PackedCandles } from '@pm/share
 import type { Logger } from '@pm/shared/logger';
 import { ApiError } from '../http/errors.js';
 
+export type { PackedCandles };
+
 /**
  * The candles endpoint's reads, in one place: the markets' series and resolutions (a key probe
  * each), then the tiers (shared/src/history/read.ts: index range scans). It runs on whatever query

@@ -1,5 +1,5 @@
 import type { CandlesResponse } from '@pm/shared/api';
-import type { PackedCandles } from '@pm/shared/history';
+import type { PackedCandles } from '../pages/candles.js';
 
 /**
  * The candles response written as JSON bytes straight from packed candles (integers in units of

@@ -31,7 +31,7 @@ function body(next: () => number): CandlesBody {
       question: pick(ODD_STRINGS),
       outcome: pick(['Yes', 'No', pick(ODD_STRINGS)]),
       candles: Array.from({ length: Math.floor(next() * 300) }, (_, i) => [
-        next() < 0.95 ? 1_764_000_000 + i * 60 : pick([0, -60, 2 ** 53, 1.5, 9_007_199_254_740_993]),
+        next() < 0.95 ? 1_764_000_000 + i * 60 : pick([0, -60, 2 ** 53, 1.5, 2 ** 53 + 2]),
         units(),
         units(),
         units(),

@@ -1,8 +1,8 @@
 import { ceilTo, DEFAULT_CANDLE_INTERVAL, floorTo, LATE_POINT_SECONDS, RETENTION_SECONDS, STEP_SECONDS, CANDLE_INTERVALS } from '@pm/shared/api';
-import type { PackedCandles } from '@pm/shared/history';
 import { ApiError } from '../http/errors.js';
 import type { Handler } from '../app/handler.js';
 import { eventSnapshotSchema } from '../snapshots/snapshot-schemas.js';
+import type { PackedCandles } from '../pages/candles.js';
 import { writeCandlesBody } from './candles-body.js';
 
 /**
