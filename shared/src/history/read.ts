@@ -64,39 +64,50 @@ interface Parts {
 
 const NULL_SLOT = -1;
 
+/** The values of the row last parsed (NULL_SLOT for a null slot): o of every slot, then h, l and c. */
+let values: Int32Array = new Int32Array(4 * 288);
+
 /**
- * `PACKED` text → its values in order (NULL_SLOT for a null slot), into `out`; returns the slots per
- * array. A raw row's 'o;h;l;c' reads as four arrays of one.
+ * `PACKED` text → its values into `values`; returns the slots per array. A raw row's 'o;h;l;c' reads
+ * as four arrays of one.
  */
-function parsePacked(v: string, out: number[]): number {
-  out.length = 0;
+function parsePacked(v: string): number {
+  let n = 0;
   let value = NULL_SLOT;
   let arrays = 1;
   for (let i = 0; i < v.length; i++) {
     const ch = v.charCodeAt(i);
     if (ch === 44 /* , */ || ch === 59 /* ; */) {
-      out.push(value);
+      if (n === values.length) values = grown(values);
+      values[n++] = value;
       value = NULL_SLOT;
       if (ch === 59) arrays++;
     } else {
       value = (value === NULL_SLOT ? 0 : value * 10) + (ch - 48);
     }
   }
-  out.push(value);
-  const slots = out.length / 4;
+  if (n === values.length) values = grown(values);
+  values[n++] = value;
+  const slots = n / 4;
   if (arrays !== 4 || !Number.isInteger(slots)) throw new Error(`a candles row whose arrays differ in length: ${v.slice(0, 80)}`);
   return slots;
 }
 
+function grown(a: Int32Array): Int32Array {
+  const bigger = new Int32Array(2 * a.length);
+  bigger.set(a);
+  return bigger;
+}
+
 /** The candles of a packed row with from ≤ t < to, each as (t, o, h, l, c) onto `into`. */
-function unpack(row: Row, step: number, from: number, to: number, scratch: number[], into: number[]): void {
-  const slots = parsePacked(row.v as string, scratch);
+function unpack(row: Row, step: number, from: number, to: number, into: number[]): void {
+  const slots = parsePacked(row.v as string);
   for (let i = 0; i < slots; i++) {
-    const o = scratch[i] as number;
+    const o = values[i] as number;
     if (o === NULL_SLOT) continue;
     const t = row.p + i * step;
     if (t < from || t >= to) continue;
-    into.push(t, o, scratch[slots + i] as number, scratch[2 * slots + i] as number, scratch[3 * slots + i] as number);
+    into.push(t, o, values[slots + i] as number, values[2 * slots + i] as number, values[3 * slots + i] as number);
   }
 }
 
@@ -170,19 +181,18 @@ export async function readPackedCandles(db: HistoryDb, q: CandleQuery): Promise<
     if (p === undefined) parts.set(id, (p = { stored: [], raw: [], seed: undefined }));
     return p;
   };
-  const scratch: number[] = [];
   const before: number[] = [];
   for (const row of rows) {
     if (row.k === MARK) mark = row.p;
-    else if (row.k === STORED) unpack(row, step, s0, end, scratch, of(row.series).stored);
+    else if (row.k === STORED) unpack(row, step, s0, end, of(row.series).stored);
     else if (row.k === SEED_STORED) {
       // Ascending p: the last candle before the window is the last one found.
       before.length = 0;
-      unpack(row, step, -Infinity, s0, scratch, before);
+      unpack(row, step, -Infinity, s0, before);
       if (before.length > 0) of(row.series).seed = { t: before[before.length - 5] as number, c: before[before.length - 1] as number };
     } else if (row.k === RAW) {
-      parsePacked(row.v as string, scratch);
-      of(row.series).raw.push(row.p, scratch[0] as number, scratch[1] as number, scratch[2] as number, scratch[3] as number);
+      parsePacked(row.v as string);
+      of(row.series).raw.push(row.p, values[0] as number, values[1] as number, values[2] as number, values[3] as number);
     } else if (row.k === SEED_RAW) of(row.series).seed = { t: row.p, c: Number(row.v) };
   }
 
