@@ -20,10 +20,12 @@ const brotli = promisify(zlib.brotliCompress);
 const BROTLI_OPTIONS = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } };
 /**
  * A body made for one request (read from Postgres, never held) is encoded for that request alone, so
- * its encoding time is all latency; past ONE_OFF_FAST_BYTES it gets the fast levels. On a 1 MB body
- * of candles (ten markets, a day of minutes) brotli 5 took 11–17 ms of a thread-pool thread and gzip
- * 6 9–24 ms; brotli 1 takes 1–3 ms for a body 1.5–2× brotli 5's (still a fifth of the JSON or less),
- * gzip 1 2–5 ms.
+ * its encoding time is all latency; past ONE_OFF_FAST_BYTES it gets the fast levels, on the spot. On
+ * a 1 MB body of candles (ten markets, a day of minutes) brotli 5 took 11–17 ms of a thread-pool
+ * thread and gzip 6 9–24 ms; brotli 1 takes 1–3 ms for a body 1.5–2× brotli 5's (still a fifth of the
+ * JSON or less), gzip 1 2–5 ms. The thread pool's two round trips (compress, finish) cost another
+ * ~1.5 ms on a 2-core VM, and 20 ms when a wake-up is late, for ~3 ms of this thread per MB that the
+ * request holds it anyway (it has just written the body).
  */
 const ONE_OFF_FAST_BYTES = 64 * 1024;
 const FAST_BROTLI_OPTIONS = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } };
@@ -100,8 +102,13 @@ export function negotiateCoding(acceptEncoding: string | undefined): ContentCodi
 
 function encode(ready: ReadyResponse, coding: 'gzip' | 'br'): Buffer | Promise<Buffer> {
   let body = ready.encoded.get(coding);
+  if (body === undefined && ready.fast) {
+    // Made for this one request, and quick at the fast levels: on the spot (see ONE_OFF_FAST_BYTES).
+    body = coding === 'br' ? zlib.brotliCompressSync(ready.body, FAST_BROTLI_OPTIONS) : zlib.gzipSync(ready.body, FAST_GZIP_OPTIONS);
+    ready.encoded.set(coding, body);
+  }
   if (body === undefined) {
-    const made = coding === 'br' ? brotli(ready.body, ready.fast ? FAST_BROTLI_OPTIONS : BROTLI_OPTIONS) : gzip(ready.body, ready.fast ? FAST_GZIP_OPTIONS : {});
+    const made = coding === 'br' ? brotli(ready.body, BROTLI_OPTIONS) : gzip(ready.body);
     body = made.then((b) => {
       ready.encoded.set(coding, b);
       return b;
