@@ -151,7 +151,7 @@ export function endpointRoute<P extends EndpointPath>(
     const held = !fromPostgres || immutable === true;
     const json = 'json' in result ? result.json : JSON.stringify({ ok: true, ...result.data });
     const body = Buffer.isBuffer(json) ? json : Buffer.from(json);
-    const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body, fromPostgres)), immutable ? IMMUTABLE : cacheControl, body, !held);
+    const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body, fromPostgres)), immutable ? IMMUTABLE : cacheControl, body, fromPostgres);
     if (held) readyCache.remember(target, { ready, versions, live });
     return ready;
   }

@@ -19,8 +19,9 @@ const brotli = promisify(zlib.brotliCompress);
 /** Quality 5 keeps a 30 KB list at a few ms of one thread-pool thread per version, near 6's ratio. */
 const BROTLI_OPTIONS = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } };
 /**
- * A body made for one request (read from Postgres, never held) is encoded for that request alone, so
- * its encoding time is all latency; past ONE_OFF_FAST_BYTES it gets the fast levels, on the spot. On
+ * A body read from Postgres is made for its request: never held, or (a closed window of candles)
+ * held but seldom asked again. Its encoding time is all latency, so past ONE_OFF_FAST_BYTES it gets
+ * the fast levels, on the spot. On
  * a 1 MB body of candles (ten markets, a day of minutes) brotli 5 took 11–17 ms of a thread-pool
  * thread and gzip 6 9–24 ms; brotli 1 takes 1–3 ms for a body 1.5–2× brotli 5's (still a fifth of the
  * JSON or less), gzip 1 2–5 ms. The thread pool's two round trips (compress, finish) cost another
@@ -42,11 +43,11 @@ export interface ReadyResponse {
   readonly encoded: Map<'gzip' | 'br', Buffer | Promise<Buffer>>;
   /** The response's own header lines of a 200 per coding (`ownHeaders` as a `headerBlock`), made on first demand. */
   readonly blocks: Map<ContentCoding, string>;
-  /** Encoded at the fast levels: a large body made for one request only. */
+  /** Encoded at the fast levels, on the spot: a large body made for the request at hand. */
   readonly fast: boolean;
 }
 
-/** `oneOff`: the response is made for one request and never held (its encoding is not shared). */
+/** `oneOff`: the body was made for the request at hand (read from Postgres), not once per snapshot version. */
 export function readyResponse(route: string, etag: string, cacheControl: string, body: Buffer, oneOff = false): ReadyResponse {
   return { route, etag, cacheControl, body, encoded: new Map(), blocks: new Map(), fast: oneOff && body.length >= ONE_OFF_FAST_BYTES };
 }
