@@ -110,7 +110,8 @@ export function endpointRoute<P extends EndpointPath>(
     const params = parseParams(endpoint, rawParams(endpoint, req));
     const versions: Array<readonly [SnapshotName, string | null]> = [];
     let live: boolean | undefined;
-    // A page read from Postgres has no version to be retired by: it is answered once, never held.
+    // A page read from Postgres has no version to be retired by: it is answered once, never held
+    // (unless it can never change: below).
     let fromPostgres = false;
     const pages = ctx.pages;
     const noted: HandlerContext = {
@@ -143,10 +144,15 @@ export function endpointRoute<P extends EndpointPath>(
         tx: ((...args: unknown[]) => ((fromPostgres = true), (ctx.readDb.tx as (...a: unknown[]) => unknown)(...args))) as HandlerContext['readDb']['tx'],
       },
     };
-    const { data, immutable } = await handler(params, noted);
-    const body = Buffer.from(JSON.stringify({ ok: true, ...data }));
-    const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body, fromPostgres)), immutable ? IMMUTABLE : cacheControl, body);
-    if (!fromPostgres) readyCache.remember(target, { ready, versions, live });
+    const result = await handler(params, noted);
+    const { immutable } = result;
+    // A body that can never change (a closed window of history) is held like a snapshot's, whatever
+    // it was read from, until a snapshot it read has a new version or the cache's bounds push it out.
+    const held = !fromPostgres || immutable === true;
+    const json = 'json' in result ? result.json : JSON.stringify({ ok: true, ...result.data });
+    const body = Buffer.isBuffer(json) ? json : Buffer.from(json);
+    const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body, fromPostgres)), immutable ? IMMUTABLE : cacheControl, body, fromPostgres);
+    if (held) readyCache.remember(target, { ready, versions, live });
     return ready;
   }
 }

@@ -34,12 +34,22 @@ export interface HandlerContext {
   logger: Logger;
 }
 
-export interface HandlerResult<P extends EndpointPath> {
-  /** The success body without `ok` (the adapter adds `ok: true`). */
-  data: Omit<ResponseOf<P>, 'ok'>;
+export type HandlerResult<P extends EndpointPath> = (
+  | {
+      /** The success body without `ok` (the adapter adds `ok: true`). */
+      data: Omit<ResponseOf<P>, 'ok'>;
+    }
+  | {
+      /**
+       * The whole success body (`{"ok":true,…}`) already written as JSON, for a body too large for
+       * JSON.stringify's pace (routes/candles-body.ts, which its tests hold to the response schema).
+       */
+      json: Buffer;
+    }
+) & {
   /** The body can never change (a closed window of history): cached for a day, `immutable`. */
   immutable?: boolean;
-}
+};
 
 /** A handler receives validated parameters and returns data; errors are thrown as ApiError. */
 export type Handler<P extends EndpointPath> = (params: ParamsOf<P>, ctx: HandlerContext) => Promise<HandlerResult<P>>;

@@ -17,9 +17,11 @@ const NOTE =
  */
 export function createLiveDocument(ctx: HandlerContext): () => Promise<string> {
   let cached: { at: number; body: string } | undefined;
-  const firstOf = async <T>(read: () => Promise<{ data: T }>): Promise<T | undefined> => {
+  const firstOf = async <T>(read: () => Promise<{ data: T } | { json: Buffer }>): Promise<T | undefined> => {
     try {
-      return (await read()).data;
+      const result = await read();
+      // Both lists answer with data; a body written as JSON bytes has nothing to take examples from.
+      return 'data' in result ? result.data : undefined;
     } catch {
       return undefined; // not built yet (503) or unreachable: the table's examples stand in
     }

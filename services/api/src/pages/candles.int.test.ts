@@ -11,7 +11,7 @@ import { body, expectError } from '../testing/responses.js';
  * GET /api/v1/markets/{eventSlug}/candles over HTTP against a real Postgres (the history tiers) and
  * Redis (the event snapshot): candles equal to the points, gaps carried forward, nothing before the
  * first point, the complement for outcome 1, a resolved market's end, the 400s, and an immutable
- * window's caching with its 304.
+ * window's caching with its 304 and its being held in memory.
  */
 
 const DAY = 86_400;
@@ -121,6 +121,25 @@ describe('candles', () => {
     const again = await get(query, { 'if-none-match': etag });
     expect(again.status).toBe(304);
     expect(again.headers.get('etag')).toBe(etag);
+  });
+
+  it('a closed window is held in memory: asked again it is the same body, even after Postgres changed under it; a live window is read again', async () => {
+    const s2 = series.get(token(2, 0)) as number;
+    const closed = `?market=${m2}&interval=1h&start=${T0 + DAY}&end=${T0 + 2 * DAY}`;
+    const live = `?market=${m2}&interval=1h&start=${NOW - DAY}`;
+    const candlesOf = async (query: string) => (await body(await get(query), candlesResponseSchema)).markets[0]!.candles;
+    expect(await candlesOf(closed)).toEqual([]);
+    expect(await candlesOf(live)).toEqual([]);
+    // Points appear where none were (a backfill of history that never changes, in real life).
+    await storeBackfill(tdb.db, s2, 3600, [{ t: T0 + DAY + 3600, chance: 0.7 }, { t: NOW - 1_800 - 3 * 3600, chance: 0.7 }]);
+    try {
+      expect(await candlesOf(closed)).toEqual([]);
+      // The same window spelled otherwise is another target: read from Postgres.
+      expect(await candlesOf(`?interval=1h&market=${m2}&start=${T0 + DAY}&end=${T0 + 2 * DAY}`)).toHaveLength(23);
+      expect((await candlesOf(live)).at(-1)?.close).toBe(0.7);
+    } finally {
+      await tdb.db.query(sql`delete from candles where series = ${s2}`);
+    }
   });
 
   it('a resolved market\'s last candle closes at its final price at resolved_at', async () => {

@@ -1,7 +1,9 @@
 import { sql, type Db } from '@pm/shared/db';
-import { readCandles, type Candle, type HistoryDb } from '@pm/shared/history';
+import { readPackedCandles, type HistoryDb, type PackedCandles } from '@pm/shared/history';
 import type { Logger } from '@pm/shared/logger';
 import { ApiError } from '../http/errors.js';
+
+export type { PackedCandles };
 
 /**
  * The candles endpoint's reads, in one place: the markets' series and resolutions (a key probe
@@ -20,8 +22,8 @@ export interface CandleReadQuery {
 }
 
 export interface CandleReader {
-  /** Market → its first outcome's candles (absent: no point recorded yet). */
-  read(q: CandleReadQuery): Promise<Map<string, Candle[]>>;
+  /** Market → its first outcome's candles, packed (absent: no point recorded yet). */
+  read(q: CandleReadQuery): Promise<Map<string, PackedCandles>>;
   close(): Promise<void>;
 }
 
@@ -52,8 +54,8 @@ export function createCandleReader(deps: { db: HistoryDb & Partial<Pick<Db, 'dis
           bySeries.set(r.series, r.market_id);
           if (r.t !== null && r.chance !== null) ends.set(r.series, { t: r.t, chance: r.chance });
         }
-        const candles = await readCandles(db, { series: [...bySeries.keys()], step: q.step, start: q.start, end: q.end, now: q.now, ends });
-        const out = new Map<string, Candle[]>();
+        const candles = await readPackedCandles(db, { series: [...bySeries.keys()], step: q.step, start: q.start, end: q.end, now: q.now, ends });
+        const out = new Map<string, PackedCandles>();
         for (const [series, list] of candles) out.set(bySeries.get(series) as string, list);
         return out;
       } catch (err) {

@@ -1,13 +1,16 @@
-import { ceilTo, DEFAULT_CANDLE_INTERVAL, floorTo, LATE_POINT_SECONDS, RETENTION_SECONDS, STEP_SECONDS, CANDLE_INTERVALS, type CandleBody as Candle } from '@pm/shared/api';
+import { ceilTo, DEFAULT_CANDLE_INTERVAL, floorTo, LATE_POINT_SECONDS, RETENTION_SECONDS, STEP_SECONDS, CANDLE_INTERVALS } from '@pm/shared/api';
 import { ApiError } from '../http/errors.js';
 import type { Handler } from '../app/handler.js';
 import { eventSnapshotSchema } from '../snapshots/snapshot-schemas.js';
+import type { PackedCandles } from '../pages/candles.js';
+import { writeCandlesBody } from './candles-body.js';
 
 /**
  * GET /api/v1/markets/{eventSlug}/candles (docs/history.md). The event snapshot says which markets
  * belong to the event (and their questions and outcomes); the candles are read from the history
- * tiers in Postgres (pages/candles.ts). A window wholly closed is immutable: the adapter
- * serves it with a day's max-age and `immutable`; one reaching the current bucket is live data.
+ * tiers in Postgres (pages/candles.ts), packed, and the body is written from them (candles-body.ts).
+ * A window wholly closed is immutable: the adapter serves it with a day's max-age and `immutable`,
+ * and holds it; one reaching the current bucket is live data.
  */
 
 const MAX_MARKETS = 20;
@@ -25,15 +28,18 @@ function coveringInterval(start: number, now: number): (typeof CANDLE_INTERVALS)
   return '1d';
 }
 
-/** Outcome 1 of a two-outcome market: the complement of outcome 0 (its high the complement of the low). */
-const complement = (c: Candle): Candle => ({
-  t: c.t,
-  open: round(1 - c.open),
-  high: round(1 - c.low),
-  low: round(1 - c.high),
-  close: round(1 - c.close),
-});
-const round = (x: number) => Math.round(x * 10_000) / 10_000;
+/** Outcome 1 of a two-outcome market: the complement of outcome 0 (its high the complement of the low), in units. */
+function complement(candles: PackedCandles): PackedCandles {
+  const out = new Array<number>(candles.length);
+  for (let i = 0; i < candles.length; i += 5) {
+    out[i] = candles[i] as number;
+    out[i + 1] = 10_000 - (candles[i + 1] as number);
+    out[i + 2] = 10_000 - (candles[i + 3] as number);
+    out[i + 3] = 10_000 - (candles[i + 2] as number);
+    out[i + 4] = 10_000 - (candles[i + 4] as number);
+  }
+  return out;
+}
 
 export const getMarketCandles: Handler<'/api/v1/markets/{eventSlug}/candles'> = async (params, ctx) => {
   const interval = params.interval ?? DEFAULT_CANDLE_INTERVAL;
@@ -80,7 +86,8 @@ export const getMarketCandles: Handler<'/api/v1/markets/{eventSlug}/candles'> = 
 
   const candles = await ctx.candles.read({ marketIds: chosen.map((m) => m.id), step, start: from, end: to, now });
   return {
-    data: {
+    // Up to 20 markets of 2,000 candles: written straight from the packed candles (candles-body.ts).
+    json: writeCandlesBody({
       event: event.slug,
       interval,
       start: from,
@@ -91,10 +98,10 @@ export const getMarketCandles: Handler<'/api/v1/markets/{eventSlug}/candles'> = 
           market_id: m.id,
           question: m.question,
           outcome: m.outcomes[params.outcome]?.name ?? '',
-          candles: params.outcome === 1 ? list.map(complement) : list,
+          candles: params.outcome === 1 ? complement(list) : list,
         };
       }),
-    },
+    }),
     immutable: to <= floorTo(now, step) && to + LATE_POINT_SECONDS <= now,
   };
 };
