@@ -1,8 +1,7 @@
 import { pino } from 'pino';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import type { EventSnapshot } from '@pm/shared/snapshots';
 import type { StreamEntry } from '@pm/shared/stream';
-import { until } from '@pm/shared/wait';
 import { createLivePrices, type LivePrices } from './live-prices.js';
 
 /**
@@ -13,7 +12,10 @@ import { createLivePrices, type LivePrices } from './live-prices.js';
 
 let now = 0;
 let prices: LivePrices | undefined;
-afterEach(() => prices?.stop());
+afterEach(() => {
+  prices?.stop();
+  vi.useRealTimers();
+});
 
 const logger = pino({ level: 'silent' });
 let seq = 0;
@@ -29,7 +31,9 @@ const page = {
 } as unknown as EventSnapshot;
 const shown = (p: LivePrices) => (p.apply('event:ev', page) as EventSnapshot).event.markets[0]?.outcomes[0]?.chance;
 
-it('holds a price for holdMs after its newest message, not after one it replaced', async () => {
+it('holds a price for holdMs after its newest message, not after one it replaced', () => {
+  // The sweep's timer is faked: each check below follows sweeps that have certainly run.
+  vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
   prices = createLivePrices({ clock: () => now, logger, holdMs: 10_000, sweepMs: 5 });
   now = 1_000;
   prices.offer([price('m1', 0, 0.6)]);
@@ -38,11 +42,12 @@ it('holds a price for holdMs after its newest message, not after one it replaced
   prices.offer([price('m1', 0, 0.7)]);
   // The first message's hold is over; the price it set was replaced and is held until 16,000.
   now = 11_500;
-  await new Promise((resolve) => setTimeout(resolve, 30));
+  vi.advanceTimersByTime(30);
   expect(prices.size()).toBe(1);
   expect(shown(prices)).toBe(0.7);
   now = 16_500;
-  await until('the replaced price to expire', async () => prices!.size() === 0, { timeoutMs: 2_000, everyMs: 5 });
+  vi.advanceTimersByTime(30);
+  expect(prices.size()).toBe(0);
   expect(shown(prices)).toBe(0.5);
 });
 
