@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { type Router } from 'express';
+import { pageCsp, pageRouter } from '../docs/page-router.js';
 import { CANDLE_INTERVALS, DEFAULT_CANDLE_INTERVAL, STREAM_PATH } from '@pm/shared/api';
 
 /**
@@ -86,31 +87,11 @@ const PAGE = `<!doctype html>
  * attribution logo would add a <style> element, so the page turns the logo off and credits the
  * library in its footer instead), no framing.
  */
-export const CHARTS_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const CHARTS_CSP = pageCsp({ inlineStyles: false });
 
 /** The chart page, its script and stylesheet, and the chart library's file, all under CHARTS_PATH. */
 export function chartPage(): Router {
-  const router = express.Router({ strict: false });
-  router.use((_req, res, next) => {
-    res.locals['route'] = CHARTS_PATH;
-    res.setHeader('Content-Security-Policy', CHARTS_CSP);
-    next();
-  });
-  router.get('/', (_req, res) => {
-    res.setHeader('cache-control', 'public, max-age=300');
-    res.type('html').send(PAGE);
-  });
+  const router = pageRouter(CHARTS_PATH, CHARTS_CSP, PAGE);
   // Only the named files: the directories hold others (the library's other builds, its typings).
   const own = express.static(ownFiles, { index: false, maxAge: '5m', fallthrough: true });
   const library = express.static(chartLibrary, { index: false, maxAge: '1d', fallthrough: true });

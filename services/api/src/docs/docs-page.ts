@@ -3,6 +3,7 @@ import path from 'node:path';
 import express, { type Router } from 'express';
 import { STREAM_PATH, STREAM_TOPICS } from '@pm/shared/api';
 import { CHARTS_PATH } from '../charts/chart-page.js';
+import { pageCsp, pageRouter } from './page-router.js';
 
 /**
  * The API reference at /api/v1/docs: Swagger UI (swagger-ui-dist, served from this process, no CDN)
@@ -85,31 +86,11 @@ ${LIVE}`;
  * framing. Swagger UI sets element styles from script (hence 'unsafe-inline' for styles only) and
  * draws some icons as data: images.
  */
-export const DOCS_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const DOCS_CSP = pageCsp({ inlineStyles: true });
 
 /** The reference page, its start-up script, its document and Swagger UI's files, all under DOCS_PATH. */
 export function docsPage(liveDocument: () => Promise<string>): Router {
-  const router = express.Router({ strict: false });
-  router.use((_req, res, next) => {
-    res.locals['route'] = DOCS_PATH;
-    res.setHeader('Content-Security-Policy', DOCS_CSP);
-    next();
-  });
-  router.get('/', (_req, res) => {
-    res.setHeader('cache-control', 'public, max-age=300');
-    res.type('html').send(PAGE);
-  });
+  const router = pageRouter(DOCS_PATH, DOCS_CSP, PAGE);
   router.get('/init.js', (_req, res) => {
     res.setHeader('cache-control', 'public, max-age=300');
     res.type('application/javascript').send(INIT);
