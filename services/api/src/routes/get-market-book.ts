@@ -1,6 +1,6 @@
-import { ApiError } from '../http/errors.js';
 import type { Handler } from '../app/handler.js';
-import { bookSnapshotSchema, eventSnapshotSchema } from '../snapshots/snapshot-schemas.js';
+import { bookSnapshotSchema } from '../snapshots/snapshot-schemas.js';
+import { eventMarket } from './event-market.js';
 
 /**
  * GET /api/v1/markets/{eventSlug}/book. The event snapshot says which markets belong to the event
@@ -10,14 +10,7 @@ import { bookSnapshotSchema, eventSnapshotSchema } from '../snapshots/snapshot-s
  * exists, it has no book to show.
  */
 export const getMarketBook: Handler<'/api/v1/markets/{eventSlug}/book'> = async (params, ctx) => {
-  const eventSnapshot = await ctx.snapshots.read(`event:${params.eventSlug}`, eventSnapshotSchema);
-  if (!eventSnapshot) throw new ApiError('not_found', `no event with slug ${params.eventSlug}`);
-  const { event } = eventSnapshot.data;
-  const marketId = params.market?.trim();
-  const market = marketId ? event.markets.find((m) => m.id === marketId) : event.markets[0];
-  if (!market) {
-    throw new ApiError('not_found', marketId ? `no market ${marketId} in event ${event.slug}` : `event ${event.slug} has no markets`);
-  }
+  const { market } = await eventMarket(ctx, params.eventSlug, params.market);
   const book = market.closed ? null : await ctx.snapshots.read(`book:${market.id}`, bookSnapshotSchema);
   const { depth } = params;
   return {

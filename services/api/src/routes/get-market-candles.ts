@@ -1,7 +1,7 @@
 import { ceilTo, DEFAULT_CANDLE_INTERVAL, floorTo, LATE_POINT_SECONDS, RETENTION_SECONDS, STEP_SECONDS, CANDLE_INTERVALS } from '@pm/shared/api';
 import { ApiError } from '../http/errors.js';
 import type { Handler } from '../app/handler.js';
-import { eventSnapshotSchema } from '../snapshots/snapshot-schemas.js';
+import { eventOf } from './event-market.js';
 import type { PackedCandles } from '../pages/candles.js';
 import { writeCandlesBody } from './candles-body.js';
 
@@ -70,9 +70,7 @@ export const getMarketCandles: Handler<'/api/v1/markets/{eventSlug}/candles'> = 
     );
   }
 
-  const eventSnapshot = await ctx.snapshots.read(`event:${params.eventSlug}`, eventSnapshotSchema);
-  if (!eventSnapshot) throw new ApiError('not_found', `no event with slug ${params.eventSlug}`);
-  const { event } = eventSnapshot.data;
+  const event = await eventOf(ctx, params.eventSlug);
   const markets = ids.length === 0 ? event.markets.slice(0, MAX_MARKETS) : ids.map((id) => event.markets.find((m) => m.id === id) ?? id);
   const unknown = markets.find((m) => typeof m === 'string');
   if (typeof unknown === 'string') throw new ApiError('not_found', `no market ${unknown} in event ${event.slug}`);

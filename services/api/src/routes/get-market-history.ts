@@ -1,7 +1,7 @@
 import { DEFAULT_HISTORY_RANGE } from '@pm/shared/snapshots';
-import { ApiError } from '../http/errors.js';
 import type { Handler } from '../app/handler.js';
-import { eventSnapshotSchema, historySnapshotSchema } from '../snapshots/snapshot-schemas.js';
+import { historySnapshotSchema } from '../snapshots/snapshot-schemas.js';
+import { eventMarket } from './event-market.js';
 
 /**
  * GET /api/v1/markets/{eventSlug}/history. The event snapshot says which markets belong to the
@@ -12,14 +12,7 @@ import { eventSnapshotSchema, historySnapshotSchema } from '../snapshots/snapsho
  */
 export const getMarketHistory: Handler<'/api/v1/markets/{eventSlug}/history'> = async (params, ctx) => {
   const range = params.range ?? DEFAULT_HISTORY_RANGE;
-  const eventSnapshot = await ctx.snapshots.read(`event:${params.eventSlug}`, eventSnapshotSchema);
-  if (!eventSnapshot) throw new ApiError('not_found', `no event with slug ${params.eventSlug}`);
-  const { event } = eventSnapshot.data;
-  const marketId = params.market?.trim();
-  const market = marketId ? event.markets.find((m) => m.id === marketId) : event.markets[0];
-  if (!market) {
-    throw new ApiError('not_found', marketId ? `no market ${marketId} in event ${event.slug}` : `event ${event.slug} has no markets`);
-  }
+  const { market } = await eventMarket(ctx, params.eventSlug, params.market);
   const history = await ctx.snapshots.read(`history:${market.id}:${range}`, historySnapshotSchema);
   const points = history?.data.points ?? [];
   return {
