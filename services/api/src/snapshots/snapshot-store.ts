@@ -127,14 +127,25 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
 
   /** Everything held moves to `stale`: no longer served as current, still served while reads fail. */
   function setAside(): void {
-    const now = clock();
-    for (const [name, entry] of held) if (entry.etag !== null) stale.set(name, { entry, since: now });
-    while (stale.size > maxEntries) {
-      const oldest = stale.keys().next().value;
+    for (const [name, entry] of held) setAsideOne(name, entry);
+  }
+
+  /** One held snapshot moves to `stale` (an absent one is dropped: there is nothing to fall back on). */
+  function setAsideOne(name: SnapshotName, entry: Held): void {
+    held.delete(name);
+    if (entry.etag === null) return;
+    stale.delete(name);
+    stale.set(name, { entry, since: clock() });
+    trimOldest(stale);
+  }
+
+  /** A map past `maxEntries` loses its oldest (first inserted) entries. */
+  function trimOldest(map: Map<SnapshotName, unknown>): void {
+    while (map.size > maxEntries) {
+      const oldest = map.keys().next().value;
       if (oldest === undefined) break;
-      stale.delete(oldest);
+      map.delete(oldest);
     }
-    held.clear();
   }
 
   subscriber.on('error', (err) => logger.debug({ err }, 'snapshot subscriber error'));
@@ -182,18 +193,14 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       if (entry?.base !== undefined && entry.etag === announced.etag) entry.base = undefined;
       if (entry && entry.etag !== announced.etag && entry.base?.etag !== announced.etag) {
         if (!entry.used) {
-          held.delete(name);
           // Still the last version this process could serve if Redis stops answering before the next read.
-          if (entry.etag !== null) stale.set(name, { entry, since: clock() });
+          setAsideOne(name, entry);
           continue;
         }
         fetchOnce(name, entry.schema).catch((err: unknown) => {
           // The new version cannot be read (its node failing over): the one held is what there is.
           // It is set aside like everything held when trust is lost, served only while reads fail.
-          if (held.get(name) === entry) {
-            held.delete(name);
-            if (entry.etag !== null) stale.set(name, { entry, since: clock() });
-          }
+          if (held.get(name) === entry) setAsideOne(name, entry);
           logger.warn({ err, snapshot: name }, 'announced snapshot could not be read; the held version is served only while Redis cannot be read');
         });
       }
@@ -244,11 +251,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
   function hold(name: SnapshotName, entry: Held): void {
     held.delete(name);
     held.set(name, entry);
-    while (held.size > maxEntries) {
-      const oldest = held.keys().next().value;
-      if (oldest === undefined) break;
-      held.delete(oldest);
-    }
+    trimOldest(held);
   }
 
   async function load(name: SnapshotName, schema: z.ZodType<unknown>): Promise<Held> {
