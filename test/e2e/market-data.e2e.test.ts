@@ -227,15 +227,27 @@ describe('3. GET /api/v1/markets/{eventSlug}/history', () => {
   // An open market: one the demo crowd resolved before the stack first saw it has no 5-minute past
   // (the exchange answers a resolved market only at coarse fidelity).
   // The past is fetched paced, two requests a token, after the stack starts: a minute or so for the demo's catalog.
-  it("1d shows an open market's last day in 5-minute buckets once its past is fetched", { timeout: 120_000 }, async () => {
+  it("1d shows an open market's last day in 5-minute buckets once its past is fetched", { timeout: 180_000 }, async () => {
     const list = await api('/api/v1/markets?category=Politics', marketListResponseSchema);
     const slug = list.events[0]!.slug;
-    const open = (await api(`/api/v1/markets/${slug}`, marketEventResponseSchema)).event.markets.find((m) => !m.closed);
-    if (open === undefined) throw new Error(`${slug} has no open market`);
+    const open = (await api(`/api/v1/markets/${slug}`, marketEventResponseSchema)).event.markets.filter((m) => !m.closed);
+    // A market with a past older than a day (a market the simulator opened minutes ago has none, and gets none invented).
+    const dayAgo = Math.floor(Date.now() / 1000) - 86_400;
+    const withPast = await waitFor(
+      'an open market whose fetched past reaches back a day',
+      async () => {
+        for (const m of open) {
+          const week = await api(`/api/v1/markets/${slug}/history?range=1w&market=${m.id}`, marketHistoryResponseSchema);
+          if ((week.points[0]?.t ?? Infinity) < dayAgo) return m;
+        }
+        return undefined;
+      },
+      100_000,
+    );
     const day = await waiting.eventually(
-      () => api(`/api/v1/markets/${slug}/history?range=1d&market=${open.id}`, marketHistoryResponseSchema),
+      () => api(`/api/v1/markets/${slug}/history?range=1d&market=${withPast.id}`, marketHistoryResponseSchema),
       (h) => h.points.length > 100,
-      { timeoutMs: 100_000, everyMs: 500 },
+      { timeoutMs: 60_000, everyMs: 500 },
     );
     expect(day.points.length).toBeGreaterThan(100);
     expect(new Set(day.points.map((p) => Math.floor(p.t / 300))).size).toBe(day.points.length);
