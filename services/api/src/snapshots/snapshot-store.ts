@@ -269,11 +269,18 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       if (!parsed.success) throw new Error(`snapshot ${name} (etag ${etag}) does not match its schema: ${parsed.error.message}`);
       entry = { ...overlaid(options.overlay, name, etag, parsed.data), schema, used: false };
     }
-    stale.delete(name);
     // Announced again while this read was on its way: what it read may already be old.
     const announcedMeanwhile = announcedInFlight.delete(name);
-    if (trusted && epoch === startedEpoch && !announcedMeanwhile) hold(name, entry);
-    else held.delete(name);
+    if (trusted && epoch === startedEpoch && !announcedMeanwhile) {
+      stale.delete(name);
+      hold(name, entry);
+    } else {
+      // Not trusted as current, yet the newest this process has read: it replaces what was set aside,
+      // so a failover whose reads come and go falls back on it rather than on nothing (a 503).
+      // (An absent one leaves nothing to fall back on.)
+      stale.delete(name);
+      setAsideOne(name, entry);
+    }
     return entry;
   }
 
@@ -298,7 +305,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       // the held one keeps being served, and the next check looks again.
       if (entry && !err && (etag ?? null) !== (entry.base?.etag ?? entry.etag)) {
         logger.warn({ snapshot: name }, 'snapshot changed without an announcement; re-reading it');
-        held.delete(name);
+        setAsideOne(name, entry);
       }
     });
   }
