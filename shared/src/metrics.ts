@@ -199,6 +199,12 @@ export const metricTable = {
       help: 'Work the reconciler re-derived from Postgres because it was missing from Redis, by kind (settle, projection, snapshot).',
       labelNames: ['kind'],
     },
+    queueWorkersReplaced: {
+      name: 'queue_workers_replaced_total',
+      type: 'counter',
+      help: 'Queue workers that took no job for ~30 s while jobs waited, closed and replaced by new ones, by queue.',
+      labelNames: ['queue'],
+    },
     settlementPendingMarkets: {
       name: 'settlement_pending_markets',
       type: 'gauge',

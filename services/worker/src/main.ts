@@ -20,6 +20,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
       databaseUrl: config.DATABASE_URL,
       onQueueWorker: (w) => jobMetrics.observe(w),
       onRepair: (kind, n) => jobMetrics.metrics.metric.reconcilerRepairs.inc({ kind }, n),
+      onQueueWorkerReplaced: (queue) => jobMetrics.metrics.metric.queueWorkersReplaced.inc({ queue }),
     });
     return {
       ops: {

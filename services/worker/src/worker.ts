@@ -48,6 +48,8 @@ export interface WorkerDeps {
   fullBuildEveryMs?: number;
   /** Told of each BullMQ Worker once started (the metrics attach to its events). */
   onQueueWorker?: (worker: Worker) => void;
+  /** A queue's worker took no job while jobs waited and was replaced (jobs.ts, `StallGuard`). */
+  onQueueWorkerReplaced?: (queue: string) => void;
   /** DATABASE_URL, for the outbox relay's LISTEN connection; without it the relay polls only. */
   databaseUrl?: string;
   /** Period of the reconciler's passes. Default 15 s. */
@@ -180,8 +182,9 @@ export function createWorker(deps: WorkerDeps): WorkerService {
         connection: bullConnection,
         prefix: config.REDIS_PREFIX,
         logger,
+        ...(deps.onQueueWorker === undefined ? {} : { onWorker: deps.onQueueWorker }),
+        guard: { ...(deps.onQueueWorkerReplaced === undefined ? {} : { onReplaced: deps.onQueueWorkerReplaced }) },
       });
-      for (const w of queueWorkers.workers) deps.onQueueWorker?.(w);
       await scheduleWeekRollover(bullConnection, config.REDIS_PREFIX);
       await scheduleWindowUpkeep(bullConnection, config.REDIS_PREFIX);
       await scheduleHistoryRollup(bullConnection, config.REDIS_PREFIX);
