@@ -26,6 +26,8 @@ export interface SettleMarketDeps {
    * finds the dirty set already built and costs the small global lists).
    */
   buildRecords?: () => Promise<unknown>;
+  /** How long the follow-ups above are waited for. Default 15 s. */
+  followUpDeadlineMs?: number;
 }
 
 /**
@@ -69,7 +71,35 @@ export function createSettleMarketProcessor(deps: SettleMarketDeps) {
       'leaderboard',
       ...(settled.legs > 0 ? (['combos'] as const) : []),
     ];
-    await deps.records.snapshotsDirty(members);
-    await deps.buildRecords?.();
+    const records = deps.records;
+    const followUps = (async () => {
+      await records.snapshotsDirty(members);
+      await deps.buildRecords?.();
+    })();
+    // The follow-ups only hurry what the outbox row asks for anyway: a Redis that does not answer (a
+    // command parked across a cluster failover) must not hold this settlement's slot, or every later
+    // market's settlement waits behind it.
+    const deadlineMs = deps.followUpDeadlineMs ?? FOLLOW_UP_DEADLINE_MS;
+    const outcome = await settledWithin(followUps, deadlineMs);
+    if (outcome !== 'done') deps.logger.warn({ marketId, deadlineMs, err: outcome === 'late' ? undefined : outcome.err }, 'settlement follow-ups unfinished; the outbox relay requests them again');
   };
+}
+
+/** How long a settlement waits for its record snapshots before leaving them to the outbox relay. */
+const FOLLOW_UP_DEADLINE_MS = 15_000;
+
+/** 'done' when the work finished within `ms`, its error when it failed, else 'late'. */
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<'done' | 'late' | { err: unknown }> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work.then(
+        () => 'done' as const,
+        (err: unknown) => ({ err }),
+      ),
+      new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import { createLogger } from '@pm/shared/logger';
 import { queuePrefix, type JobData } from '@pm/shared/queues';
 import { sql } from '@pm/shared/db';
@@ -363,6 +365,35 @@ describe('the people of a settlement', () => {
     } finally {
       await worker.close();
       await trigger.close();
+    }
+  });
+
+  it('are settled and the job completes when the Redis its follow-ups write to never answers: the follow-ups are left to the outbox relay after their deadline', async () => {
+    await insertMarkets(tdb.db, ['hung']);
+    await callsOn('hung');
+    await logResolution(tdb.db, 'hung', 0);
+    // A server that accepts connections and never replies: a command parked across a failover.
+    const sockets: net.Socket[] = [];
+    const blackhole = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
+    const hung = new Redis((blackhole.address() as net.AddressInfo).port, '127.0.0.1', { maxRetriesPerRequest: null, lazyConnect: false });
+    hung.on('error', () => {});
+    const trigger = createRecordsTrigger({ redis: hung, prefix: tr.prefix });
+    const connection = tr.redis.duplicate({ maxRetriesPerRequest: null });
+    connections.push(connection, hung);
+    const processor = createSettleMarketProcessor({ db: tdb.db, logger, records: trigger, followUpDeadlineMs: 300 });
+    const worker = new Worker('settlement', processor, { connection, prefix: queuePrefix(tr.prefix) });
+    try {
+      await queue.add('settle-market', { marketId: 'hung' }, { jobId: 'settle-hung' });
+      await until(async () => (await queue.getJobState('settle-hung')) === 'completed', 10_000);
+      expect((await totals('hung')).open).toBe(0);
+      // The outbox row the relay turns into the same requests.
+      const rows: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from outbox where topic = 'market-settled' and payload->>'marketId' = 'hung'`);
+      expect(rows[0]!.n).toBe(1);
+    } finally {
+      await worker.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => blackhole.close(() => resolve()));
     }
   });
 });
