@@ -15,6 +15,7 @@ import { apiReadiness, collectSnapshotAges, opsRoutes, requestObserver } from '.
 import { createRateLimiter } from './http/rate-limit.js';
 import { createReadyCache } from './front/ready-cache.js';
 import { createSnapshotStore, type SnapshotStore } from './snapshots/snapshot-store.js';
+import { listRanking } from './snapshots/snapshot-schemas.js';
 import { createLivePrices } from './snapshots/live-prices.js';
 import { createCursors } from './pages/cursor.js';
 import { createPageReader } from './pages/pages.js';
@@ -67,7 +68,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
 
   // Live prices from the event stream laid over the event snapshots (live-prices.ts), fed below.
   const livePrices = createLivePrices({ clock, logger });
-  const snapshots = createSnapshotStore({ redis, prefix: config.REDIS_PREFIX, clock, logger, overlay: livePrices });
+  const snapshots = createSnapshotStore({ redis, prefix: config.REDIS_PREFIX, clock, logger, overlay: livePrices, companion: listRanking });
   const readyCache = createReadyCache(snapshots);
   const limiter = createRateLimiter({ redis, prefix: config.REDIS_PREFIX, limit: config.RATE_LIMIT_PER_MINUTE, trustProxy: config.TRUST_PROXY, logger });
   const observer = requestObserver(metrics, logger);

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { marketEventResponseSchema } from '@pm/shared/api';
+import { marketEventResponseSchema, marketListResponseSchema } from '@pm/shared/api';
 import { redisKeys } from '@pm/shared/redis';
 import { startOwnRedis, type OwnRedis } from '@pm/shared/testing';
 import { eventually, until } from '@pm/shared/wait';
-import { event, startApp, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
+import { event, listSnapshot, startApp, writeSnapshot, type RunningApp } from '../testing/fixtures.js';
 
 /**
  * The held snapshots follow Redis through a restart (a fault: the API's subscription drops and
@@ -66,5 +66,29 @@ describe('held snapshots across a Redis restart', () => {
     expect(downStatus).toBe('Second');
     expect(downUnheld).toBe(503);
     expect(seen).toBe('Third');
+  });
+
+  it('serves a first page of the market list with its cursor while Redis is down, when the list changed to a new ranking just before', async () => {
+    const events = [event('first-a', 'A', 'Tech', ['Q?']), event('first-b', 'B', 'Tech', ['Q?'])];
+    const ranking = (version: number) => ({ version, events: events.map((e) => [e.slug, e.category, null]) });
+    const page = async () => {
+      const res = await fetch(`${api.base}/api/v1/markets?limit=1`);
+      return res.status === 200 ? marketListResponseSchema.parse(await res.json()) : res.status;
+    };
+    await writeSnapshot(seeder, prefix, 'markets:ranking:1', ranking(1), '"r1"');
+    await writeSnapshot(seeder, prefix, 'markets:trending', { ...listSnapshot(events), ranking: 1 }, '"l1"');
+    expect(await page()).toMatchObject({ count: 1, next_cursor: expect.any(String) });
+    // The worker renumbers the ranking (it does on every build that reorders) and the list follows;
+    // nobody asks for a page between that and the failure.
+    await writeSnapshot(seeder, prefix, 'markets:ranking:2', ranking(2), '"r2"');
+    await writeSnapshot(seeder, prefix, 'markets:trending', { ...listSnapshot([...events].reverse()), ranking: 2 }, '"l2"');
+    await own.stop();
+    try {
+      const down = await page();
+      expect(down).toMatchObject({ count: 1, next_cursor: expect.any(String) });
+      expect(typeof down === 'number' ? down : down.events[0]!.slug).toBe('first-b');
+    } finally {
+      await own.start();
+    }
   });
 });

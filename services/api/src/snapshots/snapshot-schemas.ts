@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SnapshotName } from '@pm/shared/redis';
 import { HISTORY_RANGES, type BookSnapshot, type RankingSnapshot, type EventSnapshot, type HistorySnapshot, type LiveSnapshot, type MarketListSnapshot, type MarketSearchSnapshot } from '@pm/shared/snapshots';
 import { categorySchema, eventCardSchema, eventSchema, historyPointSchema, leagueEntrySchema, liveMatchSchema } from '@pm/shared/api';
 
@@ -48,3 +49,13 @@ export const bookSnapshotSchema: z.ZodType<BookSnapshot> = z.object({
 });
 
 export const liveSnapshotSchema: z.ZodType<LiveSnapshot> = z.object({ matches: z.array(liveMatchSchema) });
+
+/**
+ * The ranking version a market list or the search list is cut from: its readers read it next (a first
+ * page's cursor), so the store reads it with the list (snapshot-store.ts `companion`).
+ */
+export function listRanking(name: SnapshotName, data: unknown): { name: SnapshotName; schema: z.ZodType<unknown> } | undefined {
+  if (!name.startsWith('markets:') || name.startsWith('markets:ranking:')) return undefined;
+  const ranking = (data as { ranking?: unknown }).ranking;
+  return typeof ranking === 'number' ? { name: `markets:ranking:${ranking}`, schema: rankingSnapshotSchema } : undefined;
+}

@@ -67,6 +67,12 @@ export interface SnapshotStoreOptions {
   overlay?: SnapshotOverlay;
   /** How long a snapshot held when the subscription dropped may be served while Redis cannot be read. */
   staleMs?: number;
+  /**
+   * The snapshot a snapshot's readers read next (a market list's ranking version, for its cursor): a
+   * version becomes current only once that one has been read too, so that a failover starting between
+   * the two reads leaves the previous, complete pair in use rather than a list whose ranking cannot be read.
+   */
+  companion?: (name: SnapshotName, data: unknown) => { name: SnapshotName; schema: z.ZodType<unknown> } | undefined;
 }
 
 interface Held {
@@ -268,6 +274,9 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       const parsed = schema.safeParse(json);
       if (!parsed.success) throw new Error(`snapshot ${name} (etag ${etag}) does not match its schema: ${parsed.error.message}`);
       entry = { ...overlaid(options.overlay, name, etag, parsed.data), schema, used: false };
+      const companion = options.companion?.(name, parsed.data);
+      // Its failure is this load's: the version held before stays in use (or set aside).
+      if (companion !== undefined && !(trusted && held.has(companion.name))) await fetchOnce(companion.name, companion.schema);
     }
     // Announced again while this read was on its way: what it read may already be old.
     const announcedMeanwhile = announcedInFlight.delete(name);
