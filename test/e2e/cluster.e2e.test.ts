@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { settlementMessageSchema } from '@pm/shared/api';
 import { createDb, sql, type Db } from '@pm/shared/db';
 import { portOpen } from '@pm/shared/net';
-import { queuePrefix } from '@pm/shared/queues';
+import { queuePrefix, settleJobId } from '@pm/shared/queues';
 import { createRecords } from '@pm/shared/records';
 import { createRedis, redisKeyBase, redisKeys } from '@pm/shared/redis';
 import { callableMarkets, openMarketIds } from '../../scripts/lib/crowd/markets.js';
@@ -316,7 +316,13 @@ describe('npm start -- --cluster', () => {
     for (const victim of victims) {
       // Markets with live prices, one per event, that the test calls on and then resolves.
       const markets = await until('four callable markets', async () => {
-        const found = await callableMarkets(db, redis, stack.prefix, Date.now(), { ids: await openMarketIds(db) });
+        // Markets that stay open through the test: the simulator's five-minute markets close on their
+        // own, and a rotation left with only closed ones acknowledges no call.
+        const lasting = (await db.query(sql`
+          select m.id from markets m where m.id = any(${await openMarketIds(db)}::text[])
+            and (m.closes_at is null or m.closes_at > now() + interval '15 minutes')
+        `)) as Array<{ id: string }>;
+        const found = await callableMarkets(db, redis, stack.prefix, Date.now(), { ids: lasting.map((r) => r.id) });
         const perEvent = [...new Map(found.map((m) => [m.eventId, m])).values()].slice(0, 4);
         return perEvent.length === 4 ? perEvent.map((m) => m.id) : undefined;
       }, { timeoutMs: 30_000, everyMs: 500, context: () => stack.logs() });
@@ -380,7 +386,7 @@ describe('npm start -- --cluster', () => {
       // A few seconds of traffic on the new master before the rest resolve.
       const ackedAtOk = acked.length;
       // (An ingestor whose lease lapsed while Redis was away serves its markets again, and their prices are live again, first.)
-      await until('calls acknowledged on the new master', async () => acked.length >= ackedAtOk + 10, { timeoutMs: 90_000, everyMs: 100, context: () => `last refusal: ${refusal}\n${stack.logs()}` });
+      await until('calls acknowledged on the new master', async () => acked.length >= ackedAtOk + 10, { timeoutMs: 90_000, everyMs: 100, context: () => `${stack.logs()}\nlast refusal: ${refusal}` });
       for (const id of markets.slice(2)) {
         expect([200, 409]).toContain((await stack.simControl('/_sim/resolve', { market_id: id, winning_outcome_index: 0 })).status);
         resolved.push(id);
@@ -409,9 +415,23 @@ describe('npm start -- --cluster', () => {
                m.settled_at is not null as settled, (select count(*)::int from calls c where c.market_id = m.id and c.status = 'open') as open
         from markets m where m.id = any(${resolved}::text[])
       `)) as Array<{ id: string; closed: boolean; resolutions: number; settled: boolean; open: number }>;
-      where = JSON.stringify(rows);
-      return rows.every((r) => r.open === 0);
-    }, { timeoutMs: 120_000, everyMs: 250, context: () => `${where}\n${stack.logs()}` });
+      const done = rows.every((r) => r.open === 0);
+      if (!done) {
+        // What the settlement queue holds for the markets still open: a job waiting that no worker takes
+        // and a job missing are different faults.
+        const q = new Queue('settlement', { connection: redis, prefix: queuePrefix(stack.prefix) });
+        try {
+          const jobs = await Promise.all(rows.filter((r) => r.open > 0).map(async (r) => {
+            const job = await q.getJob(settleJobId(r.id));
+            return `${r.id}:${job ? await job.getState() : 'missing'}`;
+          }));
+          where = `${JSON.stringify(rows)}\njobs ${jobs.join(' ')} counts ${JSON.stringify(await q.getJobCounts())} workers ${(await q.getWorkers()).length}`;
+        } finally {
+          await q.close();
+        }
+      }
+      return done;
+    }, { timeoutMs: 120_000, everyMs: 250, context: () => `${stack.logs()}\n${where}` });
     const mine = (await db.query(sql`select c.id, c.status, c.market_id from calls c join users u on u.id = c.user_id where u.handle = ${handle}`)) as Array<{ id: string; status: string; market_id: string }>;
     expect(new Set(mine.map((c) => c.id)).size).toBe(mine.length);
     expect(mine.map((c) => c.id).sort()).toEqual([...acked].sort());
