@@ -95,6 +95,7 @@ export const configSchema = z.object({
   /**
    * Worker: hours a closed event's page, history and calls lists stay in Redis after it closed, and its
    * tokens' chances and its markets' index entries (services/worker/src/retire; docs/redis-keys.md).
+   * Past it, a page asked for is built again and kept an hour.
    */
   CLOSED_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(24),
   /** Coalescing window of record-snapshot rebuilds, and the period of the market-snapshot safety sweep (price changes never wait for it). */

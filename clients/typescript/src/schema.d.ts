@@ -80,6 +80,8 @@ export interface paths {
          * Get an event
          * @description One event with all its markets, live odds in every format and `platform_split` on each market. An unknown slug is a 404.
          *
+         *     A closed event answers for good (the closed list names it for good): a day after it closed its page leaves the live store and is built again from the records when asked for, which can add a moment to the first answer; a 503 with `Retry-After` when that takes over 2 s. The same holds for its history, book, candles, its markets by id and their calls.
+         *
          *     Examples:
          *     - An event: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24`
          */

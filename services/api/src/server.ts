@@ -21,6 +21,8 @@ import { createCursors } from './pages/cursor.js';
 import { createPageReader } from './pages/pages.js';
 import { createCandleReader } from './pages/candles.js';
 import { createApiReadPool } from './pages/read-pool.js';
+import { createEventLookup } from './pages/event-lookup.js';
+import { createOnDemandBuilds } from './snapshots/on-demand.js';
 import { ApiError } from './http/errors.js';
 import { createStreamHub, type StreamHub } from './stream/hub.js';
 import { streamRoute } from './stream/route.js';
@@ -78,6 +80,8 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const pages = createPageReader({ db: readDb, webUrl: config.PUBLIC_WEB_URL, logger });
   // The candles share the page reader's pool (closed with it), so they follow the replica and its fallback too.
   const candles = createCandleReader({ db: { query: readDb.query }, logger });
+  // An event Postgres knows whose snapshots Redis does not hold (a closed one, retired): the worker builds them on request.
+  const onDemand = createOnDemandBuilds({ redis, prefix: config.REDIS_PREFIX, store: snapshots, lookup: createEventLookup({ db: readDb, logger }), logger, clock });
   const marketEvents = redisKeys(config.REDIS_PREFIX).marketEvents;
   const marketEvent = async (marketId: string): Promise<string | null> => {
     try {
@@ -104,7 +108,7 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   const app = createApp({
     config,
     logger,
-    ctx: { snapshots, live: () => snapshots.live(), clock, config, logger, pages, candles, readDb, cursors: createCursors(config.CURSOR_SECRET), marketEvent },
+    ctx: { snapshots, live: () => snapshots.live(), clock, config, logger, pages, candles, readDb, cursors: createCursors(config.CURSOR_SECRET), marketEvent, onDemand },
     limiter,
     readyCache,
     observer,

@@ -71,11 +71,15 @@ export function createWorker(deps: WorkerDeps): WorkerService {
   const { config, logger } = deps;
   const clock = deps.clock ?? { now: () => Date.now() };
   const keys = redisKeys(config.REDIS_PREFIX);
+  // How long a closed event's keys stay: the retirement pass and every builder that writes them (retire/closed-expiry.ts).
+  const retentionMs = (config.CLOSED_RETENTION_HOURS ?? 24) * 3_600_000;
   // Both snapshot families read the same Postgres and write under the same prefix.
-  const source = { db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, webUrl: config.PUBLIC_WEB_URL, clock };
+  const source = { db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, webUrl: config.PUBLIC_WEB_URL, clock, retentionMs };
   const builder = createSnapshotBuilder({
     ...source,
     logger: logger.child({ part: 'snapshots' }),
+    // The API is waiting for a retired event's snapshots: its histories are built now, not at the next tick.
+    onRetiredBuilt: () => historyLoop?.nudge(),
     ...(deps.fullBuildEveryMs === undefined ? {} : { fullEveryMs: deps.fullBuildEveryMs }),
   });
   // Record snapshots (calls, users, leaderboard, combos): built from the dirty set `dirty:records`.
@@ -90,7 +94,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping = false;
   // Price history snapshots (`history:<marketId>:<range>`): their own throttled loop.
-  const history = createHistoryBuilder({ db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, clock, logger: logger.child({ part: 'history' }) });
+  const history = createHistoryBuilder({ db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, clock, retentionMs, logger: logger.child({ part: 'history' }) });
   let historyLoop: HistoryLoop | undefined;
   // Settlements for `GET /api/v1/stream` (shared/src/stream).
   const stream = createStreamWriter({ redis: deps.redis, prefix: config.REDIS_PREFIX, logger });
@@ -232,7 +236,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
         redis: deps.redis,
         prefix: config.REDIS_PREFIX,
         logger: logger.child({ part: 'retire' }),
-        retentionMs: (config.CLOSED_RETENTION_HOURS ?? 24) * 3_600_000,
+        retentionMs,
       });
       retirement.start();
     },

@@ -438,7 +438,10 @@ const endpointTable = [
     specNumber: 2,
     operationId: 'getMarketEvent',
     summary: 'Get an event',
-    description: 'One event with all its markets, live odds in every format and `platform_split` on each market. An unknown slug is a 404.',
+    description: [
+      'One event with all its markets, live odds in every format and `platform_split` on each market. An unknown slug is a 404.',
+      'A closed event answers for good (the closed list names it for good): a day after it closed its page leaves the live store and is built again from the records when asked for, which can add a moment to the first answer; a 503 with `Retry-After` when that takes over 2 s. The same holds for its history, book, candles, its markets by id and their calls.',
+    ].join('\n\n'),
     tags: ['Markets'],
     params: z.object({
       eventSlug: pathParam('eventSlug', { max: 200, description: "The event slug, as in the service's or the exchange's page address" }),

@@ -42,7 +42,7 @@ export interface KeyFamily {
   bound: string;
 }
 
-const retired = 'expires CLOSED_RETENTION_HOURS (default 24) after its event closed (worker retirement sweep, every minute)';
+const retired = 'expires CLOSED_RETENTION_HOURS (default 24) after its event closed (worker retirement sweep, every minute); built again when asked for after that, then expires an hour after the rebuild';
 
 export const KEY_FAMILIES: readonly KeyFamily[] = [
   { family: 'chances', space: 'stack', tail: /^chances$/, type: 'hash', how: 'retired', bound: 'one field per token of a market not yet retired; a closed event\'s tokens are deleted CLOSED_RETENTION_HOURS after it closed' },

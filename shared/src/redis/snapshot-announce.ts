@@ -68,6 +68,11 @@ export interface SnapshotWrite {
   body: string;
   /** Strong, quoted; changes exactly when `body` does. */
   etag: string;
+  /**
+   * Unix ms at which the stored snapshot expires (PEXPIREAT, in the same MULTI); absent: it keeps
+   * any expiry it has. A closed event's snapshots carry one (docs/redis-keys.md "Closed events").
+   */
+  expireAtMs?: number;
 }
 
 /** Queues the writes of `snapshots` (stored, family time, announced) on a MULTI the caller executes. */
@@ -77,6 +82,7 @@ export function queueSnapshotWrites(tx: ChainableCommander, prefix: string, snap
   const families = new Set<SnapshotFamily>();
   for (const s of snapshots) {
     tx.hset(keys.snapshot(s.name), { body: s.body, etag: s.etag, built_at: builtAt });
+    if (s.expireAtMs !== undefined) tx.pexpireat(keys.snapshot(s.name), s.expireAtMs);
     families.add(snapshotFamily(s.name));
   }
   if (families.size > 0) tx.hset(keys.snapshotBuiltAt, Object.fromEntries([...families].map((f) => [f, builtAt])));

@@ -97,6 +97,7 @@ export function createApp(parts: AppParts): express.Application {
     if (res.headersSent) return next(err);
     if (err instanceof ApiError) {
       if (err.code === 'internal') logger.error({ err, req_id: res.locals['requestId'] }, 'request failed');
+      if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds));
       sendError(res, err.code, err.message);
       return;
     }

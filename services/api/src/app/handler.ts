@@ -8,6 +8,7 @@ import type { PageReader } from '../pages/pages.js';
 import type { CandleReader } from '../pages/candles.js';
 import type { ReadQueryable } from '../pages/read-pool.js';
 import type { HeldSnapshot } from '../snapshots/snapshot-store.js';
+import type { OnDemandBuilds } from '../snapshots/on-demand.js';
 
 /**
  * What every handler may use. Handlers never see Express, and never build a version or an ETag:
@@ -28,6 +29,12 @@ export interface HandlerContext {
   cursors: Cursors;
   /** The slug of the event holding a market, from the worker's market index; null when unknown. */
   marketEvent(marketId: string): Promise<string | null>;
+  /**
+   * An event's snapshot that is not in Redis (a closed event's, retired), built by the worker on
+   * request when Postgres knows the event (snapshots/on-demand.ts). What it reads is not noted: read
+   * the snapshot again through `snapshots` (routes/event-market.ts `eventPart` does).
+   */
+  onDemand: OnDemandBuilds;
   /** Unix ms. */
   clock: () => number;
   config: Config;

@@ -18,14 +18,17 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
 export class ApiError extends Error {
   override name = 'ApiError';
   readonly status: number;
+  /** Seconds after which the same request is expected to succeed: sent as `Retry-After`. */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterSeconds?: number },
   ) {
     super(message, options);
     this.status = ERROR_STATUS[code];
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }
 

@@ -2,14 +2,16 @@ import { CALL_LIST_SIZE, callListSnapshotSchema, callSchema, marketCallsSnapshot
 import { ApiError } from '../http/errors.js';
 import type { Handler } from '../app/handler.js';
 import { firstPageHasMore, itemsOf } from './paging.js';
+import { eventPart } from './event-market.js';
 
 export const RECORDS_NOT_READY = 'records are not built yet; please try again shortly';
 
 /**
  * GET /api/v1/calls: the newest calls from `calls:latest`, or with `market` that market's calls and
- * platform split from `calls:market:<id>`. A market with no snapshot has no calls: 200 with empty
- * lists, unless the records have not been built at all (no `calls:latest` either), which is a 503.
- * With `cursor`, the page after the call it names (Postgres, pages/pages.ts).
+ * platform split from `calls:market:<id>`. A called market with no snapshot (a closed event's,
+ * retired) has its list built on request (event-market.ts `eventPart`); a market nobody called has
+ * none: 200 with empty lists, unless the records have not been built at all (no `calls:latest`
+ * either), which is a 503. With `cursor`, the page after the call it names (Postgres, pages/pages.ts).
  */
 export const listCalls: Handler<'/api/v1/calls'> = async (params, ctx) => {
   const { limit } = params;
@@ -28,7 +30,7 @@ export const listCalls: Handler<'/api/v1/calls'> = async (params, ctx) => {
   }
 
   if (market !== undefined) {
-    const snapshot = await ctx.snapshots.read(`calls:market:${market}`, marketCallsSnapshotSchema);
+    const snapshot = await eventPart(ctx, { of: 'calls', marketId: market }, marketCallsSnapshotSchema);
     if (snapshot) {
       const calls = snapshot.data.calls.slice(0, limit);
       const last = calls.at(-1);

@@ -9,7 +9,7 @@ import type { EventSnapshot, MarketListSnapshot, MarketSearchSnapshot } from '@p
 import type { Logger } from '@pm/shared/logger';
 import { CATEGORY_DISPLAY_ORDER, type Category, type Combo, type Event, type EventCard, type LeagueEntry, type LeaderboardRow, type Market } from '@pm/shared/api';
 import { oddsForChance } from '@pm/shared/domain';
-import { createTestRedis, type TestRedis } from '@pm/shared/testing';
+import { createTestDatabase, createTestRedis, type TestRedis } from '@pm/shared/testing';
 import { createApiServer, type ApiServer } from '../server.js';
 
 /** Test helpers: snapshot payloads in the worker's documented format, and an app on a free port. */
@@ -225,7 +225,9 @@ export interface SeededApps {
 
 /**
  * Starts what the read-API tests need: a test Redis prefix filled by `seed`, an app over it and an
- * app over an empty prefix (no rate limit to speak of). Everything is handed to `teardown`.
+ * app over an empty prefix (no rate limit to speak of), both over an empty database of their own (a
+ * snapshot Redis lacks is looked up there before a 404: snapshots/on-demand.ts). Everything is
+ * handed to `teardown`.
  */
 export async function startSeededApps(
   teardown: AsyncDisposableStack,
@@ -237,7 +239,8 @@ export async function startSeededApps(
   const emptyRedis = teardown.use(await createTestRedis(`${name}_empty`));
   const redis = teardown.adopt(await apiRedis(testRedis.url), (r) => r.disconnect());
   await seed(testRedis.redis, testRedis.prefix);
-  const env = { RATE_LIMIT_PER_MINUTE: '100000' };
+  const database = teardown.use(await createTestDatabase(name));
+  const env = { RATE_LIMIT_PER_MINUTE: '100000', DATABASE_URL: database.url };
   const api = teardown.adopt(await startApp({ redis, env: { ...env, REDIS_PREFIX: testRedis.prefix }, ...options }), (a) => a.close());
   const emptyApi = teardown.adopt(await startApp({ redis, env: { ...env, REDIS_PREFIX: emptyRedis.prefix } }), (a) => a.close());
   return { testRedis, redis, api, emptyApi };

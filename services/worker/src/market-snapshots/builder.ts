@@ -14,6 +14,7 @@ import { createEtagMemo } from './etag-memo.js';
 import { createListAssembler } from './list-bodies.js';
 import { buildEventSnapshot, emptyList } from './payloads.js';
 import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
+import { closedExpiry, createClosedEvents, retentionPassed } from '../retire/closed-expiry.js';
 
 /**
  * One snapshot build: pop the dirty set; write the dirty events' pages at once from the cached
@@ -24,6 +25,10 @@ import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
  * events' pages again, and those of events a catalog reload found changed (now with the catalog,
  * games and splits as Postgres has them; unchanged pages are not rewritten) and every list (from the cards of the previous build, but those whose event or
  * shown chances changed: list-bodies.ts), write what changed.
+ *
+ * Events marked that are not open (closing now, or asked for by the API after their keys were
+ * retired) are built as extras: their pages get an expiry (retire/closed-expiry.ts), and an event
+ * past its retention no market-index entry.
  *
  * Builds never overlap within a process (a promise chain), whether they come from a job, the start-up
  * build or a test calling `build` directly. BullMQ's concurrency 1 keeps jobs apart as well.
@@ -65,6 +70,13 @@ export interface SnapshotBuilderDeps {
   clock: Clock;
   /** Safety net: a full build at most this long after the previous one. Default 30 s. */
   fullEveryMs?: number;
+  /** CLOSED_RETENTION_HOURS in ms: the pages of closed events written get an expiry from it (retire/closed-expiry.ts). Default 24 h. */
+  retentionMs?: number;
+  /**
+   * Told when a build made the page of an event whose retention had passed: the API asked for it
+   * and is waiting, for its histories too (the worker then builds those at once).
+   */
+  onRetiredBuilt?: () => void;
 }
 
 /** Rounds of "pages first" per build at most, so a feed that never pauses still gets its lists built. */
@@ -79,6 +91,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   const quoteReader = createTokenReader(deps.redis, keys.quotes, parseQuote);
   const dayAgo = createDayAgoLookup(deps.db);
   const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
+  const closedEvents = createClosedEvents(deps.db, deps.retentionMs ?? 24 * 3_600_000);
   /** The lists as JSON, each card rebuilt only when its event or a chance it shows changed. */
   const listBodies = createListAssembler(deps.webUrl);
   /** The lists' ETags: most list bodies come back unchanged build after build. */
@@ -183,11 +196,21 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       const chances = await chanceReader.read(readable, fresh);
       const quotes = await quoteReader.read(readable, fresh);
       const built = [...pages, ...view.extra];
+      // Extra events are mostly closed ones (closing now, or asked for by the API after their keys
+      // were retired): their pages expire, and one whose retention has passed gets no index entry
+      // (a hash field cannot expire; the retirement pass deleted its own).
+      const closedAt = await closedEvents.closedAt(view.extra.filter((e) => e.closed).map((e) => e.id));
+      const retired = new Set([...closedAt].filter(([, at]) => retentionPassed(at, started, closedEvents.retentionMs)).map(([id]) => id));
       // The rebuilt pages include every event new to the catalog (and any whose slug changed).
-      await indexMarkets(built, full);
+      await indexMarkets(retired.size === 0 ? built : built.filter((e) => !retired.has(e.id)), full);
       const dayAgoChances = await dayAgo.lookup(firstTokens(built), started);
 
       const entries = eventEntries(built, { chances, quotes, splits: view.splits, games: view.games, dayAgo: dayAgoChances });
+      view.extra.forEach((e, i) => {
+        const at = closedAt.get(e.id);
+        const entry = entries[pages.length + i];
+        if (at !== undefined && entry !== undefined) entry.expireAtMs = closedExpiry(at, started, closedEvents.retentionMs);
+      });
 
       // The ranking a /markets walk keeps: a new version whenever the busiest-first order changed.
       const ordered = listBodies.order(view.open);
@@ -214,6 +237,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       }
       // The ranking with (before) the lists that name it, in the same MULTI.
       const { written } = await writer.write([...entries, ...rankingEntries, ...listEntries]);
+      if (retired.size > 0) deps.onRetiredBuilt?.();
       ranking = next;
       await keepRankings(next.version, superseded, full || rankingEntries.length > 0);
       leagueLists = current;

@@ -8,6 +8,7 @@ import type { HistoryPoint } from '@pm/shared/api';
 import type { Clock } from './builder.js';
 import { dueRanges, endAtResolution, type HistoryEnd } from './history-buckets.js';
 import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
+import { closedExpiry, createClosedEvents } from '../retire/closed-expiry.js';
 
 /**
  * Builds the `history:<marketId>:<range>` snapshots from the candle tiers (docs/history.md): 1d
@@ -20,6 +21,8 @@ import { createSnapshotWriter, type SnapshotEntry } from './writer.js';
  * build pops that set into an in-memory pending list and rebuilds only the ranges that are due
  * (history-buckets.ts REBUILD_EVERY_MS: a busy market is rebuilt at most every 10 s for 1d and once a
  * minute for the other ranges). The first build covers every market of every open event.
+ * A closed event's histories are written with an expiry (retire/closed-expiry.ts); once its
+ * retention has passed, only when asked for (the API marks its markets in `backfilledHistory`).
  *
  * A range of a whole batch of markets is one candle read (a few index range scans: the stored
  * tier, and the raw points the rollup has not reached), a few hundred candles per market.
@@ -53,6 +56,8 @@ export interface HistoryBuilderDeps {
   logger: Logger;
   /** Markets per range per build (bounds one statement's work). Default 250. */
   batchSize?: number;
+  /** CLOSED_RETENTION_HOURS in ms (retire/closed-expiry.ts). Default 24 h. */
+  retentionMs?: number;
 }
 
 /** How far back each look for newly resolved markets reaches behind the last resolved_at seen. */
@@ -63,6 +68,7 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
   const keys = redisKeys(deps.prefix);
   const batchSize = deps.batchSize ?? 250;
   const writer = createSnapshotWriter({ redis: deps.redis, prefix: deps.prefix, now: () => deps.clock.now() });
+  const closedEvents = createClosedEvents(deps.db, deps.retentionMs ?? 24 * 3_600_000);
   /** Market → ranges whose points changed since they were last built. */
   const pending = new Map<string, Set<HistoryRange>>();
   const lastBuilt = new Map<string, Partial<Record<HistoryRange, number>>>();
@@ -97,16 +103,21 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
   }
 
   /**
-   * Markets resolved since the last look (all resolved ones the first time): their ranges are
+   * Markets resolved since the last look (all resolved ones the first time, but those of events
+   * whose retention has passed: their keys were retired, and they are built again only when asked
+   * for, with an expiry): their ranges are
    * rebuilt at once, whatever the throttle, so the history ends at the resolution without waiting
    * for a point that may never come. resolved_at is the resolving transaction's start, so one that
    * commits late can carry a time below the watermark: each look reaches a minute back and skips
-   * the ids it already took. inputs: the watermark. outputs: market ids; the watermark moves.
+   * the ids it already took. inputs: the watermark, now. outputs: market ids; the watermark moves.
    */
-  async function newlyResolved(): Promise<string[]> {
-    const since = resolvedSince === undefined ? sql`` : sql`and resolved_at > ${new Date(resolvedSince.getTime() - RESOLVED_LOOKBACK_MS)}`;
+  async function newlyResolved(now: number): Promise<string[]> {
+    const since = resolvedSince === undefined ? sql`` : sql`and m.resolved_at > ${new Date(resolvedSince.getTime() - RESOLVED_LOOKBACK_MS)}`;
+    const retiredBefore = new Date(now - closedEvents.retentionMs);
     const rows: Array<{ id: string; resolved_at: Date }> = await deps.db.query(sql`
-      select id, resolved_at from markets where resolved_at is not null ${since} order by resolved_at
+      select m.id, m.resolved_at from markets m join events e on e.id = m.event_id
+      where m.resolved_at is not null ${since} and not (e.closed and e.updated_at <= ${retiredBefore})
+      order by m.resolved_at
     `);
     const fresh = rows.filter((r) => !resolvedTaken.has(r.id));
     for (const r of rows) resolvedTaken.set(r.id, r.resolved_at.getTime());
@@ -220,7 +231,7 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
       markAll(await openMarkets());
       started = true;
     }
-    const resolved = await newlyResolved();
+    const resolved = await newlyResolved(now);
     markAll(resolved);
     for (const id of resolved) lastBuilt.delete(id);
     // Per range, the markets due now (pending for that range and past its throttle), a batch at most.
@@ -234,6 +245,8 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     const working = [...new Set([...work.values()].flat())];
     await resolveSeries(working);
     const ends = await resolutionsOf(working);
+    // A closed event's histories expire (retire/closed-expiry.ts).
+    const closedAt = await closedEvents.marketsClosedAt(working);
 
     const nowSeconds = Math.floor(now / 1000);
     const entries: SnapshotEntry[] = [];
@@ -254,7 +267,8 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
         const end = ends.get(marketId);
         const payload: HistorySnapshot = { market_id: marketId, range, points: end ? endAtResolution(recorded, range, end) : recorded };
         const body = JSON.stringify(payload);
-        entries.push({ name: nameOf(marketId, range), body, etag: snapshotEtag(body) });
+        const at = closedAt.get(marketId);
+        entries.push({ name: nameOf(marketId, range), body, etag: snapshotEtag(body), ...(at === undefined ? {} : { expireAtMs: closedExpiry(at, now, closedEvents.retentionMs) }) });
         done.push([marketId, range]);
       }
     }
@@ -288,6 +302,11 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
 }
 
 export interface HistoryLoop {
+  /**
+   * Build now rather than at the next tick (after the build in progress, if any): a request is
+   * waiting for a history (the API asked for a retired closed event's snapshots).
+   */
+  nudge(): void;
   /** Stop the timer and wait for the build in progress. */
   stop(): Promise<void>;
 }
@@ -298,8 +317,13 @@ export interface HistoryLoop {
  */
 export function startHistoryLoop(builder: HistoryBuilder, opts: { logger: Logger; everyMs?: number }): HistoryLoop {
   let running: Promise<void> | undefined;
+  let stopped = false;
+  /** Nudged while a build ran: another follows it. */
+  let again = false;
   const tick = () => {
+    if (stopped) return;
     if (running) return;
+    again = false;
     running = builder
       .build()
       .then((stats) => {
@@ -308,13 +332,19 @@ export function startHistoryLoop(builder: HistoryBuilder, opts: { logger: Logger
       .catch((err: unknown) => opts.logger.warn({ err }, 'history snapshot build failed'))
       .finally(() => {
         running = undefined;
+        if (again) tick();
       });
   };
   tick();
   const timer = setInterval(tick, opts.everyMs ?? 2_000);
   timer.unref();
   return {
+    nudge() {
+      if (running) again = true;
+      else tick();
+    },
     async stop() {
+      stopped = true;
       clearInterval(timer);
       await running;
     },

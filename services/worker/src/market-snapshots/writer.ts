@@ -12,6 +12,8 @@ import { queueSnapshotWrites, redisKeys, snapshotEtag, type SnapshotName } from 
  *   previous build whole).
  * - Each written snapshot is announced on `snapshotAnnounce` in that same MULTI
  *   (shared/src/redis/snapshot-announce.ts): API processes hold snapshots in memory and swap them on it.
+ * - A snapshot written with an expiry (a closed event's) gets it in that MULTI too, and is always
+ *   compared with what Redis holds: it may have expired since.
  */
 
 /**
@@ -19,7 +21,14 @@ import { queueSnapshotWrites, redisKeys, snapshotEtag, type SnapshotName } from 
  * SQL, the lists from list-bodies.ts), with its `snapshotEtag` when the caller has it already
  * (etag-memo.ts) so a large unchanged body is not hashed again.
  */
-export type SnapshotEntry = { name: SnapshotName; payload: unknown } | { name: SnapshotName; body: string; etag?: string };
+export type SnapshotEntry = ({ name: SnapshotName; payload: unknown } | { name: SnapshotName; body: string; etag?: string }) & {
+  /**
+   * Unix ms at which the stored snapshot expires: a closed event's (retire/closed-expiry.ts). Such a
+   * snapshot may have expired since this writer last wrote it, so it is compared with Redis, never
+   * with the ETag remembered.
+   */
+  expireAtMs?: number;
+};
 
 export interface WriteResult {
   /** Snapshots whose body changed and were written. */
@@ -53,11 +62,13 @@ export function createSnapshotWriter(deps: { redis: Redis; prefix: string; now: 
     etagOf: (name) => known.get(name),
     async write(entries) {
       const serialised = entries.map((e) => {
-        if ('body' in e) return { name: e.name, body: e.body, etag: e.etag ?? snapshotEtag(e.body) };
+        const expiry = e.expireAtMs === undefined ? {} : { expireAtMs: e.expireAtMs };
+        if ('body' in e) return { name: e.name, body: e.body, etag: e.etag ?? snapshotEtag(e.body), ...expiry };
         const body = JSON.stringify(e.payload);
-        return { name: e.name, body, etag: snapshotEtag(body) };
+        return { name: e.name, body, etag: snapshotEtag(body), ...expiry };
       });
       if (known.size > knownMax) known.clear();
+      for (const s of serialised) if (s.expireAtMs !== undefined) known.delete(s.name);
       const unknown = serialised.filter((s) => !known.has(s.name));
       if (unknown.length > 0) {
         const read = deps.redis.pipeline();

@@ -25,6 +25,8 @@ type Queryable = Pick<Db, 'query'>;
 export interface SnapshotBody {
   name: SnapshotName;
   body: string;
+  /** Set on a closed event's market list (full-build.ts `withClosedExpiry`). */
+  expireAtMs?: number;
 }
 
 const bodyRow = z.object({ name: z.string(), body: z.string() });

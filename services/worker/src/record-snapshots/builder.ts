@@ -6,7 +6,8 @@ import { createBuildChain, type BuildChain } from '../market-snapshots/build-cha
 import type { SnapshotEntry } from '../market-snapshots/writer.js';
 import { globalBodies, marketBodies, refreshTouchedCallJson } from './bodies.js';
 import { createBulkSnapshotWriter } from './bulk-writer.js';
-import { buildAllRecords } from './full-build.js';
+import { buildAllRecords, withClosedExpiry } from './full-build.js';
+import { createClosedEvents } from '../retire/closed-expiry.js';
 import { touchedMarkets } from './queries.js';
 
 /**
@@ -32,7 +33,11 @@ import { touchedMarkets } from './queries.js';
  *
  * Full build (at start, `{full: true}` from a rebuild, and periodically as a safety net): every
  * call's object and every called market's list, set-based and streamed (full-build.ts), written by
- * the bulk writer, so a million calls never sit in memory at once.
+ * the bulk writer, so a million calls never sit in memory at once. The lists of events past their
+ * retention are left out, unless asked for by name (`market:<id>`: the API, for a retired event).
+ *
+ * A closed event's list is written with an expiry (retire/closed-expiry.ts), so what comes back of
+ * a retired event leaves again.
  *
  * Builds never overlap within a process (a promise chain); a failed build puts the popped members
  * back so the next one retries them.
@@ -84,6 +89,8 @@ export interface RecordSnapshotBuilderDeps {
   fullEveryMs?: number;
   /** Markets per batch; snapshots per write of a full build. Default 500 markets / 2000 writes. */
   batch?: { markets?: number; writes?: number };
+  /** CLOSED_RETENTION_HOURS in ms: closed events' lists expire (retire/closed-expiry.ts). Default 24 h. */
+  retentionMs?: number;
 }
 
 interface Dirty {
@@ -129,13 +136,45 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
   }
 
   // Each family's bodies are made in SQL (bodies.ts): here they are only paged and written.
-  const marketEntries = (ids: readonly string[]): Promise<SnapshotEntry[]> => marketBodies(db, ids, webUrl);
+  const closedEvents = createClosedEvents(db, deps.retentionMs ?? 24 * 3_600_000);
+  /** The lists of these markets; a closed event's with its expiry (asked for by the API after it was retired, or closing now). */
+  const marketEntries = async (ids: readonly string[]): Promise<SnapshotEntry[]> =>
+    withClosedExpiry(await marketBodies(db, ids, webUrl), await closedEvents.marketsClosedAt(ids), deps.clock.now(), closedEvents.retentionMs);
   const globalEntries = (): Promise<SnapshotEntry[]> => globalBodies(db, webUrl);
 
   /** Every call's object (the lists aggregate them), every called market's list, then the global lists. */
   async function buildEverything(stats: RecordBuildStats): Promise<void> {
-    const counts = await buildAllRecords({ db, webUrl, writer: bulkWriter, batch: { markets: batchMarkets, ...(deps.batch?.writes === undefined ? {} : { writes: deps.batch.writes }) } });
+    const counts = await buildAllRecords({
+      db,
+      webUrl,
+      writer: bulkWriter,
+      batch: { markets: batchMarkets, ...(deps.batch?.writes === undefined ? {} : { writes: deps.batch.writes }) },
+      closedEvents,
+      now: deps.clock.now(),
+    });
     Object.assign(stats, counts);
+  }
+
+  /**
+   * Writes through the bulk writer (one script call per batch finds the changed bodies and one more
+   * writes and announces them, atomically), in batches of FLUSH_AT; counts them in `stats`.
+   */
+  async function write(entries: readonly SnapshotEntry[], stats: RecordBuildStats): Promise<void> {
+    for (let i = 0; i < entries.length; i += FLUSH_AT) {
+      const n = await bulkWriter.write(
+        entries.slice(i, i + FLUSH_AT).map((e) => ({
+          name: e.name,
+          body: 'body' in e ? e.body : JSON.stringify(e.payload),
+          ...(e.expireAtMs === undefined ? {} : { expireAtMs: e.expireAtMs }),
+        })),
+      );
+      stats.written += n;
+    }
+  }
+
+  /** The lists of these markets, a batch at a time. */
+  async function writeMarkets(markets: readonly string[], stats: RecordBuildStats): Promise<void> {
+    for (let i = 0; i < markets.length; i += batchMarkets) await write(await marketEntries(markets.slice(i, i + batchMarkets)), stats);
   }
 
   async function buildDirty(dirty: Dirty, stats: RecordBuildStats): Promise<void> {
@@ -145,14 +184,6 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
     const mark = (step: string) => {
       steps[step] = Math.round(performance.now() - t0);
     };
-    // Every write goes through the bulk writer (one script call per batch finds the changed bodies
-    // and one more writes and announces them, atomically), in batches of FLUSH_AT.
-    const write = async (entries: readonly SnapshotEntry[]) => {
-      for (let i = 0; i < entries.length; i += FLUSH_AT) {
-        const n = await bulkWriter.write(entries.slice(i, i + FLUSH_AT).map((e) => ({ name: e.name, body: 'body' in e ? e.body : JSON.stringify(e.payload) })));
-        stats.written += n;
-      }
-    };
     // The markets the change touches; the Call objects their lists show (the newest of each touched
     // market and of all calls), found and made in one statement; then those lists and the global
     // ones; then the rest of the touched calls' objects (a settlement's other ~9,900, which no list
@@ -161,9 +192,9 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
     const markets = await touchedMarkets(db, dirty);
     const listed = await refreshTouchedCallJson(db, dirty, webUrl, { listedOn: markets });
     mark('call_json_listed');
-    for (let i = 0; i < markets.length; i += batchMarkets) await write(await marketEntries(markets.slice(i, i + batchMarkets)));
+    await writeMarkets(markets, stats);
     mark('markets');
-    await write(await globalEntries());
+    await write(await globalEntries(), stats);
     mark('boards');
     const all = await refreshTouchedCallJson(db, dirty, webUrl);
     mark('call_json');
@@ -183,6 +214,9 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
       if (dirty.ignored.length > 0) deps.logger.warn({ ignored: dirty.ignored.slice(0, 10), count: dirty.ignored.length }, 'unknown dirty record members ignored');
       if (full) {
         await buildEverything(stats);
+        // A full build leaves out the lists of events whose retention has passed; one asked for by
+        // name (the API, for such an event) is built all the same, with its expiry.
+        if (dirty.markets.length > 0) await writeMarkets(await touchedMarkets(db, { calls: [], markets: dirty.markets }), stats);
         lastFullAt = started;
       } else {
         await buildDirty(dirty, stats);

@@ -15,19 +15,25 @@ import { ANNOUNCE_BATCH, redisKeys, snapshotEtag, snapshotFamily, type SnapshotN
  * on a Redis Cluster as the MULTI was.
  */
 
-/** KEYS: the snapshot hashes, then the family built-at hash. ARGV: built_at, channel, family count, families, then name and etag per key, then the bodies. */
+/**
+ * KEYS: the snapshot hashes, then the family built-at hash. ARGV: built_at, channel, family count,
+ * families, then name and etag per key, then the bodies, then the expiry per key (Unix ms; 0: none).
+ */
 const WRITE_CHANGED = `
 local n = #KEYS - 1
 local builtAt = ARGV[1]
 local families = tonumber(ARGV[3])
 local first = 4 + families
 local bodies = first + 2 * n
+local expiries = bodies + n
 local changed = {}
 for i = 1, n do
   local name = ARGV[first + 2 * (i - 1)]
   local etag = ARGV[first + 2 * (i - 1) + 1]
   if redis.call('HGET', KEYS[i], 'etag') ~= etag then
     redis.call('HSET', KEYS[i], 'body', ARGV[bodies + i - 1], 'etag', etag, 'built_at', builtAt)
+    local expireAt = ARGV[expiries + i - 1]
+    if expireAt ~= '0' then redis.call('PEXPIREAT', KEYS[i], expireAt) end
     changed[#changed + 1] = {name = name, etag = etag}
   end
 end
@@ -60,8 +66,11 @@ type WithScript = Redis & {
 };
 
 export interface BulkSnapshotWriter {
-  /** Writes the snapshots whose ETag differs from the stored one; resolves to how many were written. */
-  write(entries: ReadonlyArray<{ name: SnapshotName; body: string }>): Promise<number>;
+  /**
+   * Writes the snapshots whose ETag differs from the stored one; resolves to how many were written.
+   * One with `expireAtMs` (a closed event's: retire/closed-expiry.ts) gets that expiry when written.
+   */
+  write(entries: ReadonlyArray<{ name: SnapshotName; body: string; expireAtMs?: number }>): Promise<number>;
 }
 
 export function createBulkSnapshotWriter(deps: { redis: Redis; prefix: string; now: () => number }): BulkSnapshotWriter {
@@ -90,6 +99,7 @@ export function createBulkSnapshotWriter(deps: { redis: Redis; prefix: string; n
         ...families,
         ...meta,
         ...entries.map((e) => e.body),
+        ...entries.map((e) => String(e.expireAtMs ?? 0)),
       );
     },
   };

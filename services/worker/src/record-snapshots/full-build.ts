@@ -2,6 +2,7 @@ import { recordJson, sql, type Db } from '@pm/shared/db';
 import { CALL_JSON_UPSERT, globalBodies, marketBodies, type SnapshotBody } from './bodies.js';
 import type { BulkSnapshotWriter } from './bulk-writer.js';
 import { calledMarketIdsAfter } from './queries.js';
+import { closedExpiry, retentionPassed, type ClosedEvents } from '../retire/closed-expiry.js';
 
 /**
  * The full record build (every call's object and every called market's list, then the global
@@ -13,6 +14,7 @@ import { calledMarketIdsAfter } from './queries.js';
  *    it (no per-batch check for missing objects; a call made since is left out of a list until its
  *    own incremental build), written in batches by the bulk writer (one script call per batch that
  *    sends only the changed bodies), at most two writes in flight while Postgres makes the next batch;
+ *    those of events past their retention left out, those of other closed events with their expiry;
  * 3. the global lists (latest calls, boards, combos).
  * People's records and call lists and each call's page are no snapshots (the API reads them from
  * Postgres: builder.ts). No page of a million ids sits in memory.
@@ -29,6 +31,10 @@ export interface FullBuildOptions {
   writer: BulkSnapshotWriter;
   /** Ids per page of markets; snapshots per write (default WRITE_BATCH). */
   batch: { markets: number; writes?: number };
+  /** Closed events' lists: skipped once retired, else written with an expiry (retire/closed-expiry.ts). */
+  closedEvents: ClosedEvents;
+  /** Unix ms of the build. */
+  now: number;
 }
 
 export interface FullBuildCounts {
@@ -107,8 +113,20 @@ export async function buildAllRecords(opts: FullBuildOptions): Promise<FullBuild
   await refreshAllCallJson(db, webUrl);
   const callJson = since(t0);
   const t1 = performance.now();
+  // A market of an event whose retention has passed is left out: its list was retired with the
+  // event's page, and comes back only when asked for (then with an expiry). Written again here every
+  // full build, every called market ever would stay in Redis for good.
+  const listed = async (ids: readonly string[]): Promise<SnapshotBody[]> => {
+    const closedAt = await opts.closedEvents.marketsClosedAt(ids);
+    const { retentionMs } = opts.closedEvents;
+    const kept = ids.filter((id) => {
+      const at = closedAt.get(id);
+      return at === undefined || !retentionPassed(at, opts.now, retentionMs);
+    });
+    return withClosedExpiry(await marketBodies(db, kept, webUrl, 'fresh'), closedAt, opts.now, retentionMs);
+  };
   const markets = async function* () {
-    for await (const page of paged((after) => calledMarketIdsAfter(db, after, opts.batch.markets), (ids) => marketBodies(db, ids, webUrl, 'fresh'))) {
+    for await (const page of paged((after) => calledMarketIdsAfter(db, after, opts.batch.markets), listed)) {
       yield { items: page.ids, bodies: page.bodies };
     }
   };
@@ -123,4 +141,13 @@ export async function buildAllRecords(opts: FullBuildOptions): Promise<FullBuild
     written: called.written + global,
     stages: { call_json: callJson, markets: marketsMs, global: since(t2) },
   };
+}
+
+/** Market call lists (`calls:market:<id>`) of closed events, with their expiry (retire/closed-expiry.ts); the others as they are. */
+export function withClosedExpiry(bodies: SnapshotBody[], closedAt: ReadonlyMap<string, number>, now: number, retentionMs: number): SnapshotBody[] {
+  if (closedAt.size === 0) return bodies;
+  return bodies.map((b) => {
+    const at = b.name.startsWith('calls:market:') ? closedAt.get(b.name.slice('calls:market:'.length)) : undefined;
+    return at === undefined ? b : { ...b, expireAtMs: closedExpiry(at, now, retentionMs) };
+  });
 }

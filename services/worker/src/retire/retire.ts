@@ -12,13 +12,17 @@ import { redisKeys } from '@pm/shared/redis';
  *
  * An event is retired `retentionMs` after it closed (its `updated_at` once `closed`: the catalog
  * bumps it only when a column changed, and closing is the last change). Each pass, every minute:
- * - the event's snapshot keys get PEXPIREAT closed-at + retention (idempotent; a time already past
- *   deletes them), so a worker that is down when the time comes does not keep them: Redis drops them;
+ * - the event's snapshot keys that have no expiry get PEXPIREAT closed-at + retention (idempotent; a
+ *   time already past deletes them), so a worker that is down when the time comes does not keep them:
+ *   Redis drops them. A key a builder wrote for a closed event carries its own expiry, never earlier
+ *   (closed-expiry.ts), which stands: the API has the snapshots of a retired event built again on
+ *   request, kept REBUILT_KEEP_MS;
  * - the hash fields (chances and their times, the market index) cannot expire one by one, so they are
  *   deleted once the time has passed.
  * The first pass looks at every closed event (a stack that ran without this, or was stopped for
  * longer than the window); later passes at those closed within `retentionMs + WINDOW_MS`. Until
- * then a closed event's page, history and calls answer as before. Markets closed inside an event that
+ * then a closed event's page, history and calls are served from these keys; afterwards they are
+ * built again when asked for (services/api/src/snapshots/on-demand.ts). Markets closed inside an event that
  * is still open stay with it: their page shows them.
  */
 
@@ -97,10 +101,12 @@ export function createRetirement(deps: RetirementDeps): Retirement {
       for (const e of events.slice(i, i + BATCH)) {
         const at = Math.round(e.closed_at + deps.retentionMs);
         const markets = e.markets ?? [];
-        pipe.pexpireat(keys.snapshot(`event:${e.slug}`), at);
+        // NX: a key that has an expiry got it from this pass or from the builder that wrote it
+        // (closed-expiry.ts: never earlier than this one), and a rebuilt key must not lose its keep.
+        pipe.pexpireat(keys.snapshot(`event:${e.slug}`), at, 'NX');
         for (const m of markets) {
-          for (const range of HISTORY_RANGES) pipe.pexpireat(keys.snapshot(`history:${m}:${range}`), at);
-          pipe.pexpireat(keys.snapshot(`calls:market:${m}`), at);
+          for (const range of HISTORY_RANGES) pipe.pexpireat(keys.snapshot(`history:${m}:${range}`), at, 'NX');
+          pipe.pexpireat(keys.snapshot(`calls:market:${m}`), at, 'NX');
         }
         if (at <= now) {
           if (first || at > lastPassAt) retired++;
