@@ -48,6 +48,8 @@ afterAll(async () => {
 describe('operations surface of every service', () => {
   it('is alive and, once started, ready with Postgres and Redis checked', async () => {
     for (const service of ['api', 'ingestor', 'worker'] as const) {
+      // The stack counts as started once the API answers; the others' ops ports open as they start.
+      await until(`${service} /healthz`, async () => (await fetch(`${base(service)}/healthz`).catch(() => undefined))?.status === 200, 30_000);
       const alive = await fetch(`${base(service)}/healthz`);
       expect(alive.status, `${service} /healthz`).toBe(200);
       expect(await alive.json()).toMatchObject({ ok: true, service });
@@ -67,6 +69,7 @@ describe('operations surface of every service', () => {
 
   it.runIf(lan)('keeps the ingestor and worker ops ports on loopback (OPS_HOST), while the API listens everywhere', async () => {
     const apiPort = Number(new URL(stack.apiUrl).port);
+    for (const service of ['ingestor', 'worker'] as const) await until(`${service} listening`, () => portOpen('127.0.0.1', ports[service]), 30_000);
     expect(await portOpen(lan!, apiPort), `API on ${lan}`).toBe(true);
     for (const service of ['ingestor', 'worker'] as const) {
       expect(await portOpen('127.0.0.1', ports[service]), `${service} on 127.0.0.1`).toBe(true);
