@@ -86,6 +86,13 @@ export const BOARDS: readonly Board[] = [
  * show it, and any that does not is polled and timed on its own.
  */
 const SAMPLE = 10;
+/**
+ * Moved people whose record page is read once the sentinels show the settlement (every call page
+ * and call list is). A person's page ranks them on every board over every record (~0.1–0.5 s of
+ * Postgres at 50,000 people), so reading all 15,000-odd a settlement moves took the 2-core machine
+ * over a quarter of an hour; each is read from Postgres as committed by the same statement.
+ */
+const PEOPLE_CHECKED = 200;
 const SENTINEL_CONCURRENCY = 8;
 /**
  * A watched person has no call that enters or leaves a board on its own within this much of the
@@ -172,6 +179,10 @@ export interface Visible {
   lastMs: number;
   sampled: number;
   checked: number;
+  /** Moved people, and how many of their records (/users/{handle}) were read (sentinels and a spread of the rest). */
+  people: { checked: number; moved: number };
+  /** 503s answered per kind of page (polled again). */
+  unavailable: Record<string, number>;
   /** Kept boards whose first page had no moved person before the settlement or after it (not waited for). */
   unmovedTops: string[];
   /** Kept boards whose committed ranking has no moved person with steady figures (no page watched through `around`). */
@@ -188,11 +199,21 @@ type Item =
   | { kind: 'board'; watch: Watch }
   | { kind: 'top'; board: Board };
 
-async function getJson<S extends z.ZodType>(url: string, schema: S, seen: (text: string) => void = () => {}): Promise<z.output<S>> {
+/** A 503 (docs/api.md: Postgres or a snapshot unavailable, e.g. a page query past its statement timeout): the page does not show the settlement yet. */
+class Unavailable extends Error {}
+
+/** GET `url`; a 503 is Unavailable, any other status but 200 an error (a bench cannot wait for a 404 or a 500 to go away). */
+async function getText(url: string): Promise<string> {
   // node:http, not fetch: the pollers' own CPU is taken from the machine the settlement runs on (http-get.ts).
   const { status, text } = await httpGet(url);
-  seen(text);
+  if (status === 503) throw new Unavailable(`${url}: ${status} ${text.slice(0, 200)}`);
   if (status !== 200) throw new Error(`${url}: ${status} ${text.slice(0, 200)}`);
+  return text;
+}
+
+async function getJson<S extends z.ZodType>(url: string, schema: S, seen: (text: string) => void = () => {}): Promise<z.output<S>> {
+  const text = await getText(url);
+  seen(text);
   return schema.parse(JSON.parse(text));
 }
 
@@ -229,11 +250,7 @@ const boardItems = (watched: readonly Watch[]): Array<Extract<Item, { kind: 'boa
  */
 export async function readBefore(apiUrl: string, watched: readonly Watch[]): Promise<Before> {
   const items = boardItems(watched);
-  const bodies = await pool(items, 4, async (item) => {
-    const { status, text } = await httpGet(item.kind === 'board' ? aroundUrl(apiUrl, item.watch) : topUrl(apiUrl, item.board));
-    if (status !== 200) throw new Error(`${pageKey(item)}: ${status} ${text.slice(0, 200)}`);
-    return text;
-  });
+  const bodies = await pool(items, 4, (item) => getText(item.kind === 'board' ? aroundUrl(apiUrl, item.watch) : topUrl(apiUrl, item.board)));
   return { pages: new Map(items.map((item, i) => [pageKey(item), bodies[i]!])) };
 }
 
@@ -406,6 +423,9 @@ export async function readExpected(db: Db, affected: Affected, picked: Picked): 
   };
 }
 
+/** How an item's kind is reported: a board's watched person's page by the kind of board. */
+const kindOf = (item: Item): string => (item.kind === 'board' ? (item.watch.board.kept ? 'board_kept' : 'board_computed') : item.kind);
+
 /**
  * Judges a board page against what was committed: a watched person's page (`around`) must show their
  * row with their committed figures; a kept board's first page must show every moved person on it with
@@ -483,8 +503,7 @@ export async function waitForSettlement(
       }
       case 'board':
       case 'top': {
-        const { status, text } = await httpGet(item.kind === 'board' ? aroundUrl(apiUrl, item.watch) : topUrl(apiUrl, item.board));
-        if (status !== 200) throw new Error(`${pageKey(item)}: ${status} ${text.slice(0, 200)}`);
+        const text = await getText(item.kind === 'board' ? aroundUrl(apiUrl, item.watch) : topUrl(apiUrl, item.board));
         const judge = boardJudge(item, text);
         if (item.kind === 'top') seen(text);
         else seen(JSON.stringify(boardResponse.parse(JSON.parse(text)).rows.find((r) => r.handle === item.watch.handle) ?? `${item.watch.handle} not on the page`));
@@ -492,6 +511,15 @@ export async function waitForSettlement(
       }
     }
   };
+  /** 503s answered, per kind of page: polled again (the page does not show the settlement yet), and reported. */
+  const unavailable: Record<string, number> = {};
+  const judgeOf = (item: Item): Promise<Judge> =>
+    fetchItem(item).catch((err: unknown) => {
+      if (!(err instanceof Unavailable)) throw err;
+      unavailable[kindOf(item)] = (unavailable[kindOf(item)] ?? 0) + 1;
+      lastSeen.set(item, err.message);
+      return () => false;
+    });
   /**
    * Polls until every item shows it; returns when (ms after t0) the last was seen — each item's time
    * is that of the response that first showed it, not the end of the pass it was in — or undefined
@@ -522,7 +550,7 @@ export async function waitForSettlement(
       passes += 1;
       const responses = await pool(pending, SENTINEL_CONCURRENCY, async (item) => {
         const sent = performance.now();
-        const judge = await fetchItem(item);
+        const judge = await judgeOf(item);
         const at = performance.now() - t0;
         if (!sentinelsDone) latencies.push({ kind: item.kind, sentMs: sent - t0, ms: performance.now() - sent });
         return { at, judge };
@@ -538,21 +566,21 @@ export async function waitForSettlement(
         const shown = held.get(item)!.find((r) => r.judge(known));
         if (!shown) return true;
         seenAt = Math.max(seenAt ?? 0, shown.at);
-        const kind = item.kind === 'board' ? (item.watch.board.kept ? 'board_kept' : 'board_computed') : item.kind;
-        byKind[kind] = Math.round(Math.max(byKind[kind] ?? 0, shown.at));
+        byKind[kindOf(item)] = Math.round(Math.max(byKind[kindOf(item)] ?? 0, shown.at));
         return false;
       });
       held.clear();
     }
     return seenAt;
   };
-  // Per call: its page, its person's record (once a person) and their three lists, so no kind waits for the others' whole pass.
-  const callerItems = (calls: Affected['calls']): Item[] => {
+  // Per call: its page, its person's record (once a person; of those `person` takes) and their three
+  // lists, so no kind waits for the others' whole pass.
+  const callerItems = (calls: Affected['calls'], person: (handle: string) => boolean = () => true): Item[] => {
     const items: Item[] = [];
     const people = new Set<string>();
     for (const c of calls) {
       items.push({ kind: 'call', id: c.id });
-      if (!people.has(c.handle)) items.push({ kind: 'user', handle: c.handle });
+      if (!people.has(c.handle) && person(c.handle)) items.push({ kind: 'user', handle: c.handle });
       people.add(c.handle);
       for (const filter of ['all', 'open', 'status'] as const) items.push({ kind: 'list', handle: c.handle, id: c.id, filter, status: c.status });
     }
@@ -560,21 +588,23 @@ export async function waitForSettlement(
   };
   const callers = new Set(affected.calls.map((c) => c.handle));
   const ownersOnly = affected.comboOwners.filter((h) => !callers.has(h));
-  const spread = <T>(xs: readonly T[]) => xs.filter((_, i) => i % Math.max(1, Math.floor(xs.length / SAMPLE)) === 0);
+  const spread = <T>(xs: readonly T[], n = SAMPLE) => xs.filter((_, i) => i % Math.max(1, Math.floor(xs.length / n)) === 0);
   // The boards' pages: each computed board's watched person's (read from Postgres as committed,
   // ranked on request: a few hundred ms a read) and the kept boards' first pages (the worker's
   // snapshots, rebuilt after the commit). A kept board's watched person is known once the bench
   // has read the committed ranking (keptWatches): their page is polled from then on.
-  const boards: Item[] = boardItems(picked.watched);
+  const arounds: Item[] = boardItems(picked.watched).filter((item) => item.kind === 'board');
   const keptWatches = (want: Expected): Item[] =>
     [...want.boards.values()].filter((b) => b.watch.board.kept).map(({ watch }): Item => ({ kind: 'board', watch }));
+  // The shared lists and the kept boards' first pages: the worker's snapshots.
   const lists: Item[] = [
+    ...boardItems(picked.watched).filter((item) => item.kind === 'top'),
     { kind: 'market', marketId: affected.marketId },
     { kind: 'latest' },
     { kind: 'combos', status: 'open' },
     { kind: 'combos', status: 'won' },
   ];
-  const globals = [...boards, ...lists];
+  const globals = [...arounds, ...lists];
   // The combo owners' records spread through the callers' pages, not read after all of them.
   const callerPages = callerItems(spread(affected.calls));
   const ownerPages = spread(ownersOnly).map((handle): Item => ({ kind: 'user', handle }));
@@ -588,13 +618,13 @@ export async function waitForSettlement(
   const sentinels: Item[] = [...globals, ...people, ...ownerPages.slice(owner)];
   // The shared lists (a handful of pages, the last to change: the worker builds them after the
   // commit) are polled in a loop of their own, so their time is not that of a pass over hundreds of
-  // person pages that were already showing the settlement.
+  // person pages that were already showing the settlement; so are the boards' watched people, read
+  // from Postgres (a computed board's read ranks the whole board: longer than a list's).
   // No page can show the settlement before it commits, and polling hundreds of pages meanwhile only
   // loads the machine the settlement runs on: the polling starts when the bench sees the commit.
-  // The boards are polled in a loop of their own too: a computed board's read takes longer than a list's.
   await commit;
   const [boardMs, keptMs, listMs, peopleMs] = await Promise.all([
-    until(boards),
+    until(arounds),
     expected.then((want) => until(keptWatches(want))),
     until(lists),
     until(sentinels.slice(globals.length)),
@@ -603,9 +633,19 @@ export async function waitForSettlement(
   sentinelsDone = true;
   const sentinelPasses = passes;
   const known = await expected;
-  const everything: Item[] = [...globals, ...keptWatches(known), ...callerItems(affected.calls), ...ownersOnly.map((handle): Item => ({ kind: 'user', handle }))];
+  // Every page once, but a person's record only for PEOPLE_CHECKED of them (the sentinels' among
+  // them): each /users/{handle} ranks the person on every board over every record.
+  const checkedPeople = new Set(spread([...callers, ...ownersOnly], PEOPLE_CHECKED));
+  for (const item of sentinels) if (item.kind === 'user') checkedPeople.add(item.handle);
+  const everything: Item[] = [
+    ...globals,
+    ...keptWatches(known),
+    ...callerItems(affected.calls, (h) => checkedPeople.has(h)),
+    ...ownersOnly.filter((h) => checkedPeople.has(h)).map((handle): Item => ({ kind: 'user', handle })),
+  ];
+  process.stdout.write(`    sentinels all showed it ${Math.round(sampleMs)} ms after the enqueue; reading ${everything.length} pages once\n`);
   // A first pass that finds everything already showing it proves nothing was later than the sentinels.
-  const firstPass = await pool(everything, 32, async (item) => (await fetchItem(item))(known));
+  const firstPass = await pool(everything, 32, async (item) => (await judgeOf(item))(known));
   const missing = everything.filter((item, i) => !firstPass[i] && !(item.kind === 'top' && !topMoved(item.board, before, known)));
   const lastMs = missing.length === 0 ? sampleMs : Math.max(sampleMs, (await until(missing)) ?? 0);
   // Each board page watched must not have shown the committed figures before the settlement: then
@@ -615,5 +655,8 @@ export async function waitForSettlement(
     if (item.kind === 'top' && unmoved.includes(item.board.query)) continue;
     if (boardJudge(item, before.pages.get(pageKey(item))!)(known)) throw new Error(`${pageKey(item)} showed the committed figures before the settlement: watching it proves nothing`);
   }
-  return { byKind, latencies, passes: sentinelPasses, sampleMs, lastMs, sampled: sentinels.length, checked: everything.length, unmovedTops: unmoved, keptLeftOut: known.keptLeftOut };
+  return {
+    byKind, latencies, passes: sentinelPasses, sampleMs, lastMs, sampled: sentinels.length, checked: everything.length,
+    people: { checked: checkedPeople.size, moved: callers.size + ownersOnly.length }, unavailable, unmovedTops: unmoved, keptLeftOut: known.keptLeftOut,
+  };
 }

@@ -280,11 +280,14 @@ async function main() {
       expected.catch(() => {}); // awaited by the wait below
       const visible = await waitForSettlement(apiUrl, affected, picked, before.value, commit, expected, t0, 120_000).catch((err: unknown) => {
         for (const line of workerSteps(worker?.output() ?? '')) say(`    worker: ${line}`);
+        // The API logs at warn: what it refused and why.
+        for (const line of (api?.output() ?? '').split('\n').filter((l) => l.startsWith('{')).slice(-10)) say(`    api: ${line.slice(0, 1500)}`);
         throw err;
       });
       say(`    settlement committed ${Math.round((await expected).atMs - t0)} ms after the enqueue`);
       say(`  ${'enqueued → every affected page shows it'.padEnd(58)} ${String(Math.round(visible.lastMs)).padStart(7)} ms`);
-      say(`    sentinels (boards, lists and ${visible.sampled} sampled calls, people and their lists) all visible at ${Math.round(visible.sampleMs)} ms; every one of ${visible.checked} pages verified by ${Math.round(visible.lastMs)} ms`);
+      say(`    sentinels (boards, lists and ${visible.sampled} sampled calls, people and their lists) all visible at ${Math.round(visible.sampleMs)} ms; every one of ${visible.checked} pages verified by ${Math.round(visible.lastMs)} ms (every call, call list, list and board page; the records of ${visible.people.checked} of the ${visible.people.moved} people moved)`);
+      if (Object.keys(visible.unavailable).length > 0) say(`    503s answered (polled again), per kind: ${JSON.stringify(visible.unavailable)}`);
       const byTime = (from: number, to: number) => visible.latencies.filter((l) => l.sentMs >= from && l.sentMs < to).map((l) => l.ms).sort((a, b) => a - b);
       for (const [from, to] of [[0, 500], [500, 1000], [1000, 1500], [1500, 2000], [2000, 1e9]] as const) {
         const ms = byTime(from, to);
