@@ -87,10 +87,17 @@ export const BOARDS: readonly Board[] = [
  */
 const SAMPLE = 10;
 /**
+ * Of the sampled people, whose record page (/users/{handle}) is a sentinel: RECORD_SENTINELS callers
+ * and as many combo owners. A record page ranks its person on every board over every record, ~0.1–0.5 s
+ * of Postgres each at 50,000 people: twenty of them, 8 at a time, kept the 2-core machine's Postgres
+ * busy for the second after the commit in which the worker builds the lists, and the bench timed its
+ * own load. They are read from Postgres as committed, by one statement for everyone.
+ */
+const RECORD_SENTINELS = 3;
+/**
  * Moved people whose record page is read once the sentinels show the settlement (every call page
- * and call list is). A person's page ranks them on every board over every record (~0.1–0.5 s of
- * Postgres at 50,000 people), so reading all 15,000-odd a settlement moves took the 2-core machine
- * over a quarter of an hour; each is read from Postgres as committed by the same statement.
+ * and call list is): reading all 15,000-odd a settlement moves (RECORD_SENTINELS: each ~0.1–0.5 s
+ * of Postgres) took the 2-core machine over a quarter of an hour.
  */
 const PEOPLE_CHECKED = 200;
 const SENTINEL_CONCURRENCY = 8;
@@ -357,20 +364,53 @@ export async function pickWatched(db: Db, affected: Affected, now: Date): Promis
   return { watched, steady: await recordsOf(db, candidates), leftOut };
 }
 
+/** The kept boards' committed ranking as far as the bench needs it, and the person each watches. */
+export interface KeptRanking {
+  /** Rows of the moved callers with steady figures and of the first pages: sort, rank, handle, settled. */
+  ranked: Array<{ sort: string; rank: number; handle: string; settled: number }>;
+  /** On each kept board, a steady moved caller its committed ranking has: the middle one of them (`around` then pages into the board). */
+  watched: Watch[];
+  /** Kept boards whose committed ranking has none. */
+  leftOut: string[];
+}
+
+/** The right board lists only people with enough settled calls, whatever the ranking holds (the API's first page and pages alike). */
+const listed = (r: { sort: string; settled: number }) => r.sort !== 'right' || r.settled >= RIGHT_MIN_SETTLED;
+
+/**
+ * Read as soon as the settlement has committed (one statement, before the rest of readExpected): a
+ * kept board keeps its top 1,000 only, so who of the moved is on it is known only then, and their
+ * page is polled from then on.
+ */
+export async function readKeptRanking(db: Db, picked: Picked): Promise<KeptRanking> {
+  const kept = BOARDS.filter((b) => b.kept);
+  const ranked: KeptRanking['ranked'] = await db.query(sql`
+    select l.sort, l.rank, u.handle, coalesce(r.settled, 0) as settled
+    from leaderboard_rows l join users u on u.id = l.user_id left join user_records r on r.user_id = l.user_id
+    where l.sort = any(${kept.map((b) => b.sort)}::text[]) and (l.rank <= ${LEADERBOARD_SIZE} or u.handle = any(${[...picked.steady.keys()]}::text[]))`);
+  const watched: Watch[] = [];
+  const leftOut: string[] = [];
+  for (const b of kept) {
+    const on = ranked.filter((r) => r.sort === b.sort && picked.steady.has(r.handle) && listed(r)).sort((x, y) => x.rank - y.rank);
+    const middle = on[Math.floor(on.length / 2)];
+    if (middle === undefined) leftOut.push(b.query);
+    else watched.push({ board: b, handle: middle.handle });
+  }
+  return { ranked, watched, leftOut };
+}
+
 /**
  * What the settlement committed, read once it has: each call's status, each moved person's record,
  * the decided combos; each computed board's watched person's row (by the domain's rules over their
- * calls, as of now); on each kept board, a steady moved caller its committed ranking has (the
- * middle one of them: `around` then pages into the board) and their row (their record); and the
- * moved people each kept board's committed ranking puts on its first page. A computed board's
- * watched person not on it as committed is an error (the pick was wrong: waiting for them would
- * wait for ever), as is a watched person whose record did not change (watching would prove nothing).
+ * calls, as of now); each kept board's watched person's row (their record); and the moved people
+ * each kept board's committed ranking puts on its first page. A computed board's watched person not
+ * on it as committed is an error (the pick was wrong: waiting for them would wait for ever), as is a
+ * watched person whose record did not change (watching would prove nothing).
  */
-export async function readExpected(db: Db, affected: Affected, picked: Picked): Promise<Expected> {
+export async function readExpected(db: Db, affected: Affected, picked: Picked, keptRanking: Promise<KeptRanking>): Promise<Expected> {
   const ids = affected.calls.map((c) => c.id);
   const handles = [...new Set([...affected.calls.map((c) => c.handle), ...affected.comboOwners])];
-  const kept = BOARDS.filter((b) => b.kept);
-  const [calls, users, combos, ranked, person] = await Promise.all([
+  const [calls, users, combos, kept, person] = await Promise.all([
     db.query(sql`select id, status from calls where id = any(${ids}::text[])`) as Promise<Array<{ id: string; status: string }>>,
     recordsOf(db, handles),
     db.query(sql`
@@ -378,18 +418,10 @@ export async function readExpected(db: Db, affected: Affected, picked: Picked): 
       where k.status <> 'open' and exists (select 1 from combo_legs l where l.combo_id = k.id and l.market_id = ${affected.marketId})`) as Promise<
       Array<{ id: string; status: string }>
     >,
-    // The kept boards' committed rows of the moved callers with steady figures and of the moved people on the first page.
-    db.query(sql`
-      select l.sort, l.rank, u.handle, coalesce(r.settled, 0) as settled
-      from leaderboard_rows l join users u on u.id = l.user_id left join user_records r on r.user_id = l.user_id
-      where l.sort = any(${kept.map((b) => b.sort)}::text[]) and (l.rank <= ${LEADERBOARD_SIZE} or u.handle = any(${[...picked.steady.keys()]}::text[]))`) as Promise<
-      Array<{ sort: string; rank: number; handle: string; settled: number }>
-    >,
+    keptRanking,
     callsOf(db, picked.watched.map((w) => w.handle)),
   ]);
   const asOf = new Date();
-  // The right board lists only people with enough settled calls, whatever the ranking holds (the API's first page and pages alike).
-  const listed = (r: { sort: string; settled: number }) => r.sort !== 'right' || r.settled >= RIGHT_MIN_SETTLED;
   const boards = new Map<string, { watch: Watch; figures: Figures }>();
   const changed = (handle: string, figures: Figures) => {
     const was = picked.steady.get(handle);
@@ -404,21 +436,17 @@ export async function readExpected(db: Db, affected: Affected, picked: Picked): 
     // Window and field rows count the board's calls; profit_7d is the whole record's.
     boards.set(w.board.query, { watch: w, figures: { settled: r.settled, won: r.won, right_pct: r.rightPct, profit_on_10: r.profitOn10, xp: r.xp, profit_7d: whole.profit_7d } });
   }
-  const keptLeftOut: string[] = [];
+  for (const w of kept.watched) boards.set(w.board.query, { watch: w, figures: changed(w.handle, users.get(w.handle)!) });
   const tops = new Map<string, Map<string, number>>();
-  for (const b of kept) {
-    const on = ranked.filter((r) => r.sort === b.sort && picked.steady.has(r.handle) && listed(r)).sort((x, y) => x.rank - y.rank);
-    const middle = on[Math.floor(on.length / 2)];
-    if (middle === undefined) keptLeftOut.push(b.query);
-    else boards.set(b.query, { watch: { board: b, handle: middle.handle }, figures: changed(middle.handle, users.get(middle.handle)!) });
-    tops.set(b.query, new Map(ranked.filter((r) => r.sort === b.sort && r.rank <= LEADERBOARD_SIZE && users.has(r.handle) && listed(r)).map((r) => [r.handle, r.rank])));
+  for (const b of BOARDS.filter((x) => x.kept)) {
+    tops.set(b.query, new Map(kept.ranked.filter((r) => r.sort === b.sort && r.rank <= LEADERBOARD_SIZE && users.has(r.handle) && listed(r)).map((r) => [r.handle, r.rank])));
   }
   return {
     calls: new Map(calls.map((c) => [c.id, c.status])),
     users,
     combos: { decided: new Set(combos.map((c) => c.id)), won: combos.some((c) => c.status === 'won') },
     boards,
-    keptLeftOut,
+    keptLeftOut: kept.leftOut,
     tops,
   };
 }
@@ -458,6 +486,7 @@ export async function waitForSettlement(
   apiUrl: string,
   affected: Affected,
   picked: Picked,
+  keptRanking: Promise<KeptRanking>,
   before: Before,
   commit: Promise<void>,
   expected: Promise<Expected>,
@@ -594,8 +623,7 @@ export async function waitForSettlement(
   // snapshots, rebuilt after the commit). A kept board's watched person is known once the bench
   // has read the committed ranking (keptWatches): their page is polled from then on.
   const arounds: Item[] = boardItems(picked.watched).filter((item) => item.kind === 'board');
-  const keptWatches = (want: Expected): Item[] =>
-    [...want.boards.values()].filter((b) => b.watch.board.kept).map(({ watch }): Item => ({ kind: 'board', watch }));
+  const keptWatches = (kept: KeptRanking): Item[] => kept.watched.map((watch): Item => ({ kind: 'board', watch }));
   // The shared lists and the kept boards' first pages: the worker's snapshots.
   const lists: Item[] = [
     ...boardItems(picked.watched).filter((item) => item.kind === 'top'),
@@ -606,8 +634,10 @@ export async function waitForSettlement(
   ];
   const globals = [...arounds, ...lists];
   // The combo owners' records spread through the callers' pages, not read after all of them.
-  const callerPages = callerItems(spread(affected.calls));
-  const ownerPages = spread(ownersOnly).map((handle): Item => ({ kind: 'user', handle }));
+  const sampledCalls = spread(affected.calls);
+  const recordSentinels = new Set(spread(sampledCalls, RECORD_SENTINELS).map((c) => c.handle));
+  const callerPages = callerItems(sampledCalls, (h) => recordSentinels.has(h));
+  const ownerPages = spread(ownersOnly, RECORD_SENTINELS).map((handle): Item => ({ kind: 'user', handle }));
   const every = Math.max(1, Math.ceil(callerPages.length / Math.max(1, ownerPages.length)));
   const people: Item[] = [];
   let owner = 0;
@@ -625,7 +655,7 @@ export async function waitForSettlement(
   await commit;
   const [boardMs, keptMs, listMs, peopleMs] = await Promise.all([
     until(arounds),
-    expected.then((want) => until(keptWatches(want))),
+    keptRanking.then((kept) => until(keptWatches(kept))),
     until(lists),
     until(sentinels.slice(globals.length)),
   ]);
@@ -639,7 +669,7 @@ export async function waitForSettlement(
   for (const item of sentinels) if (item.kind === 'user') checkedPeople.add(item.handle);
   const everything: Item[] = [
     ...globals,
-    ...keptWatches(known),
+    ...keptWatches(await keptRanking),
     ...callerItems(affected.calls, (h) => checkedPeople.has(h)),
     ...ownersOnly.filter((h) => checkedPeople.has(h)).map((handle): Item => ({ kind: 'user', handle })),
   ];

@@ -39,7 +39,7 @@ import { settleMarket } from '../../services/worker/src/settlement/index.js';
 import { reconcilerEpochKey } from '../../services/worker/src/outbox/reconciler.js';
 import { datasetSteps, resolveMarket } from '../support/records-dataset.js';
 import { until } from '@pm/shared/wait';
-import { BOARDS, pickWatched, readBefore, readExpected, waitForSettlement, type Affected, type Expected, type Picked } from './settle-visible.js';
+import { BOARDS, pickWatched, readBefore, readExpected, readKeptRanking, waitForSettlement, type Affected, type Expected, type KeptRanking, type Picked } from './settle-visible.js';
 import { benchCli } from './cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -165,16 +165,20 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
 
 /**
  * What the settlement committed, read as soon as it has (the market's `settled_at` is set in its
- * transaction): settle-visible.ts's readExpected.
+ * transaction): settle-visible.ts's readKeptRanking first (the kept boards' watched people), then
+ * readExpected.
  */
-async function committed(db: Db, affected: Affected, picked: Picked, onCommit: () => void): Promise<Expected & { atMs: number }> {
-  await until('the settlement to commit', async () => (await db.query(sql`select 1 from markets where id = ${affected.marketId} and settled_at is not null`)).length > 0, {
+function committed(db: Db, affected: Affected, picked: Picked, onCommit: () => void): { kept: Promise<KeptRanking>; expected: Promise<Expected & { atMs: number }> } {
+  const seen = until('the settlement to commit', async () => (await db.query(sql`select 1 from markets where id = ${affected.marketId} and settled_at is not null`)).length > 0, {
     timeoutMs: 120_000,
     everyMs: 10,
+  }).then(() => {
+    onCommit();
+    return performance.now();
   });
-  const atMs = performance.now();
-  onCommit();
-  return { atMs, ...(await readExpected(db, affected, picked)) };
+  const kept = seen.then(() => readKeptRanking(db, picked));
+  const expected = seen.then(async (atMs) => ({ atMs, ...(await readExpected(db, affected, picked, kept)) }));
+  return { kept, expected };
 }
 
 async function main() {
@@ -276,9 +280,11 @@ async function main() {
       await queue.add('settle-market', { marketId: 'hot' }, { jobId: 'bench-settle-hot' });
       let commitSeen!: () => void;
       const commit = new Promise<void>((resolve) => (commitSeen = resolve));
-      const expected = committed(db, affected, picked, commitSeen);
-      expected.catch(() => {}); // awaited by the wait below
-      const visible = await waitForSettlement(apiUrl, affected, picked, before.value, commit, expected, t0, 120_000).catch((err: unknown) => {
+      const { kept, expected } = committed(db, affected, picked, commitSeen);
+      // awaited by the wait below
+      kept.catch(() => {});
+      expected.catch(() => {});
+      const visible = await waitForSettlement(apiUrl, affected, picked, kept, before.value, commit, expected, t0, 120_000).catch((err: unknown) => {
         for (const line of workerSteps(worker?.output() ?? '')) say(`    worker: ${line}`);
         // The API logs at warn: what it refused and why.
         for (const line of (api?.output() ?? '').split('\n').filter((l) => l.startsWith('{')).slice(-10)) say(`    api: ${line.slice(0, 1500)}`);
@@ -293,8 +299,7 @@ async function main() {
         const ms = byTime(from, to);
         if (ms.length > 0) say(`    sentinel requests sent ${from}–${to === 1e9 ? '' : to} ms: ${ms.length}, answer p50 ${Math.round(ms[Math.floor(ms.length / 2)]!)} ms, p99 ${Math.round(ms[Math.floor(ms.length * 0.99)]!)} ms`);
       }
-      const keptWatched = [...(await expected).boards.values()].filter((b) => b.watch.board.kept).map((b) => `${b.watch.board.query} → ${b.watch.handle}`);
-      say(`    watched on kept boards: ${keptWatched.join(', ')}`);
+      say(`    watched on kept boards: ${(await kept).watched.map((w) => `${w.board.query} → ${w.handle}`).join(', ')}`);
       if (visible.keptLeftOut.length > 0) say(`    kept boards left out (no moved person with steady figures in their committed ranking): ${visible.keptLeftOut.join(', ')}`);
       if (visible.unmovedTops.length > 0) say(`    first pages with no moved person before or after, not waited for: ${visible.unmovedTops.join(', ')}`);
       say(`    sentinels polled in ${visible.passes} passes; last seen per kind (ms after the enqueue): ${JSON.stringify(visible.byKind)}`);
