@@ -93,7 +93,7 @@ const SAMPLE = 10;
  * busy for the second after the commit in which the worker builds the lists, and the bench timed its
  * own load. They are read from Postgres as committed, by one statement for everyone.
  */
-const RECORD_SENTINELS = 3;
+const RECORD_SENTINELS = 2;
 /**
  * Moved people whose record page is read once the sentinels show the settlement (every call page
  * and call list is): reading all 15,000-odd a settlement moves (RECORD_SENTINELS: each ~0.1–0.5 s
@@ -559,7 +559,7 @@ export async function waitForSettlement(
    */
   const byKind: Record<string, number> = {};
   /** Each sentinel request: its kind, when it was sent and how long its answer took (ms). */
-  const latencies: Array<{ kind: Item['kind']; sentMs: number; ms: number }> = [];
+  const latencies: Array<{ kind: string; sentMs: number; ms: number }> = [];
   let sentinelsDone = false;
   let passes = 0;
   let want: Expected | undefined;
@@ -581,7 +581,7 @@ export async function waitForSettlement(
         const sent = performance.now();
         const judge = await judgeOf(item);
         const at = performance.now() - t0;
-        if (!sentinelsDone) latencies.push({ kind: item.kind, sentMs: sent - t0, ms: performance.now() - sent });
+        if (!sentinelsDone) latencies.push({ kind: kindOf(item), sentMs: sent - t0, ms: performance.now() - sent });
         return { at, judge };
       });
       responses.forEach((r, i) => held.set(pending[i]!, [...(held.get(pending[i]!) ?? []), r]));

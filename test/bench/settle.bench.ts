@@ -299,6 +299,12 @@ async function main() {
         const ms = byTime(from, to);
         if (ms.length > 0) say(`    sentinel requests sent ${from}–${to === 1e9 ? '' : to} ms: ${ms.length}, answer p50 ${Math.round(ms[Math.floor(ms.length / 2)]!)} ms, p99 ${Math.round(ms[Math.floor(ms.length * 0.99)]!)} ms`);
       }
+      // Where the API's answers were slow: each kind's answer times (the requests are sent from the commit on).
+      const kinds = [...new Set(visible.latencies.map((l) => l.kind))].map((kind) => {
+        const ms = visible.latencies.filter((l) => l.kind === kind).map((l) => l.ms).sort((a, b) => a - b);
+        return `${kind} ${ms.length}× p50 ${Math.round(ms[Math.floor(ms.length / 2)]!)} max ${Math.round(ms.at(-1)!)}`;
+      });
+      say(`    sentinel answers per kind (ms): ${kinds.join(', ')}`);
       say(`    watched on kept boards: ${(await kept).watched.map((w) => `${w.board.query} → ${w.handle}`).join(', ')}`);
       if (visible.keptLeftOut.length > 0) say(`    kept boards left out (no moved person with steady figures in their committed ranking): ${visible.keptLeftOut.join(', ')}`);
       if (visible.unmovedTops.length > 0) say(`    first pages with no moved person before or after, not waited for: ${visible.unmovedTops.join(', ')}`);
