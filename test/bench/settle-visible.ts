@@ -476,10 +476,17 @@ function boardJudge(item: Extract<Item, { kind: 'board' | 'top' }>, text: string
     }) && [...top(want)].every(([handle, rank]) => rank > SURELY_ON_TOP || rows.some((r) => r.handle === handle));
 }
 
-/** Whether a kept board's first page has anything to show of the settlement: a moved person on it before, or after as committed. */
-function topMoved(board: Board, before: Before, want: Expected): boolean {
-  const { rows } = boardResponse.parse(JSON.parse(before.pages.get(`top ${board.query}`)!));
-  return (want.tops.get(board.query)?.size ?? 0) > 0 || rows.some((r) => want.users.has(r.handle));
+/**
+ * Kept boards whose first page has nothing to show of the settlement: no moved person on it before,
+ * nor after as committed (worked out once per board: the polling loops ask on every pass).
+ */
+function unmovedTops(before: Before, want: Expected): Set<string> {
+  const unmoved = new Set<string>();
+  for (const b of BOARDS.filter((x) => x.kept)) {
+    const { rows } = boardResponse.parse(JSON.parse(before.pages.get(`top ${b.query}`)!));
+    if ((want.tops.get(b.query)?.size ?? 0) === 0 && !rows.some((r) => want.users.has(r.handle))) unmoved.add(b.query);
+  }
+  return unmoved;
 }
 
 export async function waitForSettlement(
@@ -565,7 +572,13 @@ export async function waitForSettlement(
   let want: Expected | undefined;
   // What was committed could not be read: no response can be judged, so the wait ends with why.
   let unread: unknown;
-  void expected.then((w) => (want = w), (err: unknown) => (unread = err ?? new Error('the committed values could not be read')));
+  let unmoved = new Set<string>();
+  void expected
+    .then((w) => {
+      unmoved = unmovedTops(before, w);
+      want = w;
+    })
+    .catch((err: unknown) => (unread = err ?? new Error('the committed values could not be read')));
   const until = async (items: Item[]): Promise<number | undefined> => {
     let pending = items;
     let seenAt: number | undefined;
@@ -591,7 +604,7 @@ export async function waitForSettlement(
       const known = want;
       pending = pending.filter((item) => {
         // A kept board's first page with no moved person on it before or after has nothing to show.
-        if (item.kind === 'top' && !topMoved(item.board, before, known)) return false;
+        if (item.kind === 'top' && unmoved.has(item.board.query)) return false;
         const shown = held.get(item)!.find((r) => r.judge(known));
         if (!shown) return true;
         seenAt = Math.max(seenAt ?? 0, shown.at);
@@ -676,17 +689,16 @@ export async function waitForSettlement(
   process.stdout.write(`    sentinels all showed it ${Math.round(sampleMs)} ms after the enqueue; reading ${everything.length} pages once\n`);
   // A first pass that finds everything already showing it proves nothing was later than the sentinels.
   const firstPass = await pool(everything, 32, async (item) => (await judgeOf(item))(known));
-  const missing = everything.filter((item, i) => !firstPass[i] && !(item.kind === 'top' && !topMoved(item.board, before, known)));
+  const missing = everything.filter((item, i) => !firstPass[i] && !(item.kind === 'top' && unmoved.has(item.board.query)));
   const lastMs = missing.length === 0 ? sampleMs : Math.max(sampleMs, (await until(missing)) ?? 0);
   // Each board page watched must not have shown the committed figures before the settlement: then
   // seeing them would prove nothing.
-  const unmoved = BOARDS.filter((b) => b.kept && !topMoved(b, before, known)).map((b) => b.query);
   for (const item of boardItems(picked.watched)) {
-    if (item.kind === 'top' && unmoved.includes(item.board.query)) continue;
+    if (item.kind === 'top' && unmoved.has(item.board.query)) continue;
     if (boardJudge(item, before.pages.get(pageKey(item))!)(known)) throw new Error(`${pageKey(item)} showed the committed figures before the settlement: watching it proves nothing`);
   }
   return {
     byKind, latencies, passes: sentinelPasses, sampleMs, lastMs, sampled: sentinels.length, checked: everything.length,
-    people: { checked: checkedPeople.size, moved: callers.size + ownersOnly.length }, unavailable, unmovedTops: unmoved, keptLeftOut: known.keptLeftOut,
+    people: { checked: checkedPeople.size, moved: callers.size + ownersOnly.length }, unavailable, unmovedTops: [...unmoved], keptLeftOut: known.keptLeftOut,
   };
 }
