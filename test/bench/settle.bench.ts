@@ -28,7 +28,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { queuePrefix } from '@pm/shared/queues';
+import { queuePrefix, settleJobId } from '@pm/shared/queues';
 import { sql, type Db } from '@pm/shared/db';
 import { createDb, ensureDatabase, lsnBytes, migrate } from '@pm/shared/db';
 import { createTestDatabase, freePort, startOwnRedis } from '@pm/shared/testing';
@@ -277,7 +277,10 @@ async function main() {
     const queue = new Queue('settlement', { connection: redis, prefix: queuePrefix(PREFIX) });
     try {
       const t0 = performance.now();
-      await queue.add('settle-market', { marketId: 'hot' }, { jobId: 'bench-settle-hot' });
+      // The job id the relay and the reconciler give it: a reconciler pass that finds the market
+      // resolved and unsettled meanwhile sees this job instead of adding a second one (which waited
+      // for the first's lock and then settled nothing).
+      await queue.add('settle-market', { marketId: 'hot' }, { jobId: settleJobId('hot') });
       let commitSeen!: () => void;
       const commit = new Promise<void>((resolve) => (commitSeen = resolve));
       const { kept, expected } = committed(db, affected, picked, commitSeen);
