@@ -21,23 +21,29 @@ import { httpGet } from '../support/http-get.js';
  * - /calls?market=<id> (the market's call list) and /calls (the newest calls): no settled call
  *   listed as open;
  * - /combos: no decided combo in the open list, and the won list shows one when any was won;
- * - /leaderboard, each board of BOARDS: a person the settlement moved onto or along it (picked
- *   before it, pickWatched), read with `around=<handle>`, shows their row with the figures
- *   committed (settled, won, right_pct, profit_on_10, xp, profit_7d: of the board's window and
- *   field on a computed board, their whole record on a kept one). A board's first page need not
- *   change (its top may be people the settlement did not touch), so it is not the test; but a kept
+ * - /leaderboard, each board of BOARDS: a person the settlement moved onto or along it, read with
+ *   `around=<handle>`, shows their row with the figures committed (settled, won, right_pct,
+ *   profit_on_10, xp, profit_7d: of the board's window and field on a computed board, their whole
+ *   record on a kept one). A computed board's person is picked before the settlement (pickWatched);
+ *   a kept board keeps only its top 1,000, so its person is picked from its committed ranking
+ *   (readKeptRanking) and their page polled from then on. A board's first page need not change
+ *   (its top may be people the settlement did not touch), so it is not the test; but a kept
  *   board's first page (the worker's snapshot) must show every moved person on it with their
  *   committed figures, and every one the committed ranking puts well inside it. A board no moved
  *   person can be on (a window the settled calls are outside of, another league, too few settled
- *   calls), or a first page with no moved person before or after, is left out and named.
+ *   calls, not in a kept board's top 1,000), or a first page with no moved person before or after,
+ *   is left out and named.
  * Reading every one of these pages (tens of thousands) takes longer than the time being measured,
  * so the wait is in two steps, from the moment the bench sees the commit (no page can show the
  * settlement before it, and polling meanwhile would only load the machine it runs on):
  *   1. sentinels — the boards, and the market, latest and combo lists (each in a loop of their own),
  *      and a sample of calls spread over the market with their people's records and lists (and a
  *      sample of combo owners) — are polled until every one shows it (`sampleMs`);
- *   2. then every page is read once; any that does not show it yet is polled until it does (`lastMs`
- *      = when the last one was seen, or `sampleMs` when none was missing).
+ *   2. then every page is read once (of the people's records, a spread of PEOPLE_CHECKED); any that
+ *      does not show it yet is polled until it does (`lastMs` = when the last one was seen, or
+ *      `sampleMs` when none was missing).
+ * A 503 (a page query past its statement timeout under the load) is a page not showing it yet:
+ * polled again, and counted.
  * An item's time is that of the first response that showed it (not the end of the polling pass).
  */
 
