@@ -13,7 +13,8 @@
  *      `settle-market` job for the market `hot` (`--hot` open calls) is enqueued as the ingestor does,
  *      and the API is read over HTTP until every page that shows a settled call or a moved record
  *      shows what Postgres committed (settle-visible.ts: each call, each moved person's record,
- *      each caller's call lists, the market's, latest and combo lists, the four boards)
+ *      each caller's call lists, the market's, latest and combo lists, each board's row of a moved
+ *      person and the kept boards' first pages)
  *      →  `bench:settle calls=… settled_visible_s=…`.
  * With --replica the scratch database lives on a Postgres of the bench's own (embedded, in a temp folder)
  * with a streaming replica of it (scripts/lib/pg-replica.ts), and the API reads the replica
@@ -27,7 +28,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { queuePrefix } from '@pm/shared/queues';
+import { queuePrefix, settleJobId } from '@pm/shared/queues';
 import { sql, type Db } from '@pm/shared/db';
 import { createDb, ensureDatabase, lsnBytes, migrate } from '@pm/shared/db';
 import { createTestDatabase, freePort, startOwnRedis } from '@pm/shared/testing';
@@ -38,7 +39,7 @@ import { settleMarket } from '../../services/worker/src/settlement/index.js';
 import { reconcilerEpochKey } from '../../services/worker/src/outbox/reconciler.js';
 import { datasetSteps, resolveMarket } from '../support/records-dataset.js';
 import { until } from '@pm/shared/wait';
-import { BOARDS, readBefore, waitForSettlement, type Affected, type Expected } from './settle-visible.js';
+import { BOARDS, pickWatched, readBefore, readExpected, readKeptRanking, waitForSettlement, type Affected, type Expected, type KeptRanking, type Picked } from './settle-visible.js';
 import { benchCli } from './cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -164,28 +165,20 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
 
 /**
  * What the settlement committed, read as soon as it has (the market's `settled_at` is set in its
- * transaction): each call's status, each moved person's settled and xp, the decided combos.
+ * transaction): settle-visible.ts's readKeptRanking first (the kept boards' watched people), then
+ * readExpected.
  */
-async function committed(db: Db, affected: Affected, onCommit: () => void): Promise<Expected & { atMs: number }> {
-  await until('the settlement to commit', async () => (await db.query(sql`select 1 from markets where id = ${affected.marketId} and settled_at is not null`)).length > 0, {
+function committed(db: Db, affected: Affected, picked: Picked, onCommit: () => void): { kept: Promise<KeptRanking>; expected: Promise<Expected & { atMs: number }> } {
+  const seen = until('the settlement to commit', async () => (await db.query(sql`select 1 from markets where id = ${affected.marketId} and settled_at is not null`)).length > 0, {
     timeoutMs: 120_000,
     everyMs: 10,
+  }).then(() => {
+    onCommit();
+    return performance.now();
   });
-  const atMs = performance.now();
-  onCommit();
-  const ids = affected.calls.map((c) => c.id);
-  const handles = [...new Set([...affected.calls.map((c) => c.handle), ...affected.comboOwners])];
-  const calls: Array<{ id: string; status: string }> = await db.query(sql`select id, status from calls where id = any(${ids}::text[])`);
-  const users: Array<{ handle: string; settled: number; xp: number }> = await db.query(sql`
-    select u.handle, r.settled, r.xp from users u join user_records r on r.user_id = u.id where u.handle = any(${handles}::text[])`);
-  const combos: Array<{ id: string; status: string }> = await db.query(sql`
-    select k.id, k.status from combos k where k.status <> 'open' and exists (select 1 from combo_legs l where l.combo_id = k.id and l.market_id = ${affected.marketId})`);
-  return {
-    atMs,
-    calls: new Map(calls.map((c) => [c.id, c.status])),
-    users: new Map(users.map((u) => [u.handle, { settled: u.settled, xp: u.xp }])),
-    combos: { decided: new Set(combos.map((c) => c.id)), won: combos.some((c) => c.status === 'won') },
-  };
+  const kept = seen.then(() => readKeptRanking(db, picked));
+  const expected = seen.then(async (atMs) => ({ atMs, ...(await readExpected(db, affected, picked, kept)) }));
+  return { kept, expected };
 }
 
 async function main() {
@@ -275,29 +268,49 @@ async function main() {
       where k.status = 'open' and exists (select 1 from combo_legs l where l.combo_id = k.id and l.market_id = 'hot' and l.status = 'open')
       order by u.handle`);
     const affected = { marketId: 'hot', calls: hot, comboOwners: owners.map((o) => o.handle) };
-    const before = await timed('read the 4 boards before', () => readBefore(apiUrl));
+    const picked = (await timed('pick moved people to watch on the boards', () => pickWatched(db, affected, new Date()))).value;
+    say(`    watched on computed boards: ${picked.watched.map((w) => `${w.board.query} → ${w.handle}`).join(', ')}; on kept boards, one of ${picked.steady.size} moved callers with steady figures`);
+    if (picked.leftOut.length > 0) say(`    boards left out (no moved person can be on them): ${picked.leftOut.map((l) => `${l.board.query} (${l.why})`).join(', ')}`);
+    const before = await timed(`read the ${picked.watched.length} watched rows and ${BOARDS.filter((b) => b.kept).length} first pages before`, () => readBefore(apiUrl, picked.watched));
     if (replica) lag = sampleLag(tdb.url, replica.url);
     await resolveMarket(db, 'hot', 0);
     const queue = new Queue('settlement', { connection: redis, prefix: queuePrefix(PREFIX) });
     try {
       const t0 = performance.now();
-      await queue.add('settle-market', { marketId: 'hot' }, { jobId: 'bench-settle-hot' });
+      // The job id the relay and the reconciler give it: a reconciler pass that finds the market
+      // resolved and unsettled meanwhile sees this job instead of adding a second one (which waited
+      // for the first's lock and then settled nothing).
+      await queue.add('settle-market', { marketId: 'hot' }, { jobId: settleJobId('hot') });
       let commitSeen!: () => void;
       const commit = new Promise<void>((resolve) => (commitSeen = resolve));
-      const expected = committed(db, affected, commitSeen);
-      expected.catch(() => {}); // awaited by the wait below
-      const visible = await waitForSettlement(apiUrl, affected, before.value, commit, expected, t0, 120_000).catch((err: unknown) => {
+      const { kept, expected } = committed(db, affected, picked, commitSeen);
+      // awaited by the wait below
+      kept.catch(() => {});
+      expected.catch(() => {});
+      const visible = await waitForSettlement(apiUrl, affected, picked, kept, before.value, commit, expected, t0, 120_000).catch((err: unknown) => {
         for (const line of workerSteps(worker?.output() ?? '')) say(`    worker: ${line}`);
+        // The API logs at warn: what it refused and why.
+        for (const line of (api?.output() ?? '').split('\n').filter((l) => l.startsWith('{')).slice(-10)) say(`    api: ${line.slice(0, 1500)}`);
         throw err;
       });
       say(`    settlement committed ${Math.round((await expected).atMs - t0)} ms after the enqueue`);
       say(`  ${'enqueued → every affected page shows it'.padEnd(58)} ${String(Math.round(visible.lastMs)).padStart(7)} ms`);
-      say(`    sentinels (boards, lists and ${visible.sampled} sampled calls, people and their lists) all visible at ${Math.round(visible.sampleMs)} ms; every one of ${visible.checked} pages verified by ${Math.round(visible.lastMs)} ms`);
+      say(`    sentinels (boards, lists and ${visible.sampled} sampled calls, people and their lists) all visible at ${Math.round(visible.sampleMs)} ms; every one of ${visible.checked} pages verified by ${Math.round(visible.lastMs)} ms (every call, call list, list and board page; the records of ${visible.people.checked} of the ${visible.people.moved} people moved)`);
+      if (Object.keys(visible.unavailable).length > 0) say(`    503s answered (polled again), per kind: ${JSON.stringify(visible.unavailable)}`);
       const byTime = (from: number, to: number) => visible.latencies.filter((l) => l.sentMs >= from && l.sentMs < to).map((l) => l.ms).sort((a, b) => a - b);
       for (const [from, to] of [[0, 500], [500, 1000], [1000, 1500], [1500, 2000], [2000, 1e9]] as const) {
         const ms = byTime(from, to);
         if (ms.length > 0) say(`    sentinel requests sent ${from}–${to === 1e9 ? '' : to} ms: ${ms.length}, answer p50 ${Math.round(ms[Math.floor(ms.length / 2)]!)} ms, p99 ${Math.round(ms[Math.floor(ms.length * 0.99)]!)} ms`);
       }
+      // Where the API's answers were slow: each kind's answer times (the requests are sent from the commit on).
+      const kinds = [...new Set(visible.latencies.map((l) => l.kind))].map((kind) => {
+        const ms = visible.latencies.filter((l) => l.kind === kind).map((l) => l.ms).sort((a, b) => a - b);
+        return `${kind} ${ms.length}× p50 ${Math.round(ms[Math.floor(ms.length / 2)]!)} max ${Math.round(ms.at(-1)!)}`;
+      });
+      say(`    sentinel answers per kind (ms): ${kinds.join(', ')}`);
+      say(`    watched on kept boards: ${(await kept).watched.map((w) => `${w.board.query} → ${w.handle}`).join(', ')}`);
+      if (visible.keptLeftOut.length > 0) say(`    kept boards left out (no moved person with steady figures in their committed ranking): ${visible.keptLeftOut.join(', ')}`);
+      if (visible.unmovedTops.length > 0) say(`    first pages with no moved person before or after, not waited for: ${visible.unmovedTops.join(', ')}`);
       say(`    sentinels polled in ${visible.passes} passes; last seen per kind (ms after the enqueue): ${JSON.stringify(visible.byKind)}`);
       say(`bench:settle calls=${hot.length} settled_visible_s=${(visible.lastMs / 1000).toFixed(2)}`);
       if (lag) {
@@ -321,10 +334,10 @@ async function main() {
     const fields = 7 + leagues;
     const computed = 3 * 5 - 1 + 4 * 5 * fields;
     say('boards:');
-    for (const board of BOARDS.slice(6)) {
-      await timed(`first page of /leaderboard?${board}`, async () => {
-        const res = await fetch(`${apiUrl}/api/v1/leaderboard?${board}&limit=100`);
-        if (res.status !== 200) throw new Error(`/leaderboard?${board}: ${res.status} ${await res.text()}`);
+    for (const { query } of BOARDS.filter((b) => !b.kept)) {
+      await timed(`first page of /leaderboard?${query}`, async () => {
+        const res = await fetch(`${apiUrl}/api/v1/leaderboard?${query}&limit=100`);
+        if (res.status !== 200) throw new Error(`/leaderboard?${query}: ${res.status} ${await res.text()}`);
         await res.arrayBuffer();
       });
     }
