@@ -57,3 +57,18 @@ export async function eventually<T>(
     return last ? last.value : read();
   }
 }
+
+/**
+ * The promise's outcome, or a rejection naming `what` once `ms` pass first (the promise is left to
+ * settle on its own). For a call that must not hang on a server that stopped answering: a Redis
+ * command parked across a cluster failover waits for ever under `maxRetriesPerRequest: null`.
+ */
+export async function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  promise.catch(() => {});
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

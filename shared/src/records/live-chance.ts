@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { redisKeys } from '../redis/keys.js';
 import { RecordRefused } from './errors.js';
+import { withDeadline } from '../wait.js';
 
 /** A price older than this is not live: the write path refuses it (docs/design.md). */
 export const MAX_PRICE_AGE_MS = 60_000;
@@ -12,6 +13,9 @@ const DECIMAL = /^(0(\.\d+)?|1(\.0+)?)$/;
  * (a decimal string, stored as numeric without passing through a float), or a refusal when it is
  * missing, older than 60 s by `now`, or not strictly between 0 and 1 (a call needs a price).
  */
+/** How long the live price is waited for before the call is refused as an error. */
+const LIVE_CHANCE_DEADLINE_MS = 3_000;
+
 export async function readLiveChance(
   redis: Redis,
   prefix: string,
@@ -19,11 +23,12 @@ export async function readLiveChance(
   now: number,
 ): Promise<{ text: string; value: number }> {
   const keys = redisKeys(prefix);
-  const [[, text], [, at]] = (await redis
-    .multi()
-    .hget(keys.chances, token.tokenId)
-    .hget(keys.chanceAt, token.tokenId)
-    .exec()) as [[Error | null, string | null], [Error | null, string | null]];
+  // Read inside the call's transaction: a Redis that stops answering must not hold it open.
+  const [[, text], [, at]] = (await withDeadline(
+    redis.multi().hget(keys.chances, token.tokenId).hget(keys.chanceAt, token.tokenId).exec(),
+    LIVE_CHANCE_DEADLINE_MS,
+    `reading the live price of ${token.label}`,
+  )) as [[Error | null, string | null], [Error | null, string | null]];
   const atMs = at === null ? NaN : Number(at);
   if (text === null || !Number.isFinite(atMs)) {
     throw new RecordRefused('stale_price', `no live price for ${token.label}`);

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { StreamMessage } from '../api/stream.js';
 import { redisKeys } from '../redis/keys.js';
+import { withDeadline } from '../wait.js';
 
 /**
  * Appends the messages of `GET /api/v1/stream` to the one Redis Stream (`keys.stream`), for every
@@ -53,14 +54,22 @@ export interface StreamWriterOptions {
  * stream when recordCall returns). Never throws: a failure is logged (when a logger is given) and
  * the change it reports stands.
  */
+/** How long a single append is waited for (a record's own message, after its commit). */
+const APPEND_DEADLINE_MS = 2_000;
+
 export async function appendStreamMessage(redis: Redis, prefix: string, message: StreamMessage, logger?: Logger): Promise<void> {
   const key = redisKeys(prefix).stream;
   try {
-    await redis
-      .multi()
-      .xadd(key, 'MINID', '~', String(Date.now() - STREAM_RETENTION_MS), '*', 't', message.topic, 'e', slugOf(message), 'd', JSON.stringify(message.data))
-      .pexpire(key, STREAM_RETENTION_MS * 2)
-      .exec();
+    // After the record's commit: a Redis that stops answering must not hold the caller's answer.
+    await withDeadline(
+      redis
+        .multi()
+        .xadd(key, 'MINID', '~', String(Date.now() - STREAM_RETENTION_MS), '*', 't', message.topic, 'e', slugOf(message), 'd', JSON.stringify(message.data))
+        .pexpire(key, STREAM_RETENTION_MS * 2)
+        .exec(),
+      APPEND_DEADLINE_MS,
+      'appending to the event stream',
+    );
   } catch (err) {
     logger?.warn({ err, topic: message.topic }, 'appending to the event stream failed; the message is not streamed');
   }
