@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { queuePrefix, queues, type JobData, type JobName, type QueueName } from '@pm/shared/queues';
 import type { Logger } from '@pm/shared/logger';
 import { duplicateRedis } from '@pm/shared/redis';
+import { withDeadline } from '@pm/shared/wait';
 
 /**
  * The job registry: which processor handles each job of each queue this worker consumes.
@@ -160,7 +161,7 @@ export function startQueueWorkers<Q extends QueueName>(opts: {
       slot.idleChecks = 0;
       return;
     }
-    const counts = await withTimeout(counters.get(slot.queue)!.getJobCounts('wait', 'prioritized'), GUARD_COUNT_TIMEOUT_MS);
+    const counts = await withDeadline(counters.get(slot.queue)!.getJobCounts('wait', 'prioritized'), GUARD_COUNT_TIMEOUT_MS, 'counting waiting jobs').catch(() => undefined);
     const waiting = counts === undefined ? 0 : (counts.wait ?? 0) + (counts.prioritized ?? 0);
     if (waiting === 0 || slot.running > 0 || slot.taken > 0) {
       slot.idleChecks = 0;
@@ -174,7 +175,9 @@ export function startQueueWorkers<Q extends QueueName>(opts: {
     slot.running = 0;
     slot.worker = startWorker(slot.queue, slot.concurrency, slot.own, slot);
     guard?.onReplaced?.(slot.queue);
-    void withTimeout(old.worker.close(true), GUARD_CLOSE_TIMEOUT_MS).finally(() => old.own?.disconnect());
+    void withDeadline(old.worker.close(true), GUARD_CLOSE_TIMEOUT_MS, 'closing a stalled worker')
+      .catch(() => {})
+      .finally(() => old.own?.disconnect());
   }
 
   const timer = guard
@@ -198,14 +201,4 @@ export function startQueueWorkers<Q extends QueueName>(opts: {
       await Promise.all([...counters.values()].map((q) => q.close()));
     },
   };
-}
-
-/** The promise's value, or undefined when it takes longer than `ms` (it is left to settle on its own). */
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise.catch(() => undefined), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -5,6 +5,7 @@ import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import { settlementMessage, type StreamWriter } from '@pm/shared/stream';
 import type { RecordsDirtyMember, RecordsTrigger } from '@pm/shared/records';
+import { withDeadline } from '@pm/shared/wait';
 import { settleMarket, UnknownMarket, UnresolvedMarket } from './settle-market.js';
 
 const jobDataSchema = z.object({ marketId: z.string().min(1) });
@@ -80,26 +81,13 @@ export function createSettleMarketProcessor(deps: SettleMarketDeps) {
     // command parked across a cluster failover) must not hold this settlement's slot, or every later
     // market's settlement waits behind it.
     const deadlineMs = deps.followUpDeadlineMs ?? FOLLOW_UP_DEADLINE_MS;
-    const outcome = await settledWithin(followUps, deadlineMs);
-    if (outcome !== 'done') deps.logger.warn({ marketId, deadlineMs, err: outcome === 'late' ? undefined : outcome.err }, 'settlement follow-ups unfinished; the outbox relay requests them again');
+    try {
+      await withDeadline(followUps, deadlineMs, 'settlement follow-ups');
+    } catch (err) {
+      deps.logger.warn({ marketId, err }, 'settlement follow-ups unfinished; the outbox relay requests them again');
+    }
   };
 }
 
 /** How long a settlement waits for its record snapshots before leaving them to the outbox relay. */
 const FOLLOW_UP_DEADLINE_MS = 15_000;
-
-/** 'done' when the work finished within `ms`, its error when it failed, else 'late'. */
-async function settledWithin(work: Promise<unknown>, ms: number): Promise<'done' | 'late' | { err: unknown }> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work.then(
-        () => 'done' as const,
-        (err: unknown) => ({ err }),
-      ),
-      new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms))),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
