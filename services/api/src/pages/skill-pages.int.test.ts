@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { leaderboardRowSchema } from '@pm/shared/api';
-import { micro, profitOn10, rankBoard, WINDOW_MS, windowRecords, xpIfRight, type BoardWindow, type FieldKey, type SkillCall } from '@pm/shared/domain';
+import { LEADERBOARD_SORTS, micro, profitOn10, rankBoard, rightPct, WEEK_MS, WINDOW_MS, windowRecords, xpIfRight, type BoardRecord, type BoardWindow, type FieldKey, type SkillCall } from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, type TestDatabase } from '@pm/shared/testing';
-import { boardPage, type BoardQuery } from './skill-pages.js';
+import { boardPage, userSkill, type BoardQuery } from './skill-pages.js';
 
 /**
  * The computed boards (skill-pages.ts) held equal to the domain's definition on random data: every
@@ -153,4 +153,65 @@ describe('computed boards against the domain', () => {
       { numRuns: 8 },
     );
   }, 240_000);
+});
+
+// A person's record as the all-time boards see it, drawn from small ranges so that scores, settled
+// counts and means tie often (ties go to settled, then the handle).
+const record = fc
+  .record({
+    won: fc.integer({ min: 0, max: 8 }),
+    lost: fc.integer({ min: 0, max: 8 }),
+    voided: fc.integer({ min: 0, max: 3 }),
+    cents: fc.integer({ min: -6, max: 6 }).map((n) => n * 250),
+    xp: fc.integer({ min: 0, max: 4 }).map((n) => n * 10),
+    week: fc.option(fc.integer({ min: -3, max: 3 }).map((n) => n * 500), { nil: null }),
+    brier: fc.integer({ min: 0, max: 4 }).map((n) => BigInt(n) * 62_500_000_000n),
+    clv: fc.integer({ min: -3, max: 3 }).map((n) => BigInt(n) * 50_000n),
+    clvCalls: fc.integer({ min: 0, max: 3 }),
+  })
+  .filter((r) => r.won + r.lost + r.voided > 0 || r.week === null);
+
+describe("a person's ranks", () => {
+  it('are their places on every all-time board as rankBoard ranks them, ties included', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.stringMatching(/^[a-zA-Z]{1,3}$/), { selector: (h) => h.toLowerCase(), minLength: 3, maxLength: 12 }).chain((handles) =>
+          fc.tuple(fc.constant(handles), fc.array(record, { minLength: handles.length, maxLength: handles.length })),
+        ),
+        async ([handles, drawn]) => {
+          const db = tdb.db;
+          await db.query(sql`truncate user_window_edges, user_window_records, user_field_records, user_records, calls, outcomes, markets, events, users restart identity cascade`);
+          const records: BoardRecord[] = [];
+          for (const [i, h] of handles.entries()) {
+            const r = drawn[i]!;
+            const settled = r.won + r.lost + r.voided;
+            const decided = r.won + r.lost;
+            const clvCalls = Math.min(r.clvCalls, decided);
+            const [{ id }] = (await db.query(sql`insert into users (handle, display_name) values (${h}, ${h}) returning id`)) as [{ id: number }];
+            const rec: BoardRecord = {
+              userId: id, handle: h, settled, rightPct: rightPct(r.won, r.lost), profitOn10: r.cents / 100, profit7d: (r.week ?? 0) / 100, xp: r.xp,
+              playedThisWeek: r.week !== null && settled > 0, decided, brierSum: decided > 0 ? r.brier : 0n, clvSum: clvCalls > 0 ? r.clv : 0n, clvCalls,
+            };
+            records.push(rec);
+            // Played this week: a settlement an hour ago; otherwise eight days ago (or never).
+            const lastSettled = settled === 0 ? null : new Date(asOf.getTime() - (rec.playedThisWeek ? HOUR : WEEK_MS + 24 * HOUR));
+            await db.query(sql`
+              insert into user_records (user_id, calls, settled, won, lost, right_pct, profit_on_10, profit_7d, xp, brier_sum, clv_sum, clv_calls, last_settled_at)
+              values (${id}, ${settled}, ${settled}, ${r.won}, ${r.lost}, ${rec.rightPct}, ${rec.profitOn10}, ${rec.profit7d}, ${rec.xp},
+                      ${(Number(rec.brierSum) / 1e12).toFixed(12)}::numeric, ${(Number(rec.clvSum) / 1e6).toFixed(6)}::numeric, ${clvCalls}, ${lastSettled})`);
+          }
+          const want = new Map(LEADERBOARD_SORTS.map((sort) => [sort, rankBoard(sort, records)]));
+          for (const rec of records) {
+            const skill = await db.tx((tx) => userSkill(tx, rec.handle.toLowerCase(), null, asOf));
+            for (const sort of LEADERBOARD_SORTS) {
+              const place = want.get(sort)!.indexOf(rec.userId);
+              expect(skill!.ranks[sort], `${rec.handle} on ${sort}`).toBe(place === -1 ? null : place + 1);
+            }
+          }
+          expect(await db.tx((tx) => userSkill(tx, 'nobody-here', null, asOf))).toBeNull();
+        },
+      ),
+      { numRuns: 25 },
+    );
+  }, 120_000);
 });

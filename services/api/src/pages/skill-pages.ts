@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { calibrationBucketSchema, type LeaderboardSort, type LeaderboardWindow, type UserSkill } from '@pm/shared/api';
 import { RIGHT_MIN_SETTLED, SKILL_MIN_SETTLED, WEEK_MS, WINDOW_MS, type FieldKey } from '@pm/shared/domain';
-import { recordJson, sql, type Db } from '@pm/shared/db';
+import { rankOnBoard, recordJson, sql, type Db } from '@pm/shared/db';
 import type { Page } from './pages.js';
 
 /**
@@ -218,10 +218,10 @@ const skillRow = z.object({
   brier_rank: z.number().nullable(),
 });
 
-/** The rank of `me` among records `o` (both with handle_key) on a board: null when not eligible. */
-function rankOf(sort: Exclude<LeaderboardSort, 'week'> | 'week', extra: { weekStart: Date } | null): Fragment {
-  const s = sort === 'week' ? { score: sql`o.profit_7d`, eligible: sql`o.settled >= 1 and o.last_settled_at > ${extra?.weekStart ?? null}::timestamptz` } : scoring(sort, 'o');
-  const m = sort === 'week' ? { score: sql`me.profit_7d`, eligible: sql`me.settled >= 1 and me.last_settled_at > ${extra?.weekStart ?? null}::timestamptz` } : scoring(sort, 'me');
+/** The rank of `me` among field records `o` (both with handle_key) on a board: null when not eligible. */
+function rankOf(sort: Exclude<LeaderboardSort, 'week'>): Fragment {
+  const s = scoring(sort, 'o');
+  const m = scoring(sort, 'me');
   // The means of clv and brier compared as fractions by cross-multiplication (both denominators are
   // positive where eligible; the domain's byScore does the same): the same order as the boards'
   // 30-place quotients, without two numeric divisions per record per request (most of this pass's
@@ -246,24 +246,35 @@ function rankOf(sort: Exclude<LeaderboardSort, 'week'> | 'week', extra: { weekSt
 export async function userSkill(tx: Tx, handle: string, category: string | null, now: Date): Promise<UserSkill | null> {
   const weekStart = new Date(now.getTime() - WEEK_MS);
   const field: FieldKey | null = category === null ? null : `c:${category}`;
-  const records =
-    field === null
-      ? sql`select r.*, lower(u.handle) collate "C" as handle_key from user_records r join users u on u.id = r.user_id`
-      : sql`select a.*, lower(u.handle) collate "C" as handle_key from (${aggregate({ sort: 'profit', window: 'all', field, asOf: now })}) a join users u on u.id = a.user_id`;
   const sorts = ['profit', 'right', 'xp', 'clv', 'brier'] as const;
-  // The passes over every record are cross joins with one row, which the planner costs as 250 rows
-  // each (millions in all): past jit_above_cost it compiled the statement, ~450 ms of a 540 ms
-  // answer on 50,000 records whose work is ~90 ms.
-  await tx.query(sql`set local jit = off`);
-  // The category's week board is its window board; its rank there comes from that board's ranking.
-  const weekRank =
-    field === null
-      ? sql`(select ${rankOf('week', { weekStart })} from me cross join others o)`
-      : sql`(select w.rank from (${ranking({ sort: 'profit', window: 'week', field, asOf: now })}) w where w.user_id = (select id from person))`;
+  const columns = sql.join(sorts.map((s) => sql.ident(s === 'clv' || s === 'brier' ? `${s}_rank` : s)), sql`, `);
+  let with_: Fragment;
+  let ranks: Fragment;
+  let weekRank: Fragment;
+  if (field === null) {
+    // Every all-time board is indexed in its own order (migration 0012): a rank is a count of one
+    // index range, and no other record is read.
+    with_ = sql`me as materialized (select r.*, p.handle_key from user_records r join person p on p.id = r.user_id)`;
+    ranks = sql`select ${sql.join(sorts.map((s) => rankOnBoard(s, weekStart)), sql`, `)}`;
+    weekRank = rankOnBoard('week', weekStart);
+  } else {
+    // A category's boards are ranked from its field records: one pass over them counting who ranks
+    // before the person. The pass is a cross join with one row, which the planner costs as 250 rows
+    // (millions in all): past jit_above_cost it compiled the statement, ~450 ms of a 540 ms answer
+    // on 50,000 records whose work is ~90 ms.
+    await tx.query(sql`set local jit = off`);
+    with_ = sql`
+      others as materialized (
+        select a.*, lower(u.handle) collate "C" as handle_key
+        from (${aggregate({ sort: 'profit', window: 'all', field, asOf: now })}) a join users u on u.id = a.user_id),
+      me as (select o.* from others o join person p on p.id = o.user_id)`;
+    ranks = sql`select ${sql.join(sorts.map((s) => rankOf(s)), sql`, `)} from me cross join others o`;
+    // The category's week board is its window board; its rank there comes from that board's ranking.
+    weekRank = sql`(select w.rank from (${ranking({ sort: 'profit', window: 'week', field, asOf: now })}) w where w.user_id = (select id from person))`;
+  }
   const rows = (await tx.query(sql`
     with person as (select u.id, lower(u.handle) collate "C" as handle_key from users u where lower(u.handle) = ${handle}),
-    others as materialized (${records}),
-    me as (select o.* from others o join person p on p.id = o.user_id),
+    ${with_},
     cal as (
       select least(floor(c.chance_at_call * 10), 9)::integer as b, count(*)::integer as calls,
              round(avg(c.chance_at_call), 4)::float8 as predicted,
@@ -273,10 +284,7 @@ export async function userSkill(tx: Tx, handle: string, category: string | null,
       ${field === null ? sql`` : sql`join markets m on m.id = c.market_id join events e on e.id = m.event_id and ${inField(field)}`}
       group by 1
     ),
-    ranks as (
-      select ${sql.join(sorts.map((s) => sql`${rankOf(s, null)} as ${sql.ident(s === 'clv' || s === 'brier' ? `${s}_rank` : s)}`), sql`, `)}
-      from me cross join others o
-    )
+    ranks (${columns}) as (${ranks})
     select (${recordJson.skillBrier('me')})::float8 as brier, (${recordJson.skillClv('me')})::float8 as clv,
            coalesce((select json_agg(json_build_object('b', b, 'calls', calls, 'predicted', predicted, 'won_pct', won_pct)) from cal), '[]'::json) as calibration,
            ranks.*, ${weekRank} as week

@@ -1,5 +1,5 @@
-import { LEADERBOARD_SORTS, RIGHT_MIN_SETTLED, SKILL_MIN_SETTLED, WEEK_MS, type LeaderboardSort } from '@pm/shared/domain';
-import { sql } from '@pm/shared/db';
+import { LEADERBOARD_SORTS, RIGHT_MIN_SETTLED, WEEK_MS, type LeaderboardSort } from '@pm/shared/domain';
+import { boardOrder, sql } from '@pm/shared/db';
 import type { Projection } from './projection.js';
 
 /** The boards and who may be on them: one definition, in the domain (rankBoard is the rule this SQL computes). */
@@ -11,30 +11,6 @@ export { LEADERBOARD_SORTS, RIGHT_MIN_SETTLED, type LeaderboardSort };
  * would be work nobody reads: each board keeps its top 1,000 (room for paging later).
  */
 export const LEADERBOARD_DEPTH = 1000;
-
-/** Per board: its score and who is on it (fixed SQL, never input). */
-function board(sort: LeaderboardSort, weekStart: Date) {
-  switch (sort) {
-    case 'profit':
-      return { score: sql`r.profit_on_10`, eligible: sql`r.settled >= 1` };
-    case 'right':
-      return { score: sql`r.right_pct::numeric`, eligible: sql`r.settled >= ${RIGHT_MIN_SETTLED}` };
-    case 'xp':
-      return { score: sql`r.xp::numeric`, eligible: sql`r.settled >= 1` };
-    case 'week':
-      // Who played this week is one pass over calls (a hashed set), not one probe per person.
-      return {
-        score: sql`r.profit_7d`,
-        eligible: sql`r.settled >= 1 and r.user_id in (select user_id from calls where settled_at > ${weekStart})`,
-      };
-    case 'clv':
-      // Means as exact as numeric gives them (30 places: two different means never tie; equal ones do).
-      return { score: sql`trunc(r.clv_sum, 30) / r.clv_calls`, eligible: sql`r.settled >= ${SKILL_MIN_SETTLED} and r.clv_calls > 0` };
-    case 'brier':
-      // Lower is better: ranked by the negated mean, so every board sorts its score descending.
-      return { score: sql`-(trunc(r.brier_sum, 30) / (r.won + r.lost))`, eligible: sql`r.settled >= ${SKILL_MIN_SETTLED} and r.won + r.lost > 0` };
-  }
-}
 
 /**
  * How long a ranking stays readable after the next one replaced it: a leaderboard walk (the API's
@@ -66,9 +42,10 @@ export const leaderboard: Projection = {
   tables: ['leaderboard_rows'],
   async apply(tx, scope) {
     const weekStart = new Date(scope.now.getTime() - WEEK_MS);
-    // Each board's top rows by a top-N sort over the eligible records.
+    // Each board's top rows: the first entries of its index (migration 0012), read backwards, the
+    // people tied on score and settled put in handle order.
     const tops = LEADERBOARD_SORTS.map((sort) => {
-      const { score, eligible } = board(sort, weekStart);
+      const { score, eligible } = boardOrder(sort, 'r', weekStart);
       return sql`
         select ${sort}::text as sort, (row_number() over (order by score desc, settled desc, handle_key))::integer as rank, user_id
         from (

@@ -342,11 +342,13 @@ describe('leaderboard_rows SQL against the domain', () => {
           const brierSum = r.decided === 0 ? 0 : r.brierUnits * 0.0625;
           const clvSum = clvCalls === 0 ? 0 : r.clvUnits * 0.05;
           const [user] = await ldb.db.query(sql`insert into users (handle, display_name) values (${handle}, 'B') returning id`);
+          // The newest of their settled calls (as each settlement keeps it): this week's, or one a fortnight ago.
+          const lastSettled = r.settled === 0 ? null : new Date(now.getTime() - (r.playedThisWeek ? WEEK_MS / 2 : 2 * WEEK_MS));
           // Input: one generated record. Output: none.
           await ldb.db.query(sql`
-            insert into user_records (user_id, settled, won, lost, right_pct, profit_on_10, profit_7d, xp, brier_sum, clv_sum, clv_calls)
+            insert into user_records (user_id, settled, won, lost, right_pct, profit_on_10, profit_7d, xp, brier_sum, clv_sum, clv_calls, last_settled_at)
             values (${user.id}, ${r.settled}, ${won}, ${lost}, ${r.rightPct}, ${(r.profitCents / 100).toFixed(2)}::numeric, ${(r.profit7dCents / 100).toFixed(2)}::numeric, ${r.xp},
-                    ${brierSum}::numeric, ${clvSum.toFixed(2)}::numeric, ${clvCalls})`);
+                    ${brierSum}::numeric, ${clvSum.toFixed(2)}::numeric, ${clvCalls}, ${lastSettled})`);
           if (r.playedThisWeek) {
             await ldb.db.query(sql`
               insert into calls (id, user_id, market_id, outcome_index, chance_at_call, status, profit_on_10, settled_at)
