@@ -16,7 +16,11 @@ import type { SnapshotStore } from '../snapshots/snapshot-store.js';
  * histories of every market and range) a soak's API held 70 MB of bodies and their encodings.
  */
 
-/** Bytes an entry is counted as: its body and an allowance for its gzip and brotli encodings. */
+/**
+ * Bytes an entry is counted as: its body and an allowance for its gzip and brotli encodings. True
+ * bytes, because a ready response owns its buffers (ready-response.ts `ownBytes`), never a view
+ * that keeps a larger allocation alive.
+ */
 const weight = (entry: ReadyEntry) => Math.ceil(entry.ready.body.length * 1.5);
 
 export type SnapshotVersions = ReadonlyArray<readonly [SnapshotName, string | null]>;

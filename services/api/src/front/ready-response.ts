@@ -49,7 +49,21 @@ export interface ReadyResponse {
 
 /** `oneOff`: the body was made for the request at hand (read from Postgres), not once per snapshot version. */
 export function readyResponse(route: string, etag: string, cacheControl: string, body: Buffer, oneOff = false): ReadyResponse {
-  return { route, etag, cacheControl, body, encoded: new Map(), blocks: new Map(), fast: oneOff && body.length >= ONE_OFF_FAST_BYTES };
+  return { route, etag, cacheControl, body: ownBytes(body), encoded: new Map(), blocks: new Map(), fast: oneOff && body.length >= ONE_OFF_FAST_BYTES };
+}
+
+/**
+ * `b`, or a copy of it that owns exactly its bytes when it is a view on a larger allocation. A body
+ * read from Redis is a slice of the socket read it arrived in (64 KB), and a compressor's output a
+ * slice of its output chunk: a held view keeps that whole allocation alive. Held as views, a soak's
+ * API kept ~150 MB of ArrayBuffers for bodies counted as ~24 MB (about 65 KB behind each).
+ */
+export function ownBytes(b: Buffer): Buffer {
+  if (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength) return b;
+  // allocUnsafeSlow: a pooled Buffer (under 4 KB) would be a view on the shared 8 KB pool again.
+  const own = Buffer.allocUnsafeSlow(b.length);
+  b.copy(own);
+  return own;
 }
 
 /** What the front handler writes before a ready response's own headers (respond.ts `baseHeaderList`). */
@@ -105,14 +119,15 @@ function encode(ready: ReadyResponse, coding: 'gzip' | 'br'): Buffer | Promise<B
   let body = ready.encoded.get(coding);
   if (body === undefined && ready.fast) {
     // Made for this one request, and quick at the fast levels: on the spot (see ONE_OFF_FAST_BYTES).
-    body = coding === 'br' ? zlib.brotliCompressSync(ready.body, FAST_BROTLI_OPTIONS) : zlib.gzipSync(ready.body, FAST_GZIP_OPTIONS);
+    body = ownBytes(coding === 'br' ? zlib.brotliCompressSync(ready.body, FAST_BROTLI_OPTIONS) : zlib.gzipSync(ready.body, FAST_GZIP_OPTIONS));
     ready.encoded.set(coding, body);
   }
   if (body === undefined) {
     const made = coding === 'br' ? brotli(ready.body, BROTLI_OPTIONS) : gzip(ready.body);
     body = made.then((b) => {
-      ready.encoded.set(coding, b);
-      return b;
+      const own = ownBytes(b);
+      ready.encoded.set(coding, own);
+      return own;
     });
     ready.encoded.set(coding, body);
   }
