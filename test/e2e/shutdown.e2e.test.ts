@@ -155,9 +155,11 @@ describe('SIGTERM', () => {
     try {
       const base = `http://127.0.0.1:${port}`;
       await until('the API', async () => (await fetch(`${base}/healthz`)).ok, 30_000, api.output);
-      // An empty trending list, as the worker writes it before any event exists.
+      // An empty trending list, latest calls and board, as the worker writes them before anything exists.
       const list = JSON.stringify({ categories: CATEGORIES, leagues: [], events: [] });
       await redis.redis.hset(redisKeys(redis.prefix).snapshot('markets:trending'), { body: list, etag: '"empty"', built_at: String(Date.now()) });
+      await redis.redis.hset(redisKeys(redis.prefix).snapshot('calls:latest'), { body: '{"calls":[]}', etag: '"empty"', built_at: String(Date.now()) });
+      await redis.redis.hset(redisKeys(redis.prefix).snapshot('leaderboard:profit'), { body: '{"rows":[]}', etag: '"empty"', built_at: String(Date.now()) });
       await until('Redis and the snapshot', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000, api.output);
 
       // Redis's replies held back: the request is in flight, waiting on Redis, once its rate-limit hit was sent.

@@ -50,7 +50,7 @@ afterAll(async () => {
 });
 
 describe('health and readiness', () => {
-  it('is alive, and not ready until the worker has written the trending list', async () => {
+  it('is alive, and not ready until the worker has written the market list, the latest calls and the default board', async () => {
     const alive = await fetch(`${api.base}/healthz`);
     expect(alive.status).toBe(200);
     expect(await alive.json()).toMatchObject({ ok: true, service: 'api' });
@@ -63,6 +63,13 @@ describe('health and readiness', () => {
     expect(report.checks['snapshots']).toMatchObject({ ok: false, error: expect.stringContaining('markets:trending') });
 
     await writeSnapshot(testRedis.redis, testRedis.prefix, 'markets:trending', listSnapshot([event('a', 'A', 'Crypto', ['A?'])]), '"t1"');
+    // The list alone is not enough: the first record build (latest calls, the default board) is still to come.
+    const listOnly = await fetch(`${api.base}/readyz`);
+    expect(listOnly.status).toBe(503);
+    const listOnlyReport = (await listOnly.json()) as { checks: Record<string, { ok: boolean; error?: string }> };
+    expect(listOnlyReport.checks['snapshots']?.error).toBe('snapshots calls:latest, leaderboard:profit not built yet');
+    await writeSnapshot(testRedis.redis, testRedis.prefix, 'calls:latest', { calls: [] }, '"c1"');
+    await writeSnapshot(testRedis.redis, testRedis.prefix, 'leaderboard:profit', { rows: [] }, '"l1"');
     const ready = await fetch(`${api.base}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ ok: true, checks: { redis: { ok: true }, snapshots: { ok: true } } });

@@ -19,8 +19,13 @@ import { requestDurations, type DurationSeries } from './request-durations.js';
 /** Paths served besides the endpoint table, named as their own route template. */
 const EXTRA_ROUTES = ['/api/v1/openapi.json', '/api/v1/docs', '/api/v1/charts'];
 
-/** The snapshot the market list needs before the API can answer anything useful. */
-const READY_SNAPSHOT: SnapshotName = 'markets:trending';
+/**
+ * The snapshots the first pages of a fresh stack read: the market list (the ingestor's catalog, then
+ * the worker's market build) and the latest calls and the default board (the worker's first record
+ * build, a moment later). Ready only when all three exist: a stack that said ready on the list alone
+ * answered its first second of `/calls` and `/leaderboard` with 503s.
+ */
+export const READY_SNAPSHOTS: readonly SnapshotName[] = ['markets:trending', 'calls:latest', 'leaderboard:profit'];
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -111,9 +116,10 @@ export function apiReadiness(redis: Redis, prefix: string): Record<string, Readi
     redis: redisCheck(redis),
     snapshots: async () => {
       // Said in words rather than as the Redis client's error: the redis check names the cause.
-      if (redis.status !== 'ready') throw new Error(`snapshot ${READY_SNAPSHOT} cannot be read while Redis is not answering`);
-      const present = await redis.hexists(keys.snapshot(READY_SNAPSHOT), 'etag');
-      if (present !== 1) throw new Error(`snapshot ${READY_SNAPSHOT} is not built yet`);
+      if (redis.status !== 'ready') throw new Error(`snapshots ${READY_SNAPSHOTS.join(', ')} cannot be read while Redis is not answering`);
+      const present = await Promise.all(READY_SNAPSHOTS.map((name) => redis.hexists(keys.snapshot(name), 'etag')));
+      const missing = READY_SNAPSHOTS.filter((_, i) => present[i] !== 1);
+      if (missing.length > 0) throw new Error(`snapshot${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not built yet`);
     },
   };
 }
