@@ -3,7 +3,8 @@ import type { CallStatus, LeaderboardSort, UserCallFilter, UserSkill } from '@pm
 import { createDb, IsolationLevel, recordJson, sql, type Db, type ReadQueryable } from '@pm/shared/db';
 import type { Logger } from '@pm/shared/logger';
 import { ApiError } from '../http/errors.js';
-import { boardPage, keptRank, userSkill, type BoardQuery, type BoardStart } from './skill-pages.js';
+import { boardPage, keptRank, userSkill } from './skill-pages.js';
+import { createBoardCache, type BoardPage, type BoardPageQuery } from './board-cache.js';
 
 /**
  * The API's one read-only way into Postgres (contracts: "the API may read Postgres through ONE
@@ -69,8 +70,11 @@ export interface PageReader {
   }): Promise<{ rows: ClosedEventRow[]; more: boolean }>;
   /** A board kept as rows, where a person stands: the current version and their rank (null: not on it); null: no such handle. */
   keptRank(q: { sort: LeaderboardSort; handle: string }): Promise<{ version: number; rank: number | null } | null>;
-  /** A board of a window or a field, computed (skill-pages.ts); null: no one has the `around` handle. */
-  board(q: BoardQuery & { start: BoardStart; limit: number }): Promise<Page | null>;
+  /**
+   * A board of a window or a field, computed (skill-pages.ts), or held while nothing it counts moved
+   * (board-cache.ts); with the instant it was ranked at. null: no one has the `around` handle.
+   */
+  board(q: BoardPageQuery): Promise<BoardPage | null>;
   /** A person's skill figures and ranks (all calls, or a category's); null: no such handle. */
   userSkill(q: { handle: string; category: string | null; now: Date }): Promise<UserSkill | null>;
   close(): Promise<void>;
@@ -124,6 +128,8 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: ReadQuer
       throw unavailable(err, what);
     }
   }
+
+  const boards = createBoardCache({ read, compute: boardPage });
 
   /**
    * One SELECT on its own (one snapshot of the database by itself): one round trip where a
@@ -282,7 +288,7 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: ReadQuer
       return { rows: rows.slice(0, limit), more: rows.length > limit };
     },
     keptRank: ({ sort, handle }) => read('leaderboard rank', (tx) => keptRank(tx, sort, handle)),
-    board: ({ start, limit, ...q }) => read('board page', (tx) => boardPage(tx, q, start, limit)),
+    board: (q) => boards.page(q),
     userSkill: ({ handle, category, now }) => read('user skill', (tx) => userSkill(tx, handle, category, now)),
     close: () => db.dispose(),
   };

@@ -82,10 +82,11 @@ async function computedBoard(
   const position = cursor === undefined ? null : ctx.cursors.read(cursor, identity);
   const asOf = position?.asOf ?? ctx.clock();
   const start = position !== null ? { after: position.after } : around !== undefined ? { around } : { after: 0 };
-  const page = await ctx.pages.board({ sort: q.sort, window: q.window, field: q.field, asOf: new Date(asOf), start, limit });
+  const page = await ctx.pages.board({ sort: q.sort, window: q.window, field: q.field, asOf: new Date(asOf), start, limit, live: position === null });
   if (page === null) throw new ApiError('not_found', `no user with handle ${around ?? ''}`);
   const rows = itemsOf(page.bodies, leaderboardRowSchema);
-  const next_cursor = page.nextAfter === null ? null : ctx.cursors.make({ ...identity, asOf, after: Number(page.nextAfter) });
+  // The instant the page was ranked at: a page held from a moment ago (nothing it counts moved since) walks on from its own.
+  const next_cursor = page.nextAfter === null ? null : ctx.cursors.make({ ...identity, asOf: page.asOf.getTime(), after: Number(page.nextAfter) });
   const sort = q.sort;
   return { data: { sort, window: q.window, category: q.category, league: q.league, count: rows.length, rows, next_cursor } };
 }
