@@ -11,12 +11,16 @@ import { sql, type Db } from '@pm/shared/db';
  * "Closed at" is the event's `updated_at` once closed, as the retirement pass reads it.
  */
 
-/** How long a closed event's snapshots written past (or near the end of) its retention are kept. */
+/**
+ * How long a closed event's snapshots written past (or near the end of) its retention are kept: an
+ * hour, or the retention itself when that is shorter (a retention of 15 minutes, as the soak runs
+ * with, would otherwise keep every snapshot written at a close for an hour, not 15 minutes).
+ */
 export const REBUILT_KEEP_MS = 60 * 60_000;
 
 /** The expiry of a closed event's snapshot written at `nowMs`. */
 export function closedExpiry(closedAtMs: number, nowMs: number, retentionMs: number): number {
-  return Math.max(Math.round(closedAtMs + retentionMs), nowMs + REBUILT_KEEP_MS);
+  return Math.max(Math.round(closedAtMs + retentionMs), nowMs + Math.min(REBUILT_KEEP_MS, Math.round(retentionMs)));
 }
 
 /** Whether a closed event's retention has passed at `nowMs` (its hash fields are deleted then, never written again). */

@@ -16,7 +16,7 @@ import { redisKeys } from '@pm/shared/redis';
  *   time already past deletes them), so a worker that is down when the time comes does not keep them:
  *   Redis drops them. A key a builder wrote for a closed event carries its own expiry, never earlier
  *   (closed-expiry.ts), which stands: the API has the snapshots of a retired event built again on
- *   request, kept REBUILT_KEEP_MS;
+ *   request, kept REBUILT_KEEP_MS (the retention, if shorter);
  * - the hash fields (chances and their times, the market index) cannot expire one by one, so they are
  *   deleted once the time has passed.
  * The first pass looks at every closed event (a stack that ran without this, or was stopped for
