@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import { duplicateRedis, FEED_FRESH_MS, redisKeys, snapshotAnnouncementSchema, snapshotEtag, type SnapshotName } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
@@ -58,6 +59,12 @@ export interface SnapshotStoreOptions {
   logger: Logger;
   /** Snapshots held (least recently read are dropped first). */
   maxEntries?: number;
+  /**
+   * And at most this many bytes of them, counted as their JSON text (the parsed data takes a few
+   * times that). Entries alone did not bound memory: 2,000 snapshots of a busy day's histories,
+   * lists and events filled the heap for an hour before the oldest went.
+   */
+  maxBytes?: number;
   /** A Redis round trip longer than this is treated as Redis being unavailable. */
   timeoutMs?: number;
   feedRefreshMs?: number;
@@ -85,7 +92,12 @@ interface Held {
   schema: z.ZodType<unknown>;
   /** Read by a request since it was loaded: only then is its next version re-read as soon as announced. */
   used: boolean;
+  /** What it is counted as against `maxBytes`: its JSON text's length (a fixed few for an absent one). */
+  bytes: number;
 }
+
+/** What an absent snapshot (held as version null) is counted as. */
+const ABSENT_BYTES = 64;
 
 const UNAVAILABLE = 'records are unavailable right now; please try again shortly';
 
@@ -100,8 +112,10 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
   const { redis, clock, logger } = options;
   const keys = redisKeys(options.prefix);
   const maxEntries = options.maxEntries ?? 2000;
+  const maxBytes = options.maxBytes ?? 16 * 1024 * 1024;
   const timeoutMs = options.timeoutMs ?? 1000;
-  const held = new Map<SnapshotName, Held>();
+  // Least recently read first out. `get` is a read (it moves the entry up); everything else `peek`s.
+  const held = new LRUCache<SnapshotName, Held>({ max: maxEntries, maxSize: maxBytes, sizeCalculation: (e) => e.bytes });
   const staleMs = options.staleMs ?? 60_000;
   /**
    * What was held when trust was lost, with when: served only while Redis fails to read that name,
@@ -109,7 +123,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
    * seconds, during which the subscription may be back already (on another node) while the reads
    * still fail: so this is not emptied on resubscribing.
    */
-  const stale = new Map<SnapshotName, { entry: Held; since: number }>();
+  const stale = new LRUCache<SnapshotName, { entry: Held; since: number }>({ max: maxEntries, maxSize: maxBytes, sizeCalculation: (s) => s.entry.bytes });
   const inFlight = new Map<SnapshotName, Promise<Held>>();
   /** Names announced while their load was in flight: that load may have read the previous version. */
   const announcedInFlight = new Set<SnapshotName>();
@@ -133,25 +147,14 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
 
   /** Everything held moves to `stale`: no longer served as current, still served while reads fail. */
   function setAside(): void {
-    for (const [name, entry] of held) setAsideOne(name, entry);
+    for (const [name, entry] of [...held.entries()]) setAsideOne(name, entry);
   }
 
   /** One held snapshot moves to `stale` (an absent one is dropped: there is nothing to fall back on). */
   function setAsideOne(name: SnapshotName, entry: Held): void {
     held.delete(name);
     if (entry.etag === null) return;
-    stale.delete(name);
     stale.set(name, { entry, since: clock() });
-    trimOldest(stale);
-  }
-
-  /** A map past `maxEntries` loses its oldest (first inserted) entries. */
-  function trimOldest(map: Map<SnapshotName, unknown>): void {
-    while (map.size > maxEntries) {
-      const oldest = map.keys().next().value;
-      if (oldest === undefined) break;
-      map.delete(oldest);
-    }
   }
 
   subscriber.on('error', (err) => logger.debug({ err }, 'snapshot subscriber error'));
@@ -194,7 +197,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       // nobody read since it was loaded is dropped instead and read again on demand: with 5,000 open
       // events the search list is 5 MB that every price change rewrites, and re-parsing it on each
       // announcement for a query that comes once a minute cost more memory and CPU than serving.
-      const entry = held.get(name);
+      const entry = held.peek(name);
       // The worker built the very body the overlay shows: it is now the snapshot, nothing to re-read.
       if (entry?.base !== undefined && entry.etag === announced.etag) entry.base = undefined;
       if (entry && entry.etag !== announced.etag && entry.base?.etag !== announced.etag) {
@@ -206,7 +209,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
         fetchOnce(name, entry.schema).catch((err: unknown) => {
           // The new version cannot be read (its node failing over): the one held is what there is.
           // It is set aside like everything held when trust is lost, served only while reads fail.
-          if (held.get(name) === entry) setAsideOne(name, entry);
+          if (held.peek(name) === entry) setAsideOne(name, entry);
           logger.warn({ err, snapshot: name }, 'announced snapshot could not be read; the held version is served only while Redis cannot be read');
         });
       }
@@ -216,7 +219,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
   // A live price arrived or expired: the held snapshots it concerns show it (a new version) at once.
   options.overlay?.watch((names) => {
     for (const name of names) {
-      const entry = held.get(name);
+      const entry = held.peek(name);
       if (entry === undefined || entry.etag === null) continue;
       const base = entry.base ?? { etag: entry.etag, data: entry.data };
       const shown = overlaid(options.overlay, name, base.etag, base.data);
@@ -255,15 +258,13 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
   }
 
   function hold(name: SnapshotName, entry: Held): void {
-    held.delete(name);
     held.set(name, entry);
-    trimOldest(held);
   }
 
   async function load(name: SnapshotName, schema: z.ZodType<unknown>): Promise<Held> {
     const startedEpoch = epoch;
     const [body, etag] = await redisCall(`snapshot ${name}`, () => redis.hmget(keys.snapshot(name), 'body', 'etag'));
-    let entry: Held = { etag: null, data: null, schema, used: false };
+    let entry: Held = { etag: null, data: null, schema, used: false, bytes: ABSENT_BYTES };
     if (body != null && etag != null) {
       let json: unknown;
       try {
@@ -273,7 +274,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       }
       const parsed = schema.safeParse(json);
       if (!parsed.success) throw new Error(`snapshot ${name} (etag ${etag}) does not match its schema: ${parsed.error.message}`);
-      entry = { ...overlaid(options.overlay, name, etag, parsed.data), schema, used: false };
+      entry = { ...overlaid(options.overlay, name, etag, parsed.data), schema, used: false, bytes: body.length + ABSENT_BYTES };
       const companion = options.companion?.(name, parsed.data);
       // Its failure is this load's: the version held before stays in use (or set aside).
       if (companion !== undefined && !(trusted && held.has(companion.name))) await fetchOnce(companion.name, companion.schema);
@@ -309,7 +310,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
     if (epoch !== startedEpoch) return;
     names.forEach((name, i) => {
       const [err, etag] = results?.[i] ?? [new Error('no reply'), null];
-      const entry = held.get(name);
+      const entry = held.peek(name);
       // A version that could not be read (its Redis node failing over) says nothing about a change:
       // the held one keeps being served, and the next check looks again.
       if (entry && !err && (etag ?? null) !== (entry.base?.etag ?? entry.etag)) {
@@ -321,12 +322,9 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
 
   return {
     async read<T>(name: SnapshotName, schema: z.ZodType<T>): Promise<HeldSnapshot<T> | null> {
+      // A read: `get` moves it up, so the least recently read go first.
       let entry = trusted ? held.get(name) : undefined;
-      if (entry) {
-        // Least recently read first out: move to the end.
-        held.delete(name);
-        held.set(name, entry);
-      } else {
+      if (!entry) {
         // Concurrent requests after a new version share one fetch and parse.
         try {
           entry = await fetchOnce(name, schema as z.ZodType<unknown>);
@@ -344,7 +342,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       return entry.etag === null ? null : { data: entry.data as T, etag: entry.etag };
     },
     version(name) {
-      return trusted ? held.get(name)?.etag : undefined;
+      return trusted ? held.peek(name)?.etag : undefined;
     },
     live() {
       return feed.connected && Number.isFinite(feed.lastAtMs) && clock() - feed.lastAtMs < FEED_FRESH_MS;
@@ -363,7 +361,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       // What was set aside is of use for `staleMs` only: forgotten after, read or not.
       every(Math.min(staleMs, 10_000), async () => {
         const now = clock();
-        for (const [name, kept] of stale) if (now - kept.since > staleMs) stale.delete(name);
+        for (const [name, kept] of [...stale.entries()]) if (now - kept.since > staleMs) stale.delete(name);
       });
     },
     async stop() {
