@@ -146,7 +146,23 @@ async function main() {
     await exited;
     clearTimeout(timer);
   };
+  // The first Ctrl-C once sampling has begun ends the run early with its summary, CSV and picture of
+  // what was sampled; before that, or a second time, it stops the stack and exits.
+  // One Ctrl-C can arrive twice (the terminal signals the whole process group, and tsx relays it to
+  // its child): a second one within two seconds is the same.
+  let sampling = false;
+  let interrupted = false;
+  let interruptedAt = 0;
+  let wake: () => void = () => {};
   process.on('SIGINT', () => {
+    if (interrupted && Date.now() - interruptedAt < 2_000) return;
+    if (sampling && !interrupted) {
+      interrupted = true;
+      interruptedAt = Date.now();
+      say('soak: interrupted; summarising what was sampled (Ctrl-C again to stop at once)');
+      wake();
+      return;
+    }
     say('soak: interrupted; stopping the stack');
     void stopStack().then(() => process.exit(130));
   });
@@ -225,14 +241,24 @@ async function main() {
   }
 
   const endAt = t0 + minutes * 60_000;
+  sampling = true;
   await sample();
   // On a fixed cadence from the start, whatever one sample took.
-  for (let k = 1; !stackExited; k++) {
+  for (let k = 1; !stackExited && !interrupted; k++) {
     const at = Math.min(t0 + k * sampleMs, endAt);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, Math.max(0, at - Date.now()));
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    // Interrupted: a terminal's Ctrl-C reaches the stack too, so what follows is its shutdown, not the soak.
+    if (interrupted) break;
     await sample();
     if (at >= endAt) break;
   }
+  if (interrupted) say(`soak: ended after ${((Date.now() - t0) / 60_000).toFixed(1)} of ${minutes} min`);
   await load.stop();
   await stopStack();
 
