@@ -34,16 +34,46 @@ export const fieldRecords: Projection = {
   tables: ['user_field_records'],
   async apply(tx, scope) {
     // Input: the target users (all, or an id list). Output: their rows, recomputed from their settled calls.
-    if (!scope.all) await tx.query(sql`delete from user_field_records where user_id = any(${scope.userIds}::bigint[])`);
     const which = scope.all ? sql`c.status <> 'open'` : sql`c.status <> 'open' and c.user_id = any(${scope.userIds}::bigint[])`;
-    await tx.query(sql`
-      insert into user_field_records (user_id, field, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls)
+    const fresh = sql`
       select c.user_id, f.field, ${AGGREGATES}
       from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id ${FIELDS}
       where ${which} and f.field is not null
-      group by c.user_id, f.field`);
+      group by c.user_id, f.field`;
+    if (scope.all) {
+      await tx.query(sql`insert into user_field_records (${FIELD_COLUMNS}) ${fresh}`);
+      return;
+    }
+    // People recomputed whole, writing only the rows that differ (a new open call, the usual reason a
+    // person is projected, changes none of them): rewriting every row of every such person left the
+    // table mostly dead rows under a busy crowd.
+    await tx.query(sql`
+      with fresh as (${fresh}),
+      gone as (
+        delete from user_field_records r
+        where r.user_id = any(${scope.userIds}::bigint[])
+          and not exists (select 1 from fresh x where x.user_id = r.user_id and x.field = r.field)
+      )
+      insert into user_field_records as r (${FIELD_COLUMNS}) select * from fresh
+      ${replaceChanged(sql`field, user_id`)}`);
   },
 };
+
+const FIELD_COLUMNS = sql`user_id, field, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls`;
+
+/**
+ * The tail of an insert of recomputed rows over existing ones (user_field_records, user_window_records,
+ * aliased `r`), on their key `key`: a row takes the new sums only where one of them differs, so an
+ * unchanged row is not written again.
+ */
+export function replaceChanged(key: ReturnType<typeof sql>) {
+  return sql`
+    on conflict (${key}) do update set
+      settled = excluded.settled, won = excluded.won, lost = excluded.lost, profit_on_10 = excluded.profit_on_10, xp = excluded.xp,
+      brier_sum = excluded.brier_sum, clv_sum = excluded.clv_sum, clv_calls = excluded.clv_calls
+    where (r.settled, r.won, r.lost, r.profit_on_10, r.xp, r.brier_sum, r.clv_sum, r.clv_calls)
+          is distinct from (excluded.settled, excluded.won, excluded.lost, excluded.profit_on_10, excluded.xp, excluded.brier_sum, excluded.clv_sum, excluded.clv_calls)`;
+}
 
 /**
  * A settlement's part of user_field_records, in its transaction: the calls of `marketId` it settled

@@ -1,6 +1,6 @@
 import { WINDOW_MS } from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
-import { AGGREGATES } from './field-records.js';
+import { AGGREGATES, replaceChanged } from './field-records.js';
 import type { Projection, Tx } from './projection.js';
 
 /**
@@ -49,20 +49,32 @@ export const windowRecords: Projection = {
         select s.span, s.since, ${scope.now}::timestamptz
         from unnest(${[...SPANS]}::text[], ${SPANS.map((s) => new Date(scope.now.getTime() - WINDOW_MS[s]))}::timestamptz[]) as s(span, since)
         on conflict (span) do update set since = excluded.since, through = excluded.through`);
-    } else {
-      await tx.query(sql`delete from user_window_records where user_id = any(${scope.userIds}::bigint[])`);
     }
     // Input: the target users (all, or an id list), each span's range. Output: their rows, from
     // their calls settled in it.
     const which = scope.all ? sql`true` : sql`c.user_id = any(${scope.userIds}::bigint[])`;
-    await tx.query(sql`
-      insert into user_window_records (${COLUMNS})
+    const fresh = sql`
       select s.span, f.field, c.user_id, ${AGGREGATES}
       from user_window_edges s
       join calls c on c.settled_at > s.since and c.settled_at <= s.through
       join markets m on m.id = c.market_id join events e on e.id = m.event_id ${FIELDS}
       where ${which} and f.field is not null
-      group by s.span, f.field, c.user_id`);
+      group by s.span, f.field, c.user_id`;
+    if (scope.all) {
+      await tx.query(sql`insert into user_window_records (${COLUMNS}) ${fresh}`);
+      return;
+    }
+    // People recomputed whole, writing only the rows that differ (field-records.ts `replaceChanged`):
+    // a person is projected on every call they make, which changes none of these rows.
+    await tx.query(sql`
+      with fresh as (${fresh}),
+      gone as (
+        delete from user_window_records r
+        where r.user_id = any(${scope.userIds}::bigint[])
+          and not exists (select 1 from fresh x where x.span = r.span and x.field = r.field and x.user_id = r.user_id)
+      )
+      insert into user_window_records as r (${COLUMNS}) select * from fresh
+      ${replaceChanged(sql`span, field, user_id`)}`);
   },
 };
 
