@@ -21,9 +21,9 @@ let bob = 0;
 beforeAll(async () => {
   tdb = await createTestDatabase('recompute_writes');
   await insertMarkets(tdb.db, ['m1', 'm2', 'm3']);
-  [ann, bob] = (
-    (await tdb.db.query(sql`insert into users (handle, display_name) values ('ann', 'Ann'), ('bob', 'Bob') returning id`)) as Array<{ id: number }>
-  ).map((r) => r.id);
+  const ids = (await tdb.db.query(sql`insert into users (handle, display_name) values ('ann', 'Ann'), ('bob', 'Bob') returning id`)) as Array<{ id: number }>;
+  ann = ids[0]!.id;
+  bob = ids[1]!.id;
   let n = 0;
   for (const [user, market, status] of [[ann, 'm1', 'won'], [ann, 'm2', 'lost'], [bob, 'm1', 'lost']] as const) {
     await tdb.db.query(sql`
@@ -32,8 +32,8 @@ beforeAll(async () => {
   }
   // Every span's range ends now; the rebuild makes every row.
   await tdb.db.tx(async (tx) => {
-    await fieldRecords.apply(tx, { all: true, userIds: [], marketIds: [], now });
-    await windowRecords.apply(tx, { all: true, userIds: [], marketIds: [], now });
+    await fieldRecords.apply(tx, { all: true, now });
+    await windowRecords.apply(tx, { all: true, now });
   });
 });
 afterAll(async () => {
