@@ -1,6 +1,8 @@
 import { sql } from '@pm/shared/db';
 import type { Projection, Tx } from './projection.js';
 
+type Fragment = ReturnType<typeof sql>;
+
 /**
  * user_field_records: a person's all-time record within one field of markets — `c:<category>` and
  * `l:<league>` of the call's event (docs/skill.md) — which the category and league boards rank and
@@ -44,35 +46,37 @@ export const fieldRecords: Projection = {
       await tx.query(sql`insert into user_field_records (${FIELD_COLUMNS}) ${fresh}`);
       return;
     }
-    // People recomputed whole, writing only the rows that differ (a new open call, the usual reason a
-    // person is projected, changes none of them): rewriting every row of every such person left the
-    // table mostly dead rows under a busy crowd.
-    await tx.query(sql`
-      with fresh as (${fresh}),
-      gone as (
-        delete from user_field_records r
-        where r.user_id = any(${scope.userIds}::bigint[])
-          and not exists (select 1 from fresh x where x.user_id = r.user_id and x.field = r.field)
-      )
-      insert into user_field_records as r (${FIELD_COLUMNS}) select * from fresh
-      ${replaceChanged(sql`field, user_id`)}`);
+    await replacePeopleRows(tx, { table: 'user_field_records', key: ['field', 'user_id'], columns: FIELD_COLUMNS, fresh, userIds: scope.userIds });
   },
 };
 
 const FIELD_COLUMNS = sql`user_id, field, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls`;
 
 /**
- * The tail of an insert of recomputed rows over existing ones (user_field_records, user_window_records,
- * aliased `r`), on their key `key`: a row takes the new sums only where one of them differs, so an
- * unchanged row is not written again.
+ * People's rows of a sums table (user_field_records, user_window_records) recomputed whole, writing
+ * only what differs: rows the recomputation (`fresh`, the table's columns in `columns` order) no
+ * longer has deleted, new ones inserted, and an existing one updated only where one of its sums
+ * changed. A person is projected on every call they make, and an open call changes none of these
+ * rows: rewriting them all each time left the tables mostly dead rows under a busy crowd.
  */
-export function replaceChanged(key: ReturnType<typeof sql>) {
-  return sql`
-    on conflict (${key}) do update set
+export async function replacePeopleRows(
+  tx: Tx,
+  q: { table: 'user_field_records' | 'user_window_records'; key: readonly string[]; columns: Fragment; fresh: Fragment; userIds: readonly number[] },
+): Promise<void> {
+  const table = sql.ident(q.table);
+  const same = sql.join(q.key.map((k) => sql`x.${sql.ident(k)} = r.${sql.ident(k)}`), sql` and `);
+  await tx.query(sql`
+    with fresh as (${q.fresh}),
+    gone as (
+      delete from ${table} r
+      where r.user_id = any(${[...q.userIds]}::bigint[]) and not exists (select 1 from fresh x where ${same})
+    )
+    insert into ${table} as r (${q.columns}) select * from fresh
+    on conflict (${sql.join(q.key.map((k) => sql.ident(k)), sql`, `)}) do update set
       settled = excluded.settled, won = excluded.won, lost = excluded.lost, profit_on_10 = excluded.profit_on_10, xp = excluded.xp,
       brier_sum = excluded.brier_sum, clv_sum = excluded.clv_sum, clv_calls = excluded.clv_calls
     where (r.settled, r.won, r.lost, r.profit_on_10, r.xp, r.brier_sum, r.clv_sum, r.clv_calls)
-          is distinct from (excluded.settled, excluded.won, excluded.lost, excluded.profit_on_10, excluded.xp, excluded.brier_sum, excluded.clv_sum, excluded.clv_calls)`;
+          is distinct from (excluded.settled, excluded.won, excluded.lost, excluded.profit_on_10, excluded.xp, excluded.brier_sum, excluded.clv_sum, excluded.clv_calls)`);
 }
 
 /**

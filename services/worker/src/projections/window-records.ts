@@ -1,6 +1,6 @@
 import { WINDOW_MS } from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
-import { AGGREGATES, replaceChanged } from './field-records.js';
+import { AGGREGATES, replacePeopleRows } from './field-records.js';
 import type { Projection, Tx } from './projection.js';
 
 /**
@@ -64,17 +64,7 @@ export const windowRecords: Projection = {
       await tx.query(sql`insert into user_window_records (${COLUMNS}) ${fresh}`);
       return;
     }
-    // People recomputed whole, writing only the rows that differ (field-records.ts `replaceChanged`):
-    // a person is projected on every call they make, which changes none of these rows.
-    await tx.query(sql`
-      with fresh as (${fresh}),
-      gone as (
-        delete from user_window_records r
-        where r.user_id = any(${scope.userIds}::bigint[])
-          and not exists (select 1 from fresh x where x.span = r.span and x.field = r.field and x.user_id = r.user_id)
-      )
-      insert into user_window_records as r (${COLUMNS}) select * from fresh
-      ${replaceChanged(sql`span, field, user_id`)}`);
+    await replacePeopleRows(tx, { table: 'user_window_records', key: ['span', 'field', 'user_id'], columns: COLUMNS, fresh, userIds: scope.userIds });
   },
 };
 
