@@ -35,10 +35,15 @@ beforeAll(async () => {
   stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '1000000', SNAPSHOT_INTERVAL_MS: '100' }, readyTimeoutMs: 240_000 });
   db = createDb(stack.databaseUrl, { poolSize: 2 });
   await untilMarketConnected(stack);
+  // The worker writes an empty list before the catalog's first sync: wait for the list built from it.
   await until(
-    'the trending list',
-    async () => ((await fetch(`${stack.apiUrl}/api/v1/markets`)).status === 200 ? true : undefined),
-    { timeoutMs: 60_000, everyMs: 500, context: () => stack.logs() },
+    'the trending list with the catalog in it',
+    async () => {
+      const res = await fetch(`${stack.apiUrl}/api/v1/markets`);
+      if (res.status !== 200) return undefined;
+      return ((await res.json()) as { events: unknown[] }).events.length > 0 ? true : undefined;
+    },
+    { timeoutMs: 120_000, everyMs: 500, context: () => stack.logs() },
   );
 }, 360_000);
 
