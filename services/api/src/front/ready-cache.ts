@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { SnapshotName } from '@pm/shared/redis';
 import type { ReadyResponse } from './ready-response.js';
 import type { SnapshotStore } from '../snapshots/snapshot-store.js';
@@ -11,7 +12,7 @@ import type { SnapshotStore } from '../snapshots/snapshot-store.js';
  *
  * Keyed by the raw target rather than by canonical parameters: looking it up must cost no parsing.
  * Two spellings of one request are two entries of the same bytes and the same ETag (the ETag is the
- * canonical identity, adapter.ts). Bounded by entries and by bytes (oldest made first out): an entry
+ * canonical identity, adapter.ts). Bounded by entries and by bytes (least recently used out): an entry
  * no request asks for again stays until pushed out, and with 2,000 of them (odds of every chance,
  * histories of every market and range) a soak's API held 70 MB of bodies and their encodings.
  */
@@ -21,7 +22,7 @@ import type { SnapshotStore } from '../snapshots/snapshot-store.js';
  * bytes, because a ready response owns its buffers (ready-response.ts `ownBytes`), never a view
  * that keeps a larger allocation alive.
  */
-const weight = (entry: ReadyEntry) => Math.ceil(entry.ready.body.length * 1.5);
+const weight = (entry: ReadyEntry) => Math.max(1, Math.ceil(entry.ready.body.length * 1.5));
 
 export type SnapshotVersions = ReadonlyArray<readonly [SnapshotName, string | null]>;
 
@@ -40,14 +41,7 @@ export interface ReadyCache {
 }
 
 export function createReadyCache(snapshots: Pick<SnapshotStore, 'version' | 'live'>, maxEntries = 2000, maxBytes = 24 * 1024 * 1024): ReadyCache {
-  const entries = new Map<string, ReadyEntry>();
-  let bytes = 0;
-  const drop = (target: string) => {
-    const entry = entries.get(target);
-    if (entry === undefined) return;
-    entries.delete(target);
-    bytes -= weight(entry);
-  };
+  const entries = new LRUCache<string, ReadyEntry>({ max: maxEntries, maxSize: maxBytes, sizeCalculation: weight });
   const current = (entry: ReadyEntry) =>
     (entry.live === undefined || entry.live === snapshots.live()) && entry.versions.every(([name, etag]) => snapshots.version(name) === etag);
   return {
@@ -55,15 +49,11 @@ export function createReadyCache(snapshots: Pick<SnapshotStore, 'version' | 'liv
       const entry = entries.get(target);
       if (!entry) return undefined;
       if (current(entry)) return entry.ready;
-      drop(target);
+      entries.delete(target);
       return undefined;
     },
     remember(target, entry) {
-      if (!current(entry)) return;
-      drop(target);
-      entries.set(target, entry);
-      bytes += weight(entry);
-      while (entries.size > maxEntries || (bytes > maxBytes && entries.size > 1)) drop(entries.keys().next().value as string);
+      if (current(entry)) entries.set(target, entry);
     },
   };
 }

@@ -22,6 +22,14 @@ describe('ready response cache', () => {
     expect(held).toEqual([4, 5, 6, 7, 8, 9]);
   });
 
+  it('keeps the responses still asked for and drops the least recently used', () => {
+    const cache = createReadyCache(snapshots, 3);
+    for (let i = 0; i < 3; i++) cache.remember(`/c?${i}`, entry(10));
+    expect(cache.lookup('/c?0')).toBeDefined();
+    cache.remember('/c?3', entry(10));
+    expect([0, 1, 2, 3].filter((i) => cache.lookup(`/c?${i}`) !== undefined)).toEqual([0, 2, 3]);
+  });
+
   it('drops the oldest past its entry count, and a response whose snapshot moved on', () => {
     let version = '"v1"';
     const cache = createReadyCache({ version: () => version, live: () => true }, 3);

@@ -122,6 +122,30 @@ describe('computed board pages held in memory', () => {
     expect(computed).toBe(3);
   });
 
+  it('hold at most their entry bound, dropping the page asked for least recently', async () => {
+    await settle('ann', new Date(t0.getTime() - 3_600_000), 20);
+    const small = createBoardCache({
+      read: (_what, run) => db.tx(run, { readOnly: true, isolationLevel: IsolationLevel.REPEATABLE_READ }),
+      compute: (tx, q, start, limit) => {
+        computed++;
+        return boardPage(tx, q, start, limit);
+      },
+      clock: () => now,
+      maxEntries: 2,
+    });
+    const of = (window: 'day' | 'week' | 'month'): BoardPageQuery => ({ ...day(), window });
+    await small.page(of('day'));
+    await small.page(of('week'));
+    await small.page(of('day'));
+    await small.page(of('month'));
+    expect(computed).toBe(3);
+    await small.page(of('day'));
+    expect(computed).toBe(3);
+    await small.page(of('week'));
+    expect(computed).toBe(4);
+    expect(small.stats()).toMatchObject({ entries: 2 });
+  });
+
   it('share one ranking between identical requests in flight, and keep no page for an unknown person', async () => {
     await settle('ann', new Date(t0.getTime() - 3_600_000), 20);
     const [a, b, c] = await Promise.all([cache.page(day()), cache.page(day()), cache.page(day())]);

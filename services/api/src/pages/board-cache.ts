@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { WINDOW_MS } from '@pm/shared/domain';
 import { sql, type Db } from '@pm/shared/db';
 import type { Page } from './pages.js';
@@ -63,24 +64,11 @@ export function createBoardCache(deps: {
   const maxEntries = deps.maxEntries ?? 1000;
   const maxBytes = deps.maxBytes ?? 16 * 1024 * 1024;
   const maxAgeMs = deps.maxAgeMs ?? 10_000;
-  const held = new Map<string, Held>();
+  // Least recently used out, by entries and by bytes; `peek` to check a page, `get` once it is answered.
+  const held = new LRUCache<string, Held>({ max: maxEntries, maxSize: maxBytes, sizeCalculation: (h) => h.bytes });
   const inFlight = new Map<string, Promise<BoardPage | null>>();
-  let bytes = 0;
   let hits = 0;
   let misses = 0;
-
-  const drop = (key: string) => {
-    const h = held.get(key);
-    if (h === undefined) return;
-    held.delete(key);
-    bytes -= h.bytes;
-  };
-  const keep = (key: string, h: Held) => {
-    drop(key);
-    held.set(key, h);
-    bytes += h.bytes;
-    while (held.size > maxEntries || (bytes > maxBytes && held.size > 1)) drop(held.keys().next().value as string);
-  };
 
   /** Whether `h`, ranked at its instant, is still the page of `now`. */
   async function current(q: BoardPageQuery, h: Held): Promise<boolean> {
@@ -110,16 +98,14 @@ export function createBoardCache(deps: {
     });
     if (made.page === null) return null;
     const page: BoardPage = { ...made.page, asOf: q.asOf };
-    keep(key, { page, epoch: made.epoch, madeAt: clock(), bytes: page.bodies.reduce((n, b) => n + b.length, 256) });
+    held.set(key, { page, epoch: made.epoch, madeAt: clock(), bytes: page.bodies.reduce((n, b) => n + b.length, 256) });
     return page;
   }
 
   async function lookup(key: string, q: BoardPageQuery): Promise<BoardPage | null> {
-    const h = held.get(key);
+    const h = held.peek(key);
     if (h !== undefined && (await current(q, h))) {
-      // Most recently used last: the first entry is the one to drop.
-      held.delete(key);
-      held.set(key, h);
+      held.get(key);
       hits++;
       return h.page;
     }
@@ -137,6 +123,6 @@ export function createBoardCache(deps: {
       inFlight.set(key, p);
       return p;
     },
-    stats: () => ({ hits, misses, entries: held.size, bytes }),
+    stats: () => ({ hits, misses, entries: held.size, bytes: held.calculatedSize }),
   };
 }
