@@ -3,9 +3,15 @@ import { sql } from './connection.js';
 
 type Fragment = ReturnType<typeof sql>;
 
+export interface BoardOrder {
+  score: Fragment;
+  eligible: Fragment;
+}
+
 /**
- * Each all-time board's order over user_records (the domain's onBoard and byScore, as SQL), written
- * once for the worker that keeps the boards' top rows and the API that counts a person's rank.
+ * Each board's order over user_records' columns (the domain's onBoard and byScore, as SQL), written
+ * once for the worker that keeps the all-time boards' top rows, the API that counts a person's rank,
+ * and the API's computed boards (a window's or a field's aggregate with the same columns).
  * Migration 0012 indexes every board but the week's scoring by exactly these expressions and
  * predicates, so both reads are index range scans; board-order.int.test.ts fails when the planner
  * stops using an index (an expression here edited without the migration, or the other way round).
@@ -18,7 +24,9 @@ type Fragment = ReturnType<typeof sql>;
  * Constants are inlined as literals: a parameter would hide from the planner that the query's
  * predicate implies the partial index's.
  */
-export function boardOrder(sort: LeaderboardSort, alias: string, weekStart: Date): { score: Fragment; eligible: Fragment } {
+export function boardOrder(sort: Exclude<LeaderboardSort, 'week'>, alias: string): BoardOrder;
+export function boardOrder(sort: LeaderboardSort, alias: string, weekStart: Date): BoardOrder;
+export function boardOrder(sort: LeaderboardSort, alias: string, weekStart?: Date): BoardOrder {
   const c = (k: string) => sql.ident(alias, k);
   const atLeast = (n: number) => sql`${c('settled')} >= ${sql.__dangerous__rawValue(String(Math.trunc(n)))}`;
   switch (sort) {
@@ -29,6 +37,7 @@ export function boardOrder(sort: LeaderboardSort, alias: string, weekStart: Date
     case 'xp':
       return { score: c('xp'), eligible: atLeast(1) };
     case 'week':
+      if (weekStart === undefined) throw new Error('the week board needs the week\'s start');
       return { score: c('profit_7d'), eligible: sql`${atLeast(1)} and ${c('last_settled_at')} > ${weekStart}::timestamptz` };
     case 'clv':
       return { score: sql`(trunc(${c('clv_sum')}, 30) / nullif(${c('clv_calls')}, 0))`, eligible: sql`${atLeast(SKILL_MIN_SETTLED)} and ${c('clv_calls')} > 0` };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { calibrationBucketSchema, type LeaderboardSort, type LeaderboardWindow, type UserSkill } from '@pm/shared/api';
-import { RIGHT_MIN_SETTLED, SKILL_MIN_SETTLED, WEEK_MS, WINDOW_MS, type FieldKey } from '@pm/shared/domain';
-import { rankOnBoard, recordJson, sql, type Db } from '@pm/shared/db';
+import { WEEK_MS, WINDOW_MS, type FieldKey } from '@pm/shared/domain';
+import { boardOrder, rankOnBoard, recordJson, sql, type Db } from '@pm/shared/db';
 import type { Page } from './pages.js';
 
 /**
@@ -131,25 +131,12 @@ function aggregate(q: BoardQuery): Fragment {
     where settled > 0`;
 }
 
-/** A board's score (higher first) and who is on it, over an aggregate `a` (domain: onBoard, rankBoard). */
-function scoring(sort: Exclude<LeaderboardSort, 'week'>, a: string): { score: Fragment; eligible: Fragment } {
-  const c = (k: string) => sql.ident(a, k);
-  switch (sort) {
-    case 'profit':
-      return { score: c('profit_on_10'), eligible: sql`${c('settled')} >= 1` };
-    case 'right':
-      return { score: sql`${c('right_pct')}::numeric`, eligible: sql`${c('settled')} >= ${RIGHT_MIN_SETTLED}` };
-    case 'xp':
-      return { score: sql`${c('xp')}::numeric`, eligible: sql`${c('settled')} >= 1` };
-    case 'clv':
-      return { score: sql`trunc(${c('clv_sum')}, 30) / nullif(${c('clv_calls')}, 0)`, eligible: sql`${c('settled')} >= ${SKILL_MIN_SETTLED} and ${c('clv_calls')} > 0` };
-    case 'brier':
-      return {
-        score: sql`-(trunc(${c('brier_sum')}, 30) / nullif(${c('won')} + ${c('lost')}, 0))`,
-        eligible: sql`${c('settled')} >= ${SKILL_MIN_SETTLED} and ${c('won')} + ${c('lost')} > 0`,
-      };
-  }
-}
+/**
+ * A computed board's score (higher first) and who is on it, over an aggregate `a` with
+ * user_records' columns: the same order as the kept boards' (board-order.ts). A computed board
+ * has no week sort: its windows are the week.
+ */
+const scoring = (sort: Exclude<LeaderboardSort, 'week'>, a: string) => boardOrder(sort, a);
 
 /** inputs: the board. outputs: its ranking: every column of the aggregate, and rank. */
 function ranking(q: BoardQuery): Fragment {
