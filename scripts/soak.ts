@@ -13,6 +13,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { createRedis } from '@pm/shared/redis';
+// Loaded up front: a Ctrl-C from a terminal reaches tsx's compiler too, and a module first imported
+// while the run ends could no longer be compiled.
+import { deleteKeysWithPrefix } from '@pm/shared/testing';
 import { until } from '@pm/shared/wait';
 import { parseCli, positiveOption, usageError } from './lib/cli.js';
 import { renderChart, type Panel } from './lib/soak/chart.js';
@@ -298,7 +301,6 @@ async function main() {
     await admin.connect();
     await admin.query(`drop database if exists ${id} with (force)`);
     await admin.end();
-    const { deleteKeysWithPrefix } = await import('@pm/shared/testing');
     await deleteKeysWithPrefix(redis, prefix);
     say(`soak: dropped database ${id} and the keys of prefix ${prefix} (--keep keeps them)`);
   }
