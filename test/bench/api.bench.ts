@@ -14,11 +14,17 @@
  * BENCH_SECONDS each in all) so that the stack's changing background work falls on all alike; the
  * peers run on the same node binary with the API's V8 options, and `peers_in_order` says whether
  * they came out in their known order (raw ≥ Fastify ≫ bare Express) — if not, distrust the row.
+ * Placement: where `taskset` is there and the API runs on fewer processes than the machine has cores,
+ * the server being measured (the API's processes, or each peer in turn) has the last cores to itself
+ * and wrk, the rest of the stack and this script share the others (BENCH_PLACE=0: no placement).
+ * Unplaced, wrk's one thread and the stack's work land on the measured server's core too, and every
+ * side is bounded by the same load generator: the ratios come out compressed towards 1 and the peers
+ * out of order. Postgres and Redis are the machine's and are left where the kernel puts them.
  * The simulator keeps BENCH_EVENTS (default 5,000) open events (SIM_EVENTS), the size the API's
  * memory is judged at; the leaderboard is measured only once it has rows (the demo crowd's calls
  * settle within a minute or two), never as an empty board.
  *   BENCH_SECONDS (default 8), BENCH_CONNECTIONS (default 64), BENCH_PROCESSES (default "1,<cores>"),
- *   BENCH_EVENTS (default 5000)
+ *   BENCH_EVENTS (default 5000), BENCH_PLACE (default 1)
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
@@ -39,6 +45,8 @@ then API and raw again with the simulator paused (feed=paused), and the API's pe
   BENCH_CONNECTIONS  connections (default 64)
   BENCH_PROCESSES    API process counts to run, comma list (default "1,<cores>")
   BENCH_EVENTS       open events in the simulator (default 5000)
+  BENCH_PLACE        1 (default): the measured server on cores of its own, wrk and the stack on the
+                     others (taskset); 0: wherever the kernel puts them
   --help             this text`);
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -47,6 +55,33 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const openEvents = Number(process.env.BENCH_EVENTS ?? 5000);
 const processCounts = (process.env.BENCH_PROCESSES ?? `1,${availableParallelism()}`).split(',').map(Number);
 const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
+const cores = availableParallelism();
+const canPlace = process.env.BENCH_PLACE !== '0' && cores >= 2 && spawnSync('taskset', ['--version']).error === undefined;
+
+/**
+ * Which cores the measured server has and which the load generator and the rest share, for an API
+ * of `apiProcesses` processes; null when the machine has no core to spare for it.
+ */
+interface Placement {
+  server: string;
+  rest: string;
+}
+function placementFor(apiProcesses: number): Placement | null {
+  if (!canPlace || apiProcesses >= cores) return null;
+  const list = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => String(from + i)).join(',');
+  return { server: list(cores - apiProcesses, cores), rest: list(0, cores - apiProcesses) };
+}
+let placement: Placement | null = null;
+
+/** Pins a running process, every thread of it, to `cpus`. */
+function pin(pid: number, cpus: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+}
+
+/** `command args…`, started on `cpus` when given. */
+function placed(cpus: string | undefined, command: string, args: readonly string[]): [string, string[]] {
+  return cpus === undefined ? [command, [...args]] : ['taskset', ['-c', cpus, command, ...args]];
+}
 /** Seconds per slice of the peers' rotation (see `inTurn`). */
 const SLICE_SECONDS = 2;
 
@@ -62,7 +97,7 @@ interface Load {
 function load(url: string, duration: number): Load {
   if (hasWrk) {
     const args = ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', path.join(here, 'wrk-quantiles.lua'), url];
-    const out = execFileSync('wrk', args, { encoding: 'utf8' });
+    const out = execFileSync(...placed(placement?.rest, 'wrk', args), { encoding: 'utf8' });
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
     const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
     const p99ms = p99 ? Number(p99[1]) * (p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1) : NaN;
@@ -96,7 +131,7 @@ function mergedP99(runs: readonly Load[]): number {
 async function startBaseline(kind: 'raw' | 'fastify' | 'express', routes: Record<string, Buffer>) {
   const port = await freePort();
   // The node binary and V8 options the stack starts the API with: the peers differ from it in their code only.
-  const child = spawn(process.execPath, [...API_NODE_ARGS, '--import', 'tsx', path.join(here, 'bare-server.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(...placed(placement?.server, process.execPath, [...API_NODE_ARGS, '--import', 'tsx', path.join(here, 'bare-server.ts')]), { stdio: ['pipe', 'pipe', 'inherit'] });
   child.stdin.end(JSON.stringify({ kind, port, routes: Object.fromEntries(Object.entries(routes).map(([p, b]) => [p, b.toString('base64')])) }));
   await new Promise<void>((resolve, reject) => {
     child.stdout.once('data', () => resolve());
@@ -105,8 +140,8 @@ async function startBaseline(kind: 'raw' | 'fastify' | 'express', routes: Record
   return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() };
 }
 
-/** Resident memory (KB) of every API process under the run line `rootPid`. */
-function apiRssKb(rootPid: number): number {
+/** Every process under the run line `rootPid` (itself included), with its resident memory (KB), and whether it is the API. */
+function stackProcesses(rootPid: number): Array<{ pid: number; rss: number; api: boolean }> {
   const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,rss=,args='], { encoding: 'utf8' })
     .split('\n')
     .map((l) => /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/.exec(l))
@@ -121,7 +156,20 @@ function apiRssKb(rootPid: number): number {
       grew = true;
     }
   }
-  return rows.filter((r) => mine.has(r.pid) && r.args.includes(builtEntry('api'))).reduce((sum, r) => sum + r.rss, 0);
+  return rows.filter((r) => mine.has(r.pid)).map((r) => ({ pid: r.pid, rss: r.rss, api: r.args.includes(builtEntry('api')) }));
+}
+
+/** Resident memory (KB) of every API process under the run line `rootPid`. */
+function apiRssKb(rootPid: number): number {
+  return stackProcesses(rootPid)
+    .filter((p) => p.api)
+    .reduce((sum, p) => sum + p.rss, 0);
+}
+
+/** The API's processes on the server's cores; the rest of the stack and this script on the others. */
+function placeStack(rootPid: number, where: Placement): void {
+  pin(process.pid, where.rest);
+  for (const p of stackProcesses(rootPid)) pin(p.pid, p.api ? where.server : where.rest);
 }
 
 /** Pauses (or resumes) the simulator's walk: books, trades and match clocks stand still meanwhile. */
@@ -143,6 +191,13 @@ async function benchStack(apiProcesses: number): Promise<void> {
     },
     readyTimeoutMs: 300_000,
   });
+  placement = placementFor(apiProcesses);
+  process.stdout.write(
+    placement === null
+      ? `placement: none (${canPlace ? `${apiProcesses} API processes on ${cores} cores` : 'BENCH_PLACE=0, one core or no taskset'}): wrk and the stack share the measured server's cores\n`
+      : `placement: the measured server on cpu ${placement.server}; wrk, the rest of the stack and this script on cpu ${placement.rest}\n`,
+  );
+  if (placement !== null) placeStack(stack.pid, placement);
   const baselines: Array<Awaited<ReturnType<typeof startBaseline>>> = [];
   let peakKb = 0;
   const sampler = setInterval(() => (peakKb = Math.max(peakKb, apiRssKb(stack.pid))), 500);
