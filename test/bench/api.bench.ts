@@ -53,9 +53,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const openEvents = Number(process.env.BENCH_EVENTS ?? 5000);
-const processCounts = (process.env.BENCH_PROCESSES ?? `1,${availableParallelism()}`).split(',').map(Number);
-const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
 const cores = availableParallelism();
+const processCounts = (process.env.BENCH_PROCESSES ?? `1,${cores}`).split(',').map(Number);
+const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
 const canPlace = process.env.BENCH_PLACE !== '0' && cores >= 2 && spawnSync('taskset', ['--version']).error === undefined;
 
 /**
@@ -73,9 +73,19 @@ function placementFor(apiProcesses: number): Placement | null {
 }
 let placement: Placement | null = null;
 
-/** Pins a running process, every thread of it, to `cpus`. */
+/** Pins a running process, every thread of it, to `cpus`; one that has exited since it was listed is left alone. */
 function pin(pid: number, cpus: string): void {
-  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+  const result = spawnSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+  if (result.status !== 0 && isRunning(pid)) throw new Error(`taskset could not place process ${pid} on cpu ${cpus}`);
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `command args…`, started on `cpus` when given. */
