@@ -47,6 +47,8 @@ options:
                        so that a run of an hour or two shows closed events' keys leave Redis
   --port-base N        PORT=N, SIM_PORT=N+1, INGESTOR_PORT=N+2, WORKER_PORT=N+3, API_METRICS_PORT=N+4; default 5300
   --out DIR            output folder, default .data/soak/<start time>
+  --heap-profile N     keep V8's sampling heap profiler running in every process and write what it
+                       holds every N minutes to probe/<pid>-<minutes>.heapprofile (off by default)
   --keep               keep the soak's database and Redis keys afterwards (default: dropped)
   -h, --help           this text
 
@@ -77,6 +79,7 @@ async function main() {
       'closed-retention-hours': { type: 'string' },
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
+      'heap-profile': { type: 'string' },
     },
   });
   const minutes = positiveOption(spec, 'minutes', values.minutes, 60, 'number');
@@ -87,6 +90,7 @@ async function main() {
   const streams = positiveOption(spec, 'streams', values.streams, 8, 'integer');
   const crowdRate = positiveOption(spec, 'crowd-rate', values['crowd-rate'], 10, 'number');
   const retentionHours = positiveOption(spec, 'closed-retention-hours', values['closed-retention-hours'], 0.25, 'number');
+  const heapProfileMinutes = values['heap-profile'] === undefined ? null : positiveOption(spec, 'heap-profile', values['heap-profile'], 30, 'number');
   const portBase = positiveOption(spec, 'port-base', values['port-base'], 5300, 'integer');
   if (portBase > 65_530) usageError(spec, '--port-base must leave room for five ports');
   // The rate limit is per client address: keep each address well under it, or the load measures 429s.
@@ -130,6 +134,7 @@ async function main() {
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${probe}`.trim(),
     SOAK_PROBE_DIR: probeDir,
     SOAK_PROBE_MS: String(Math.min(sampleMs, 10_000)),
+    ...(heapProfileMinutes === null ? {} : { SOAK_HEAP_PROFILE_MS: String(heapProfileMinutes * 60_000) }),
   };
   const logFile = path.join(out, 'stack.log');
   writeFileSync(logFile, '');

@@ -5,12 +5,16 @@
  * /metrics of their own; this reads the same numbers prom-client's default metrics report for the
  * services, so every process is measured alike. Plain JavaScript: it runs before any TypeScript loader.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';
+import { isMainThread } from 'node:worker_threads';
 
-const dir = process.env.SOAK_PROBE_DIR;
+// The main thread only: NODE_OPTIONS' --import runs in worker threads too (tsx starts one for
+// esbuild in the crowd), whose lines would take the process's file under another name.
+const dir = isMainThread ? process.env.SOAK_PROBE_DIR : undefined;
 const every = Number(process.env.SOAK_PROBE_MS || 10_000);
 if (dir && Number.isFinite(every) && every > 0) {
   const file = path.join(dir, `${process.pid}.jsonl`);
@@ -41,4 +45,31 @@ if (dir && Number.isFinite(every) && every > 0) {
     }
   }, every);
   timer.unref();
+}
+
+// With SOAK_HEAP_PROFILE_MS set, the process also keeps V8's sampling heap profiler running from its
+// start and writes what it holds every SOAK_HEAP_PROFILE_MS to `<pid>-<minutes>.heapprofile`: the
+// sampled allocations still alive then, by the stack that made them. Two of them, one late in the
+// warm-up and one at the end, show what a process keeps adding. The session is the process's own
+// and stays open: V8 drops the samples when the session that started sampling closes.
+const profileEvery = Number(process.env.SOAK_HEAP_PROFILE_MS || 0);
+if (dir && Number.isFinite(profileEvery) && profileEvery > 0) {
+  const session = new Session();
+  session.connect();
+  const started = Date.now();
+  session.post('HeapProfiler.startSampling', { samplingInterval: 32_768 }, (err) => {
+    if (err) return;
+    const timer = setInterval(() => {
+      session.post('HeapProfiler.getSamplingProfile', (error, result) => {
+        if (error) return;
+        const minutes = Math.round((Date.now() - started) / 60_000);
+        try {
+          writeFileSync(path.join(dir, `${process.pid}-${String(minutes).padStart(4, '0')}.heapprofile`), JSON.stringify(result.profile));
+        } catch {
+          /* the soak's folder is gone */
+        }
+      });
+    }, profileEvery);
+    timer.unref();
+  });
 }
