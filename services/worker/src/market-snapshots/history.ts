@@ -35,6 +35,8 @@ export interface HistoryBuildStats {
   written: number;
   /** Markets still waiting (throttled, or beyond this build's batch). */
   pending: number;
+  /** Markets this builder keeps anything for: open ones, and resolved ones not yet built to their end. */
+  held: number;
 }
 
 export interface HistoryBuilder {
@@ -285,8 +287,11 @@ export function createHistoryBuilder(deps: HistoryBuilderDeps): HistoryBuilder {
     for (const marketId of ends.keys()) {
       if (pending.has(marketId)) continue;
       lastBuilt.delete(marketId);
+      // Read again from Postgres if the market is ever built again (resolveSeries).
+      firstSeries.delete(marketId);
+      hasOutcome.delete(marketId);
     }
-    return { built: entries.length, written, pending: pending.size };
+    return { built: entries.length, written, pending: pending.size, held: new Set([...pending.keys(), ...lastBuilt.keys(), ...hasOutcome]).size };
   }
 
   return {
