@@ -87,7 +87,7 @@ export interface IngestorOptions {
 }
 
 export interface IngestorStats {
-  market: MarketHandlerStats & { sockets: MarketFeedStats; resync: BookResyncStats };
+  market: MarketHandlerStats & { sockets: MarketFeedStats; resync: BookResyncStats; bookSnapshots: { written: number; held: number } };
   sports: { frames: number; updates: number; malformed: number; reconnects: number; games: number };
   catalog: CatalogSyncStats & { outcomes: number };
   chances: { published: number; writes: number };
@@ -214,12 +214,14 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     reconnectMaxMs: t.reconnectMaxMs,
   });
   const share = opts.share;
-  // A dropped token is forgotten by the books and by the publisher's last-published copy alike.
+  // A dropped token is forgotten by the books, the publisher's last-published copy and the book
+  // publisher's last-written levels alike: the exchange closes thousands of markets a day.
   const forgetful = {
     recompute: handler.recompute,
     forget: (tokenId: string) => {
       handler.forget(tokenId);
       publisher.forget(tokenId);
+      books.forget(tokenId);
     },
   };
   const subscriptions = createMarketSubscriptions({ outcomes, feed: marketFeed, handler: forgetful, owns: share && ((marketId) => share.ownsMarket(marketId)) });
@@ -309,7 +311,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     book: handler.book,
     stats() {
       return {
-        market: { ...handler.stats(), sockets: marketFeed.stats(), resync: resync.stats() },
+        market: { ...handler.stats(), sockets: marketFeed.stats(), resync: resync.stats(), bookSnapshots: books.stats() },
         sports: { ...sportsFeed.stats(), games: games.stats().games },
         catalog: { ...catalog.stats(), outcomes: outcomes.size },
         chances: publisher.stats(),

@@ -86,6 +86,11 @@ describe('the book publisher', () => {
       publisher.changed('n');
       await publisher.flush();
       expect(publisher.stats().written).toBe(before);
+      // Its tokens dropped, nothing of its book is kept (markets close all day).
+      expect(publisher.stats().held).toBe(1);
+      publisher.forget('y');
+      publisher.forget('n');
+      expect(publisher.stats().held).toBe(0);
     } finally {
       await publisher.close();
     }

@@ -27,7 +27,10 @@ export interface BookPublisher {
   /** Write every marked book now (tests, shutdown). */
   flush(): Promise<void>;
   close(): Promise<void>;
-  stats(): { written: number };
+  /** A token's market is no longer followed (closed, or not this ingestor's): drop what is kept of its book. */
+  forget(tokenId: string): void;
+  /** Books written, and markets whose last written levels are kept (to skip writing the same again). */
+  stats(): { written: number; held: number };
 }
 
 export interface BookPublisherOptions {
@@ -123,6 +126,12 @@ export function createBookPublisher(opts: BookPublisherOptions): BookPublisher {
       tick();
       await running;
     },
-    stats: () => ({ written }),
+    forget(tokenId) {
+      const ref = opts.outcomes.get(tokenId);
+      if (ref === undefined) return;
+      writtenEtag.delete(ref.marketId);
+      marked.delete(ref.marketId);
+    },
+    stats: () => ({ written, held: writtenEtag.size }),
   };
 }

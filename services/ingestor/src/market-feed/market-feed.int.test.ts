@@ -33,6 +33,19 @@ const tokensOf = (s: FakeMarketSocket) =>
     return msg.type === 'market' || msg.operation === 'subscribe' ? (msg.assets_ids ?? []) : [];
   });
 
+/** The tokens a socket holds now: what it was asked for, less what it was asked to drop since. */
+const heldBy = (s: FakeMarketSocket) => {
+  const held = new Set<string>();
+  for (const m of s.received) {
+    if (typeof m !== 'object' || m === null) continue;
+    const msg = m as { type?: unknown; operation?: unknown; assets_ids?: string[] };
+    const tokens = msg.assets_ids ?? [];
+    if (msg.type === 'market' || msg.operation === 'subscribe') for (const t of tokens) held.add(t);
+    else if (msg.operation === 'unsubscribe') for (const t of tokens) held.delete(t);
+  }
+  return [...held];
+};
+
 /** The sockets (the ingestor's and the tests' own feeds alike) that were asked for `token`, oldest first. */
 const socketsWith = (token: string) => h.fake.marketSockets.filter((s) => tokensOf(s).includes(token));
 /** The ingestor's open socket (it holds YES from its first subscribe on). */
@@ -102,6 +115,25 @@ describe('market feed through the ingestor', () => {
     await waitFor(async () => (await chance(NEW_NO)) === '0.9', 2000, 'catalog chance of the new token');
   });
 
+  it('a market that closes is unsubscribed, and nothing of its book is kept', async () => {
+    const SHUT_YES = '1000000000000000000000000000000000000000000000000000000000000000000000009';
+    const SHUT_NO = '1000000000000000000000000000000000000000000000000000000000000000000000010';
+    const event = gammaEvent('e9', [{ id: 'm9', tokens: [SHUT_YES, SHUT_NO], prices: ['0.3', '0.7'] }]);
+    h.fake.events.push(event);
+    await ingestor.syncCatalog();
+    const open = await waitFor(ingestorSocket, 3000, "the ingestor's socket");
+    await waitFor(() => tokensOf(open).includes(SHUT_YES), 2000, 'subscribed');
+    h.fake.broadcastMarket({ ...book(SHUT_YES, '0.30', '0.34', stamp()), market: '0xm9' });
+    // Its book written as it stands: every market's first write (the catalog's prices) came before it.
+    await waitFor(async () => (await h.redis.redis.hget(h.keys.snapshot('book:m9'), 'body'))?.includes('0.34') === true, 3000, 'the book of m9 written');
+    const held = ingestor.stats().market.bookSnapshots.held;
+
+    Object.assign((event.markets as Array<Record<string, unknown>>)[0]!, { closed: true });
+    await ingestor.syncCatalog();
+    await waitFor(() => open.received.some((m) => JSON.stringify(m) === JSON.stringify({ operation: 'unsubscribe', assets_ids: [SHUT_YES, SHUT_NO] })), 2000, 'unsubscribed');
+    expect(ingestor.stats().market.bookSnapshots.held).toBe(held - 1);
+  });
+
   it('a book then a price_change move the chance in Redis and mark the event dirty', async () => {
     await h.redis.redis.del(h.keys.dirtyEvents);
     const t = stamp();
@@ -165,13 +197,13 @@ describe('market feed through the ingestor', () => {
 
   it('reconnects after the server drops the socket and resends the full subscribe', async () => {
     const dropped = await waitFor(ingestorSocket, 3000, "the ingestor's socket");
-    const held = tokensOf(dropped);
+    const held = heldBy(dropped);
     dropped.ws.terminate();
     const fresh = await waitFor(() => {
       const s = ingestorSocket();
       return s && s !== dropped && subscribeOf(s) ? s : undefined;
     }, 3000, 'resubscribe');
-    expect(subscribeOf(fresh)!.assets_ids.sort()).toEqual([...new Set(held)].sort());
+    expect(subscribeOf(fresh)!.assets_ids.sort()).toEqual(held.sort());
     expect(held).toEqual(expect.arrayContaining([YES, NO, OTHER_YES, OTHER_NO]));
     expect(ingestor.stats().market.sockets.reconnects).toBeGreaterThanOrEqual(1);
     await waitFor(async () => (await h.redis.redis.hget(h.keys.feed, 'market_connected')) === '1', 2000, 'connected again');
