@@ -6,10 +6,10 @@ import type {
 import { ALL_TAGS, LEAGUES, leagueTags } from './catalog-data.js';
 import { moveMarket } from './book-moves.js';
 import { advanceGame, gameFairs, normCdf, RESOLVE_DELAY_MS, sportsFrame } from './games.js';
-import { series } from './history.js';
+import { forgetSeries, series } from './history.js';
 import type { SimEvent, SimMarket } from './model.js';
 import { Rng } from './prng.js';
-import { bookMessage, newMarketMessages, listFields, renderEvent, seriesSpec } from './render.js';
+import { bookMessage, newMarketMessages, listFields, renderEvent, seriesKey, seriesSpec } from './render.js';
 import { exclusiveWinner, naturalWinner, resolveMarket } from './resolution.js';
 import { marketFair, SPOT_VOL, World } from './world.js';
 
@@ -243,7 +243,11 @@ export class SyntheticExchange implements ExchangeSource {
     if (event.game?.phase === 'ended') event.game.period = event.game.period || 'FT';
     // Keep the catalog full: the event's slot opens its next event, announced as new markets.
     const next = this.world.replacement(event);
-    this.world.add(next);
+    // What is kept of an event that left the world goes with it: the simulator runs for days.
+    for (const gone of this.world.add(next)) {
+      this.hidden.delete(gone.id);
+      for (const m of gone.markets) forgetSeries(seriesKey(this.opts.seed, m.id));
+    }
     out.push(...newMarketMessages(next, stamp));
   }
 

@@ -25,7 +25,8 @@ const clampP = (p: number) => Math.min(0.995, Math.max(0.005, p));
  * simulator's time at 5,000 open events, enough to slow the stack it serves in bench:api. Per key and
  * time scale, a few lattice cells (by k mod SLOTS) hold their two values: the times a render and a
  * history series ask for fall in the same cells over and over. The values are a pure function of
- * (key, scale, k), so keeping them changes nothing. One entry per series key: emptied when full.
+ * (key, scale, k), so keeping them changes nothing. One entry per series key, forgotten when its
+ * market leaves the world (forgetSeries); emptied when full all the same.
  */
 interface Cell {
   k: number;
@@ -35,6 +36,16 @@ interface Cell {
 const SLOTS = 4;
 const cells = new Map<string, Cell[]>();
 const KEYS_MAX = 100_000;
+
+/** The market behind `key` is gone (pruned from the world): its lattice values are never asked for again. */
+export function forgetSeries(key: string): void {
+  cells.delete(key);
+}
+
+/** Series keys whose lattice values are held. */
+export function seriesHeld(): number {
+  return cells.size;
+}
 
 function noise(key: string, t: number): number {
   let mine = cells.get(key);

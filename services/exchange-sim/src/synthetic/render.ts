@@ -42,10 +42,15 @@ export function displayMilli(m: SimMarket): number {
   return Math.round((bid + ask) / 2);
 }
 
+/** The key of a market's price series (history.ts), one per seed and market. */
+export function seriesKey(seed: number, marketId: string): string {
+  return `${seed}:${marketId}`;
+}
+
 export function seriesSpec(seed: number, m: SimMarket, nowMs: number): SeriesSpec {
   const final = m.finalPrices ? Number(m.finalPrices[0]) : null;
   return {
-    key: `${seed}:${m.id}`,
+    key: seriesKey(seed, m.id),
     initial: m.initialFair,
     current: final ?? displayMilli(m) / 1000,
     endSec: Math.floor((m.resolvedAt ?? nowMs) / 1000),

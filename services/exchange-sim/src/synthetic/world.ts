@@ -101,13 +101,14 @@ export class World {
     }
   }
 
-  add(event: SimEvent): void {
+  /** Adds an event; returns the closed events that left the world to make room (KEEP_CLOSED). */
+  add(event: SimEvent): SimEvent[] {
     this.events.push(event);
     for (const market of event.markets) {
       this.byMarketId.set(market.id, { event, market });
       market.tokens.forEach((token, outcome) => this.byToken.set(token, { event, market, outcome: outcome === 0 ? 0 : 1 }));
     }
-    this.pruneClosed();
+    return this.pruneClosed();
   }
 
   /** The event that takes a closed event's place in its slot. */
@@ -138,18 +139,22 @@ export class World {
     for (const c of COINS) this.spot[c.key] *= Math.exp(SPOT_VOL * Math.sqrt(dtSeconds) * this.rng.normal());
   }
 
-  private pruneClosed(): void {
+  private pruneClosed(): SimEvent[] {
     let closed = 0;
     for (const e of this.events) if (e.closed) closed++;
+    const pruned: SimEvent[] = [];
     while (closed > KEEP_CLOSED) {
       const i = this.events.findIndex((e) => e.closed);
       const [gone] = this.events.splice(i, 1);
       closed--;
-      for (const m of gone?.markets ?? []) {
+      if (gone === undefined) break;
+      pruned.push(gone);
+      for (const m of gone.markets) {
         this.byMarketId.delete(m.id);
         for (const t of m.tokens) this.byToken.delete(t);
       }
     }
+    return pruned;
   }
 }
 
