@@ -47,6 +47,8 @@ export interface BuildStats {
   written: number;
   full: boolean;
   ms: number;
+  /** Markets whose by-id index entry this process remembers writing: those of the events built since the last full build. */
+  indexed: number;
 }
 
 /**
@@ -120,10 +122,16 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
   async function indexMarkets(events: readonly CatalogEvent[], all: boolean): Promise<void> {
     const fields: string[] = [];
     for (const e of events) for (const m of e.markets) if (all || indexed.get(m.id) !== e.slug) fields.push(m.id, e.slug);
-    if (fields.length === 0) return;
+    if (fields.length === 0) {
+      if (all) indexed.clear();
+      return;
+    }
     const pipeline = deps.redis.pipeline();
     for (const slice of slices(fields, 2 * REDIS_FIELDS_PER_COMMAND)) pipeline.hset(keys.marketEvents, ...slice);
     for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
+    // A full build wrote every event it still builds: what it did not write has left the catalog,
+    // and is not remembered past it (the exchange closes thousands of markets a day).
+    if (all) indexed.clear();
     for (let i = 0; i < fields.length; i += 2) indexed.set(fields[i] as string, fields[i + 1] as string);
   }
 
@@ -243,7 +251,7 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
       leagueLists = current;
       if (full) lastFullAt = started;
       lastVersion = popped.version;
-      return { events: entries.length, lists: listEntries.length, written: early + written, full, ms: Math.round(performance.now() - t0) };
+      return { events: entries.length, lists: listEntries.length, written: early + written, full, ms: Math.round(performance.now() - t0), indexed: indexed.size };
     } catch (err) {
       // Put the popped ids back so the next build (the sweep requests one within a second) retries them.
       if (taken.size > 0) await deps.redis.sadd(keys.dirtyEvents, ...taken).catch(() => {});

@@ -382,6 +382,8 @@ describe('incremental builds', () => {
   });
 
   it('an event that closes leaves the lists, its league list empties, its page is rebuilt', async () => {
+    const before = await builder.build({ full: true });
+    const [{ n: closing } = { n: 0 }]: Array<{ n: number }> = await tdb.db.query(sql`select count(*)::int as n from markets where event_id = 'e-btc'`);
     await tdb.db.query(sql`update events set closed = true where id = 'e-btc'`);
     await tdb.db.query(sql`update markets set closed = true where event_id = 'e-btc'`);
     await catalogChanged('e-btc');
@@ -398,6 +400,10 @@ describe('incremental builds', () => {
     const stats = await builder.build();
     expect(stats.events).toBe(1);
     expect((await event('btc-100k')).markets[0]?.outcomes.map((o) => o.chance)).toEqual([1, 0]);
+
+    // The next full build remembers the by-id index entries of the open events only.
+    expect(closing).toBeGreaterThan(0);
+    expect((await builder.build({ full: true })).indexed).toBe(before.indexed - closing);
   });
 
   it('a resolved market shows its result, not the last quote its book left behind', async () => {
