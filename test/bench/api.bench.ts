@@ -32,6 +32,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtEntry } from '../../scripts/lib/build.js';
 import { API_NODE_ARGS } from '../../scripts/lib/api-node-args.js';
+import { processAlive } from '@pm/shared/testing';
 import { until } from '@pm/shared/wait';
 import { freePort, startStack, type Stack } from '../support/stack.js';
 import { benchCli } from './cli.js';
@@ -76,16 +77,7 @@ let placement: Placement | null = null;
 /** Pins a running process, every thread of it, to `cpus`; one that has exited since it was listed is left alone. */
 function pin(pid: number, cpus: string): void {
   const result = spawnSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
-  if (result.status !== 0 && isRunning(pid)) throw new Error(`taskset could not place process ${pid} on cpu ${cpus}`);
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  if (result.status !== 0 && processAlive(pid)) throw new Error(`taskset could not place process ${pid} on cpu ${cpus}`);
 }
 
 /** `command args…`, started on `cpus` when given. */
