@@ -120,18 +120,16 @@ export function createSnapshotBuilder(deps: SnapshotBuilderDeps): SnapshotBuilde
    * never lists a market the index cannot find.
    */
   async function indexMarkets(events: readonly CatalogEvent[], all: boolean): Promise<void> {
+    // A full build writes every event it still builds: what it does not write has left the catalog,
+    // and is not remembered past it (the exchange closes thousands of markets a day). Should the write
+    // fail, the next build writes those entries again.
+    if (all) indexed.clear();
     const fields: string[] = [];
     for (const e of events) for (const m of e.markets) if (all || indexed.get(m.id) !== e.slug) fields.push(m.id, e.slug);
-    if (fields.length === 0) {
-      if (all) indexed.clear();
-      return;
-    }
+    if (fields.length === 0) return;
     const pipeline = deps.redis.pipeline();
     for (const slice of slices(fields, 2 * REDIS_FIELDS_PER_COMMAND)) pipeline.hset(keys.marketEvents, ...slice);
     for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
-    // A full build wrote every event it still builds: what it did not write has left the catalog,
-    // and is not remembered past it (the exchange closes thousands of markets a day).
-    if (all) indexed.clear();
     for (let i = 0; i < fields.length; i += 2) indexed.set(fields[i] as string, fields[i + 1] as string);
   }
 
