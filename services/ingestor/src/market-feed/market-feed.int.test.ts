@@ -25,23 +25,26 @@ const book = (asset: string, bid: string, ask: string, ts: number) => ({
 let lastStamp = Date.now();
 const stamp = () => ++lastStamp;
 
-/** Every token a socket was asked for: its full subscribe and the incremental ones after it. */
-const tokensOf = (s: FakeMarketSocket) =>
+/** Each subscribe or unsubscribe a socket was sent, in order, with its tokens. */
+const requestsOf = (s: FakeMarketSocket) =>
   s.received.flatMap((m) => {
     if (typeof m !== 'object' || m === null) return [];
     const msg = m as { type?: unknown; operation?: unknown; assets_ids?: string[] };
-    return msg.type === 'market' || msg.operation === 'subscribe' ? (msg.assets_ids ?? []) : [];
+    const kind = msg.type === 'market' || msg.operation === 'subscribe' ? 'subscribe' : msg.operation === 'unsubscribe' ? 'unsubscribe' : null;
+    return kind === null ? [] : [{ kind, tokens: msg.assets_ids ?? [] }];
   });
+
+/** Every token a socket was asked for: its full subscribe and the incremental ones after it. */
+const tokensOf = (s: FakeMarketSocket) => requestsOf(s).flatMap((r) => (r.kind === 'subscribe' ? r.tokens : []));
 
 /** The tokens a socket holds now: what it was asked for, less what it was asked to drop since. */
 const heldBy = (s: FakeMarketSocket) => {
   const held = new Set<string>();
-  for (const m of s.received) {
-    if (typeof m !== 'object' || m === null) continue;
-    const msg = m as { type?: unknown; operation?: unknown; assets_ids?: string[] };
-    const tokens = msg.assets_ids ?? [];
-    if (msg.type === 'market' || msg.operation === 'subscribe') for (const t of tokens) held.add(t);
-    else if (msg.operation === 'unsubscribe') for (const t of tokens) held.delete(t);
+  for (const r of requestsOf(s)) {
+    for (const t of r.tokens) {
+      if (r.kind === 'subscribe') held.add(t);
+      else held.delete(t);
+    }
   }
   return [...held];
 };
