@@ -74,20 +74,19 @@ export async function refreshCallJson(db: Queryable, ids: readonly string[], web
 
 /**
  * inputs: dirty call ids and market ids, the public web url, and `listedOn`: the markets they touch
- * (touchedMarkets), to refresh only the calls a list snapshot shows (the CALL_LIST_SIZE newest of
- * each of those markets, and of all calls).
- * outputs: how many calls it covered, and of those how many objects it made (the others' rows had not
- * changed since theirs was made); record_call_json holds the current Call object of each dirty
- * call and of every call on a dirty market that has resolved (settlement changed them all) — of
- * those the lists show, with `listedOn` — in ONE statement: the calls are found and their objects made
- * where they are, never sent to Node and back (a settlement's 10,000 ids). A settlement's build
- * refreshes the ~100 listed first, writes the lists, then the rest (builder.ts).
+ * (touchedMarkets). outputs: how many of the touched calls a list snapshot shows (the CALL_LIST_SIZE
+ * newest of each of those markets, and of all calls), and of those how many objects it made (the
+ * others' rows had not changed since theirs was made); record_call_json holds the current Call
+ * object of each of them — the dirty calls and the calls of a dirty market that has resolved
+ * (settlement changed them all) — in ONE statement: the calls are found and their objects made where
+ * they are, never sent to Node and back (a settlement's 10,000 ids). Touched calls no list shows are
+ * left: a list that comes to show one remakes its stale object (ensureCallJson).
  */
 export async function refreshTouchedCallJson(
   db: Queryable,
   dirty: { calls: readonly string[]; markets: readonly string[] },
   webUrl: string,
-  opts: { listedOn?: readonly string[] } = {},
+  listedOn: readonly string[],
 ): Promise<{ calls: number; made: number }> {
   if (dirty.calls.length === 0 && dirty.markets.length === 0) return { calls: 0, made: 0 };
   const calls = [...dirty.calls];
@@ -96,31 +95,20 @@ export async function refreshTouchedCallJson(
     with resolved as (
       select id from markets where id = any(${markets}::text[]) and (resolved_at is not null or closed)
     ), k as (
-      ${
-        opts.listedOn
-          ? sql`
       -- The calls the lists show (at most CALL_LIST_SIZE per touched market and of all calls), kept
       -- when touched: a membership test of a few hundred ids, not a set of 10,000 built first.
       select l.id from (
-        select l.id, l.market_id from unnest(${[...opts.listedOn]}::text[]) as t(market_id) cross join lateral (
+        select l.id, l.market_id from unnest(${[...listedOn]}::text[]) as t(market_id) cross join lateral (
           select id, market_id from calls where market_id = t.market_id order by made_at desc, id desc limit ${CALL_LIST_SIZE}
         ) l
         union
         select id, market_id from (select id, market_id from calls order by made_at desc, id desc limit ${CALL_LIST_SIZE}) g
       ) l
-      where l.id = any(${calls}::text[]) or l.market_id in (select id from resolved)`
-          : sql`
-      select id from calls where id = any(${calls}::text[])
-      union
-      select id from calls where market_id in (select id from resolved)`
-      }
+      where l.id = any(${calls}::text[]) or l.market_id in (select id from resolved)
     ), stale as (
       -- Only calls whose row changed since their object was made (migration 0007): a settlement's
       -- calls are asked for by the job and again by the relay's delivery of the same outbox row.
-      -- A probe of record_call_json's key per call (a correlated subquery: as an anti-join the planner
-      -- hashed all of record_call_json, a million rows, to check 10,000).
-      select k.id from k join calls c on c.id = k.id
-      where (select j.src_xmin from record_call_json j where j.call_id = c.id) is distinct from c.xmin
+      select k.id from k join calls c on c.id = k.id where ${STALE}
     ), made as (
       insert into record_call_json (call_id, body, src_xmin)
       select c.id, ${callObject(webUrl)}, c.xmin from stale s join calls c on c.id = s.id ${CALL_JOINS}
@@ -132,21 +120,27 @@ export async function refreshTouchedCallJson(
 }
 
 /**
+ * A call `c` whose cached object is missing, or was made from an older version of its row (its
+ * xmin: any update of the row gives it a new one; migration 0007). A probe of record_call_json's
+ * key per call (a correlated subquery: as an anti-join the planner hashed all of record_call_json,
+ * a million rows, to check 10,000).
+ */
+const STALE = sql`(select j.src_xmin from record_call_json j where j.call_id = c.id) is distinct from c.xmin`;
+
+/**
  * inputs: which calls (a condition on `c`, calls), the public web url. outputs: none; every one of
- * them has its Call object in record_call_json. Normally none is missing (each call's own build
- * caches it) and this is one anti-join on the primary key; the lists below then only join text.
- * A call made after this and before the list is read is left out of that list until its own build.
+ * them has its current Call object in record_call_json. Normally none is missing or stale (a call's
+ * own build makes it) and this is one key probe per call; the lists below then only join text. A
+ * call made after this and before the list is read is left out of that list until its own build.
  */
 async function ensureCallJson(db: Queryable, which: Fragment, webUrl: string): Promise<void> {
-  const missing: Array<{ id: string }> = await db.query(sql`
-    select c.id from calls c where ${which} and not exists (select 1 from record_call_json j where j.call_id = c.id)
-  `);
-  await refreshCallJson(db, missing.map((m) => m.id), webUrl);
+  const stale: Array<{ id: string }> = await db.query(sql`select c.id from calls c where ${which} and ${STALE}`);
+  await refreshCallJson(db, stale.map((m) => m.id), webUrl);
 }
 
 /**
- * Whether a list first makes any missing cached Call object of its calls (`check`, an anti-join per
- * list batch), or trusts record_call_json as it is (`fresh`: the full build refreshed every call's
+ * Whether a list first makes any missing or stale cached Call object of its calls (`check`, a key
+ * probe per listed call), or trusts record_call_json as it is (`fresh`: the full build refreshed every call's
  * a moment before; at a million calls the checks were two million key probes).
  */
 export type CallJsonCache = 'check' | 'fresh';

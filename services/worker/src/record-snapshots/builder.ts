@@ -25,9 +25,9 @@ import { touchedMarkets } from './queries.js';
  *
  * Incremental build: pop the dirty set `<prefix>:dirty:records` (members `call:<id>`,
  * `market:<id>`, `combos`, `leaderboard`; `user:<id>` and `lists:<id>`, which earlier builds wrote,
- * are accepted and need nothing), refresh the objects of the dirty calls and of every call on a
- * dirty market that resolved (`refreshTouchedCallJson`), make the lists of the markets they are on
- * (`touchedMarkets`), and always the small global lists (latest
+ * are accepted and need nothing), refresh the objects of those dirty calls, and of the calls on a
+ * dirty market that resolved, that a list shows (`refreshTouchedCallJson`), make the lists of the
+ * markets they are on (`touchedMarkets`), and always the small global lists (latest
  * calls, the four leaderboards, the four combo lists: a few hundred rows, and unchanged ones cost no
  * Redis write).
  *
@@ -47,8 +47,9 @@ export interface RecordBuildStats {
   full: boolean;
   calls: number;
   /**
-   * An incremental build's Call objects made: of `calls`, those whose row changed since their object
-   * was made (a settlement's calls are requested twice: the second build makes none).
+   * An incremental build's Call objects made: of `calls` (the touched calls a list shows), those whose
+   * row changed since their object was made (a settlement's calls are requested twice: the second
+   * build makes none).
    */
   made?: number;
   markets: number;
@@ -186,20 +187,19 @@ export function createRecordSnapshotBuilder(deps: RecordSnapshotBuilderDeps): Re
     };
     // The markets the change touches; the Call objects their lists show (the newest of each touched
     // market and of all calls), found and made in one statement; then those lists and the global
-    // ones; then the rest of the touched calls' objects (a settlement's other ~9,900, which no list
-    // shows: the API's pages make theirs from the record), so the cache is whole again when the
-    // build ends.
+    // ones. The other touched calls' objects (a settlement's other ~9,900) are not made: no list
+    // shows them and the API's pages make theirs from the row, and a list that comes to show one
+    // makes it first (bodies.ts ensureCallJson remakes a stale object). Making them here cost ~1.9 s
+    // of Postgres right after a 10,000-call settlement, while every page it moved was being read.
     const markets = await touchedMarkets(db, dirty);
-    const listed = await refreshTouchedCallJson(db, dirty, webUrl, { listedOn: markets });
-    mark('call_json_listed');
+    const listed = await refreshTouchedCallJson(db, dirty, webUrl, markets);
+    mark('call_json');
     await writeMarkets(markets, stats);
     mark('markets');
     await write(await globalEntries(), stats);
     mark('boards');
-    const all = await refreshTouchedCallJson(db, dirty, webUrl);
-    mark('call_json');
-    stats.calls = all.calls;
-    stats.made = listed.made + all.made;
+    stats.calls = listed.calls;
+    stats.made = listed.made;
     stats.markets = markets.length;
   }
 

@@ -224,6 +224,22 @@ describe('incremental builds from the dirty set', () => {
     expect((await read('calls:market:m1', marketCallsSnapshotSchema)).calls.find((c) => c.id === 'a7')?.thesis).toBe('Called it');
   });
 
+  it("never lists an object made from an older version of its call's row, even when nothing asked for that call", async () => {
+    // A settlement's build makes only the objects its lists show: any other object of its calls stays
+    // as it was until a list comes to show it, and that list must make it again first.
+    // m1 is open: its dirty member alone asks for no call's object.
+    const [{ id }] = (await tdb.db.query(sql`select id from calls where market_id = 'm1' order by made_at desc, id desc limit 1`)) as [{ id: string }];
+    const before = await cachedCall(id);
+    expect(before?.thesis).not.toBe('Changed quietly');
+    await tdb.db.query(sql`update calls set thesis = 'Changed quietly' where id = ${id}`);
+    expect(await cachedCall(id)).toEqual(before);
+    await markDirty('market:m1');
+    await expect(builder.build()).resolves.toMatchObject({ full: false, markets: 1 });
+    expect((await read('calls:market:m1', marketCallsSnapshotSchema)).calls.find((c) => c.id === id)?.thesis).toBe('Changed quietly');
+    expect((await read('calls:latest', callListSnapshotSchema)).calls.find((c) => c.id === id)?.thesis ?? 'Changed quietly').toBe('Changed quietly');
+    expect(await cachedCall(id)).toEqual({ ...before, thesis: 'Changed quietly' });
+  });
+
   it('asks for a full build when Redis lost the snapshots, and that build restores them', async () => {
     expect(await builder.fullBuildDue()).toBe(false);
     const keys = await snapshotKeys();
