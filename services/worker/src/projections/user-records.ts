@@ -154,8 +154,8 @@ export async function settleCallsWithRecords(
   // Input: the settling statement, `now`, the window's start. Output: a row per call settled now
   // ('call') and per touched person to recompute whole ('recompute'); the other touched people's
   // rows moved by the delta. Every part sees the database as it was before the statement, so
-  // `recent` holds only other calls settled at or after `now` (index calls_settled_at), and
-  // `leaving` reads calls_settled_at between a week before the oldest touched row and a week ago.
+  // `recent` holds only other calls settled at or after `now` (index calls_settled_window), and
+  // `leaving` reads calls_settled_window between a week before the oldest touched row and a week ago.
   const rows: Array<{ kind: 'call' | 'recompute' | 'as-of'; id: string | null; user_id: number; status: SettledCall['status'] | null; at: Date | null }> = await tx.query(sql`
     with settled as (${settleCalls}),
     combo_xp as (
