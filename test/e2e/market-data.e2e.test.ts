@@ -81,23 +81,38 @@ afterAll(async () => {
 
 describe('1. GET /api/v1/markets', () => {
   it('lists a league entry for every league and coin with open events, and league overrides category', async () => {
-    const list = await api('/api/v1/markets', marketListResponseSchema);
-    expect(list.categories).toEqual([...CATEGORY_DISPLAY_ORDER]);
-    const rows: Array<{ category: string; league: string }> = await db.query(
-      sql`select distinct category, league from events where closed = false and league is not null`,
+    // The list is a snapshot built after each change of the catalog: an event the simulator closes
+    // between the snapshot and the database read below shows in one and not the other until the next
+    // build. Each comparison is read again until the two agree.
+    const openLeagues = async () =>
+      ((await db.query(sql`select distinct category, league from events where closed = false and league is not null`)) as Array<{ category: string; league: string }>)
+        .map((r) => `${r.category}/${r.league}`)
+        .sort();
+    const list = await waitFor(
+      'the list\'s league entries to be the open events\' leagues',
+      async () => {
+        const l = await api('/api/v1/markets', marketListResponseSchema);
+        return JSON.stringify(l.leagues.map((e) => `${e.group}/${e.league}`).sort()) === JSON.stringify(await openLeagues()) ? l : undefined;
+      },
+      30_000,
     );
-    const expected = rows.map((r) => `${r.category}/${r.league}`).sort();
-    expect(list.leagues.map((l) => `${l.group}/${l.league}`).sort()).toEqual(expected);
+    expect(list.categories).toEqual([...CATEGORY_DISPLAY_ORDER]);
     expect(list.leagues.some((l) => l.group === 'Football')).toBe(true);
     expect(list.leagues.some((l) => l.group === 'Crypto')).toBe(true);
     for (const entry of list.leagues) {
       expect(entry.label.length, entry.league).toBeGreaterThan(0);
       // The league's list holds exactly its events, whatever category is asked alongside.
-      const byLeague = await api(`/api/v1/markets?league=${entry.league}&category=Politics&limit=60`, marketListResponseSchema);
+      const byLeague = await waitFor(
+        `${entry.league}: the list's count to be its open events'`,
+        async () => {
+          const l = await api(`/api/v1/markets?league=${entry.league}&category=Politics&limit=60`, marketListResponseSchema);
+          const counted = (await db.query(sql`select count(*)::int as n from events where closed = false and league = ${entry.league}`)) as Array<{ n: number }>;
+          return l.count === Math.min(counted[0]?.n ?? 0, 60) ? l : undefined;
+        },
+        30_000,
+      );
       expect(byLeague.count, entry.league).toBeGreaterThan(0);
       expect(byLeague.events.every((e) => e.category === entry.group), entry.league).toBe(true);
-      const counted = (await db.query(sql`select count(*)::int as n from events where closed = false and league = ${entry.league}`)) as Array<{ n: number }>;
-      expect(byLeague.count, entry.league).toBe(Math.min(counted[0]?.n ?? 0, 60));
     }
   });
 
@@ -198,7 +213,7 @@ describe('2. GET /api/v1/markets/{eventSlug}', () => {
 });
 
 describe('3. GET /api/v1/markets/{eventSlug}/history', () => {
-  it('max reaches back at least 30 days, points ascending and one per day, for the first market\'s first outcome', async () => {
+  it('max reaches back at least 30 days, points ascending and one per day, for the first market\'s first outcome', { timeout: 180_000 }, async () => {
     const list = await api('/api/v1/markets?category=Politics', marketListResponseSchema);
     const slug = list.events[0]!.slug;
     // The event's first market (by position): the card may lead with another, its open top markets first.
@@ -222,7 +237,13 @@ describe('3. GET /api/v1/markets/{eventSlug}/history', () => {
       expect(p.chance).toBeLessThanOrEqual(1);
     }
 
-    const week = await api(`/api/v1/markets/${slug}/history`, marketHistoryResponseSchema);
+    // The week's hourly past is fetched paced after the stack starts (a minute or so for the demo's
+    // catalog), after the coarse one that gives max its month.
+    const week = await waiting.eventually(
+      () => api(`/api/v1/markets/${slug}/history`, marketHistoryResponseSchema),
+      (h) => h.points.length > 48,
+      { timeoutMs: 100_000, everyMs: 500 },
+    );
     expect(week.range).toBe('1w');
     expect(week.points.length).toBeGreaterThan(48);
     expect(week.points[0]!.t).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000) - 7 * 86_400 - 60);
