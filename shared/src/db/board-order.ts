@@ -64,3 +64,11 @@ export function rankOnBoard(sort: LeaderboardSort, weekStart: Date): Fragment {
          where ${o.eligible} and ${o.score} = ${m.score} and o.settled = me.settled and lower(u.handle) collate "C" < me.handle_key)
     end::integer from me)`;
 }
+
+/**
+ * The instant up to which user_field_records count settled calls (user_field_edges, one row made by
+ * migration 0013 and moved by the worker's upkeep and rebuild; without it, every call): the worker
+ * keeps the rows to it, and the API adds the calls between it and a board's instant.
+ */
+export const FIELD_RECORDS_THROUGH: Fragment = sql`coalesce((select through from user_field_edges), 'infinity'::timestamptz)`;
+

@@ -9,7 +9,7 @@ export { tables, allOf, anyOf, caseInsensitive, greaterThan, lessThan, not, type
 export { postgresCheck } from './readiness.js';
 export type { JsonRow } from './json-row.js';
 export * as recordJson from './record-json.js';
-export { boardOrder, rankOnBoard } from './board-order.js';
+export { boardOrder, FIELD_RECORDS_THROUGH, rankOnBoard } from './board-order.js';
 export { IsolationLevel } from '@databases/pg';
 export { openStores } from './stores.js';
 /** The row types generated from the migrations (`npm run db:types`): the only row types there are. */

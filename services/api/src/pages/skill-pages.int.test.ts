@@ -42,6 +42,8 @@ const call = fc.record({
 });
 // Per span: its kept rows' range, in hours from the window's start and from the instant (null: never built).
 const since = fc.option(fc.tuple(fc.integer({ min: -60, max: 60 }), fc.integer({ min: -30, max: 30 })), { nil: null });
+// The field records' edge, in hours from the instant (null: no edge, every settled call counted).
+const fieldThrough = fc.option(fc.integer({ min: -1200, max: 30 }), { nil: null });
 const closing = fc.option(fc.tuple(fc.integer({ min: 1, max: 19 }).map((n) => n / 20), fc.integer({ min: 1, max: 19 }).map((n) => n / 20)), { nil: null });
 
 describe('computed boards against the domain', () => {
@@ -52,9 +54,10 @@ describe('computed boards against the domain', () => {
         fc.array(call, { minLength: 10, maxLength: 60 }),
         fc.array(closing, { minLength: 3, maxLength: 3 }),
         fc.tuple(since, since, since),
-        async (handles, calls, closings, sinces) => {
+        fieldThrough,
+        async (handles, calls, closings, sinces, fieldHours) => {
           const db = tdb.db;
-          await db.query(sql`truncate user_window_edges, user_window_records, user_field_records, user_records, calls, outcomes, markets, events, users restart identity cascade`);
+          await db.query(sql`truncate user_field_edges, user_window_edges, user_window_records, user_field_records, user_records, calls, outcomes, markets, events, users restart identity cascade`);
           await db.query(sql`insert into events (id, slug, title, category, league) values ('ef', 'ef', 'F', 'Football', 'epl'), ('ec', 'ec', 'C', 'Crypto', null)`);
           for (const [i, m] of MARKETS.entries()) {
             const c = closings[i];
@@ -90,10 +93,14 @@ describe('computed boards against the domain', () => {
             };
           });
           // The all-time field records as the worker keeps them (its SQL is held equal to windowRecords in rules.int.test.ts),
-          // counting every settled call (also those after the instant: the board takes them off).
+          // counting the calls settled up to their edge, before or after the instant (no edge: every
+          // settled call); the board adds or takes off those in between.
           const future = new Date(asOf.getTime() + 1000 * HOUR);
+          const fieldEdge = fieldHours === null ? null : new Date(asOf.getTime() + fieldHours * HOUR);
+          if (fieldEdge !== null) await db.query(sql`insert into user_field_edges (through) values (${fieldEdge})`);
+          const inFieldRows = skillCalls.filter((c) => fieldEdge === null || (c.settledAt !== null && c.settledAt <= fieldEdge));
           for (const field of ['c:Football', 'c:Crypto', 'l:epl'] as const) {
-            for (const w of windowRecords(skillCalls, new Map(), 'all', field, future)) {
+            for (const w of windowRecords(inFieldRows, new Map(), 'all', field, future)) {
               await db.query(sql`
                 insert into user_field_records (user_id, field, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls)
                 values (${w.userId}, ${field}, ${w.settled}, ${w.won}, ${w.lost}, ${w.profitOn10}, ${w.xp},
@@ -182,7 +189,7 @@ describe("a person's ranks", () => {
         ),
         async ([handles, drawn]) => {
           const db = tdb.db;
-          await db.query(sql`truncate user_window_edges, user_window_records, user_field_records, user_records, calls, outcomes, markets, events, users restart identity cascade`);
+          await db.query(sql`truncate user_field_edges, user_window_edges, user_window_records, user_field_records, user_records, calls, outcomes, markets, events, users restart identity cascade`);
           const records: BoardRecord[] = [];
           for (const [i, h] of handles.entries()) {
             const r = drawn[i]!;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { calibrationBucketSchema, type LeaderboardSort, type LeaderboardWindow, type UserSkill } from '@pm/shared/api';
 import { WEEK_MS, WINDOW_MS, type FieldKey } from '@pm/shared/domain';
-import { boardOrder, rankOnBoard, recordJson, sql, type Db } from '@pm/shared/db';
+import { boardOrder, FIELD_RECORDS_THROUGH, rankOnBoard, recordJson, sql, type Db } from '@pm/shared/db';
 import type { Page } from './pages.js';
 
 /**
@@ -14,8 +14,8 @@ import type { Page } from './pages.js';
  *   6 sorts × every category and league would be hundreds of rankings to rewrite on every
  *   settlement, nearly all never read), each from kept per-person rows (at most one per person):
  *   an all-time field board from that field's rows of user_field_records, a window board from its
- *   span's and field's rows of user_window_records, corrected by the few calls between the rows'
- *   edge and the window (services/worker/src/projections/window-records.ts). A board is ranked as of an instant — the first
+ *   span's and field's rows of user_window_records, each corrected by the few calls between the
+ *   rows' edges and the board's (services/worker/src/projections/field-records.ts, window-records.ts). A board is ranked as of an instant — the first
  *   page's, which its next_cursor carries — from the calls settled at or before it, so a walk sees
  *   one ranking, each person once.
  * The rules are shared/src/domain's (skill.ts, records.ts: windowRecords, onBoard, rankBoard);
@@ -37,19 +37,7 @@ export interface BoardQuery {
 /** Columns every board aggregate has, per person: the same names as user_records. */
 const RIGHT_PCT = sql`coalesce(round(100 * won::numeric / nullif(won + lost, 0)), 0)::integer`;
 
-/** Per settled call `c` with its market `m`: the board figures, summed. */
-const CALL_SUMS = sql`
-  count(*)::integer as settled,
-  count(*) filter (where c.status = 'won')::integer as won,
-  count(*) filter (where c.status = 'lost')::integer as lost,
-  coalesce(sum(c.profit_on_10), 0) as profit_on_10,
-  coalesce(sum(c.xp_awarded), 0)::integer as xp,
-  coalesce(sum((c.chance_at_call - (c.status = 'won')::integer) * (c.chance_at_call - (c.status = 'won')::integer))
-             filter (where c.status in ('won', 'lost')), 0) as brier_sum,
-  coalesce(sum(m.closing_chances[c.outcome_index + 1] - c.chance_at_call) filter (where c.status in ('won', 'lost')), 0) as clv_sum,
-  count(m.closing_chances[c.outcome_index + 1]) filter (where c.status in ('won', 'lost'))::integer as clv_calls`;
-
-/** CALL_SUMS with each call counted `k.w` times (1, or −1 to take it out). */
+/** Per settled call `c` with its market `m`: the board figures, summed, each call counted `k.w` times (1, or −1 to take it out). */
 const WEIGHTED_SUMS = sql`
   coalesce(sum(k.w), 0)::integer as settled,
   coalesce(sum(k.w) filter (where c.status = 'won'), 0)::integer as won,
@@ -111,22 +99,31 @@ function aggregate(q: BoardQuery): Fragment {
       where settled > 0`;
   }
   if (q.field === null) throw new Error('the all-time board of every field is kept as rows');
-  // The field's records, less the calls settled after the board's instant (none on a first page).
+  // The field's records count the calls settled up to their edge (FIELD_RECORDS_THROUGH: the
+  // upkeep's last run, or later with a late settling clock); the board counts those up to asOf. Each
+  // call between the two counts with weight `w` = (in the board) − (in the rows): one range of
+  // calls_settled_window, about the upkeep's period (a minute).
   return sql`
     select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls, ${RIGHT_PCT} as right_pct
     from (
-      select f.user_id, f.settled - coalesce(l.settled, 0) as settled, f.won - coalesce(l.won, 0) as won, f.lost - coalesce(l.lost, 0) as lost,
-             f.profit_on_10 - coalesce(l.profit_on_10, 0) as profit_on_10, f.xp - coalesce(l.xp, 0) as xp,
-             f.brier_sum - coalesce(l.brier_sum, 0) as brier_sum, f.clv_sum - coalesce(l.clv_sum, 0) as clv_sum,
-             f.clv_calls - coalesce(l.clv_calls, 0) as clv_calls
-      from user_field_records f
-      left join (
-        select c.user_id, ${CALL_SUMS}
-        from calls c join markets m on m.id = c.market_id ${events}
-        where c.settled_at > ${q.asOf} and ${field}
+      select user_id, sum(settled)::integer as settled, sum(won)::integer as won, sum(lost)::integer as lost,
+             sum(profit_on_10) as profit_on_10, sum(xp)::integer as xp, sum(brier_sum) as brier_sum,
+             sum(clv_sum) as clv_sum, sum(clv_calls)::integer as clv_calls
+      from (
+        select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls
+        from user_field_records where field = ${q.field}
+        union all
+        select c.user_id, ${WEIGHTED_SUMS}
+        from (select ${FIELD_RECORDS_THROUGH} as through) s
+        join calls c on c.settled_at > least(s.through, ${q.asOf}) and c.settled_at <= greatest(s.through, ${q.asOf})
+        join markets m on m.id = c.market_id ${events}
+        cross join lateral (
+          select (c.settled_at <= ${q.asOf})::integer - (c.settled_at <= s.through)::integer as w
+        ) k
+        where k.w <> 0 and ${field}
         group by c.user_id
-      ) l on l.user_id = f.user_id
-      where f.field = ${q.field}
+      ) x
+      group by user_id
     ) a
     where settled > 0`;
 }

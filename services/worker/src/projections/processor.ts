@@ -142,14 +142,14 @@ export function createRebuildAllProcessor(deps: ProjectionProcessorDeps) {
 
 /**
  * `window-upkeep` (a job scheduler, schedule.ts): the calls settled since the last run added to
- * user_window_records, those that left the day, week and month windows taken out. The window
- * boards are ranked by the API from those rows, so no snapshot is owed.
+ * user_window_records and user_field_records, those that left the day, week and month windows taken
+ * out. The window and field boards are ranked by the API from those rows, so no snapshot is owed.
  */
 export function createWindowUpkeepProcessor(deps: Pick<ProjectionProcessorDeps, 'db' | 'logger' | 'now'>) {
   const now = deps.now ?? (() => new Date());
-  return async (_job: Job<JobData['window-upkeep'], unknown, 'window-upkeep'>): Promise<{ added: number; aged: number; ms: number }> => {
+  return async (_job: Job<JobData['window-upkeep'], unknown, 'window-upkeep'>): Promise<{ added: number; aged: number; fieldsAdded: number; ms: number }> => {
     const done = await upkeepWindows(deps.db, now());
-    if (done.added > 0 || done.aged > 0) deps.logger.debug(done, 'window records kept up');
+    if (done.added > 0 || done.aged > 0 || done.fieldsAdded > 0) deps.logger.debug(done, 'window and field records kept up');
     return done;
   };
 }

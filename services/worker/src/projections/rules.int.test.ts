@@ -380,9 +380,9 @@ describe('skill sums and field records SQL against the domain', () => {
   });
   const closing = fc.option(fc.tuple(chance, chance), { nil: null });
 
-  it('moves user_records and user_field_records by the settlement as skillSums and windowRecords say', async () => {
+  it('moves user_records by the settlement, and user_field_records by it or the upkeep after it, as skillSums and windowRecords say', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(call, { minLength: 1, maxLength: 20 }), fc.array(closing, { minLength: 4, maxLength: 4 }), fc.array(fc.constantFrom(0, 1, null), { minLength: 4, maxLength: 4 }), async (calls, closings, winners) => {
+      fc.asyncProperty(fc.array(call, { minLength: 1, maxLength: 20 }), fc.array(closing, { minLength: 4, maxLength: 4 }), fc.array(fc.constantFrom(0, 1, null), { minLength: 4, maxLength: 4 }), fc.boolean(), async (calls, closings, winners, lateClock) => {
         const users = [await newUser('k'), await newUser('k'), await newUser('k')];
         const ids = [0, 1, 2, 3].map((m) => `k${++markets}-${m}`);
         await insertMarkets(tdb.db, ids);
@@ -396,6 +396,11 @@ describe('skill sums and field records SQL against the domain', () => {
           select * from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.userId)}::bigint[], ${rows.map((r) => r.market)}::text[],
                                ${rows.map((r) => r.outcome)}::int[], ${rows.map((r) => r.chance)}::numeric[])`);
         await projectChanges(tdb.db, { userIds: users, marketIds: [] }, new Date());
+        // The field records count the calls settled up to their edge: with the edge after the
+        // settlements (a settling clock behind the upkeep's) each settlement adds its calls itself;
+        // with it before them, the upkeep adds them.
+        const edge = new Date(Date.now() + (lateClock ? 3_600_000 : -3_600_000));
+        await tdb.db.query(sql`update user_field_edges set through = ${edge}`);
         for (const [m, id] of ids.entries()) {
           await logResolution(tdb.db, id, winners[m]!);
           const c = closings[m];
@@ -413,7 +418,7 @@ describe('skill sums and field records SQL against the domain', () => {
           profitOn10: Number(c.profit), xpAwarded: c.xp, settledAt: c.settled_at, category: c.category, league: c.league,
         }));
         const asOf = new Date(Date.now() + 60_000);
-        const check = async () => {
+        const check = async (through: Date) => {
           const records: Array<{ user_id: number; brier_sum: string; clv_sum: string; clv_calls: number }> = await tdb.db.query(sql`
             select user_id, brier_sum::text, clv_sum::text, clv_calls from user_records where user_id = any(${users}::bigint[])`);
           for (const r of records) {
@@ -424,7 +429,7 @@ describe('skill sums and field records SQL against the domain', () => {
             await tdb.db.query(sql`select user_id, field, settled, won, lost, profit_on_10::text, xp, brier_sum::text, clv_sum::text, clv_calls
                                    from user_field_records where user_id = any(${users}::bigint[]) order by field, user_id`);
           const expected = (['c:Sport', 'c:Crypto', 'l:btc'] as const).flatMap((field) =>
-            windowRecords(skillCalls, new Map(), 'all', field, asOf).map((w) => ({
+            windowRecords(skillCalls.filter((c) => c.settledAt !== null && c.settledAt <= through), new Map(), 'all', field, asOf).map((w) => ({
               user_id: w.userId, field, settled: w.settled, won: w.won, lost: w.lost, profit: w.profitOn10, xp: w.xp, brier: w.brierSum, clv: w.clvSum, n: w.clvCalls,
             })),
           );
@@ -435,10 +440,15 @@ describe('skill sums and field records SQL against the domain', () => {
           }));
           expect(got.sort(order)).toEqual(expected.sort(order));
         };
-        // By the settlements' deltas, then recomputed whole: the same rows.
-        await check();
+        // By the settlements' deltas (the field records: those up to the edge), then after the
+        // upkeep (every call), then recomputed whole: the same rows.
+        await check(edge);
+        await upkeepWindows(tdb.db, asOf);
+        const [moved] = (await tdb.db.query(sql`select through from user_field_edges`)) as [{ through: Date }];
+        expect(moved.through.getTime()).toBe(Math.max(edge.getTime(), asOf.getTime()));
+        await check(asOf);
         await projectChanges(tdb.db, { userIds: users, marketIds: [] }, asOf);
-        await check();
+        await check(asOf);
       }),
       { numRuns: 30 },
     );

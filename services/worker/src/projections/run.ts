@@ -3,7 +3,7 @@ import { leaderboard } from './leaderboard.js';
 import { marketSplits } from './market-splits.js';
 import type { Projection, Tx } from './projection.js';
 import { userRecords } from './user-records.js';
-import { fieldRecords } from './field-records.js';
+import { fieldRecords, upkeepFieldRecords } from './field-records.js';
 import { upkeepWindowRecords, windowRecords } from './window-records.js';
 
 export { settleCallsWithRecords, type SettledCall } from './user-records.js';
@@ -94,16 +94,19 @@ export async function usersLeavingWeek(db: Db, from: Date, to: Date): Promise<nu
 }
 
 /**
- * The window records' upkeep (`window-upkeep`, every minute): the calls settled since the last run
- * added to the kept rows, those that left a day, week or month window taken out, in one transaction
- * under the projections lock (a settlement may add to the same rows). Input: the clock. Output:
- * calls added and taken out (every field).
+ * The window and field records' upkeep (`window-upkeep`, every minute): the calls settled since the
+ * last run added to the kept rows (window-records.ts, field-records.ts), those that left a day, week
+ * or month window taken out, in one transaction under the projections lock (a settlement may add to
+ * the same rows). Input: the clock. Output: calls added and taken out (every field of the windows),
+ * and calls added to the all-time field records.
  */
-export async function upkeepWindows(db: Db, now: Date): Promise<{ added: number; aged: number; ms: number }> {
+export async function upkeepWindows(db: Db, now: Date): Promise<{ added: number; aged: number; fieldsAdded: number; ms: number }> {
   const started = performance.now();
   const done = await db.tx(async (tx) => {
     await lockProjections(tx);
-    return upkeepWindowRecords(tx, now);
+    const windows = await upkeepWindowRecords(tx, now);
+    const fields = await upkeepFieldRecords(tx, now);
+    return { ...windows, fieldsAdded: fields.added };
   });
   return { ...done, ms: Math.round(performance.now() - started) };
 }

@@ -187,8 +187,9 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
       now,
     );
     lap('calls_and_records');
-    // The same calls in their people's records of the market's category and league (and in the
-    // window records only with a clock behind the window upkeep's: projections/window-records.ts).
+    // The same calls in their people's records of the market's category and league and in the
+    // window records, only with a clock behind the upkeep's (projections/field-records.ts,
+    // window-records.ts): otherwise the upkeep adds them, and the boards count them meanwhile.
     if (calls.length > 0) await settleFieldRecords(tx, marketId, now);
     lap('field_records');
     if (calls.length > 0) await settleWindowRecords(tx, marketId, now);
