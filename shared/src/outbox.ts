@@ -33,6 +33,7 @@ export const outboxPayloadSchemas = {
   'market-settled': z.object({
     marketId: z.string().min(1),
     userIds: z.array(z.union([z.string(), z.number()])).default([]),
+    /** Written by earlier workers; the market names its calls, and nothing reads these. */
     callIds: z.array(z.string()).default([]),
     combos: z.boolean().default(false),
     /**

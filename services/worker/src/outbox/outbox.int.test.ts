@@ -66,7 +66,7 @@ describe('the outbox relay', () => {
     expect(await unsent()).toBe(0);
     expect((await settlement.getJob(settleJobId('mk1')))?.data).toEqual({ marketId: 'mk1' });
     expect((await tr.redis.smembers(projectionUsersDirtyKey(tr.prefix))).sort()).toEqual(['7', '8']);
-    expect((await tr.redis.smembers(recordsDirtyKey(tr.prefix))).sort()).toEqual(['call:c1', 'call:c2', 'combos', 'market:mk3', 'user:7'].sort());
+    expect((await tr.redis.smembers(recordsDirtyKey(tr.prefix))).sort()).toEqual(['call:c1', 'combos', 'market:mk3', 'user:7'].sort());
     expect((await tr.redis.smembers(redisKeys(tr.prefix).dirtyEvents)).sort()).toEqual(['ev1', 'ev2']);
   });
 
@@ -81,7 +81,7 @@ describe('the outbox relay', () => {
     }
     expect(await tr.redis.smembers(projectionUsersDirtyKey(tr.prefix))).toEqual([]);
     // A person's record and lists are read from Postgres by the API: no `user:<id>` for the people settled.
-    expect((await tr.redis.smembers(recordsDirtyKey(tr.prefix))).sort()).toEqual(['call:c3', 'leaderboard', 'market:mk4'].sort());
+    expect((await tr.redis.smembers(recordsDirtyKey(tr.prefix))).sort()).toEqual(['leaderboard', 'market:mk4'].sort());
   });
 
   it('with three relays draining at once, every row is sent by exactly one of them', async () => {

@@ -121,8 +121,9 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
           // (a person's record is read from Postgres by the API).
           dirty.add('leaderboard');
         } else if (!p.projected) for (const id of p.userIds) userIds.add(String(id));
+        // The market names its settled calls (the build remakes those its lists show); the call ids
+        // of rows that list them are not needed.
         dirty.add(`market:${p.marketId}`);
-        for (const id of p.callIds) dirty.add(`call:${id}`);
         if (p.combos) dirty.add('combos');
       } else {
         for (const id of p.userIds) userIds.add(String(id));

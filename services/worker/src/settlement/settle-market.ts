@@ -214,7 +214,6 @@ export async function settleMarket(db: Db, marketId: string, now: Date): Promise
       await writeOutbox(tx, 'market-settled', {
         marketId,
         userIds,
-        callIds,
         combos: decided.length > 0 || legs.length > 0,
         projectedInTx: true,
       });
