@@ -62,6 +62,8 @@ export interface IngestorTuning {
   historyMinuteMs?: number;
   /** Run the periodic catalog sync (every CATALOG_SYNC_SECONDS); default true. */
   periodicSync?: boolean;
+  /** How long a closed market's outcomes stay known (a late market_resolved frame still finds them): 1 h. */
+  closedOutcomesMs?: number;
   /** Connect the sports channel; default true. */
   sportsFeed?: boolean;
 }
@@ -124,7 +126,12 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
   // The three asks that flow back to a stage built later are connected at the end, by name.
 
   // Ground every stage stands on: where each token belongs, resolutions, feed health.
-  const outcomes = new OutcomeDirectory();
+  const outcomes = new OutcomeDirectory(() => clock.now());
+  const closedOutcomesMs = t.closedOutcomesMs ?? 3_600_000;
+  /** The outcomes to load: every open one, and those closed within closedOutcomesMs. */
+  const knownOutcomes = () => loadOutcomes(db, new Date(clock.now() - closedOutcomesMs));
+  /** Forgets the outcomes closed longer ago than closedOutcomesMs (after each catalog page and reload). */
+  const forgetClosed = () => outcomes.forgetClosed(clock.now() - closedOutcomesMs);
   // What GET /api/v1/stream hears from the ingestor: moved chances and match states.
   const stream = createIngestorStream({ redis, prefix: config.REDIS_PREFIX, logger, clock, outcomes });
   // A resolution's outbox row makes the relay mark its event stale (services/worker/src/outbox).
@@ -238,7 +245,10 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     refreshDebounceMs: t.catalogRefreshDebounceMs,
     vanishSyncs: config.CATALOG_VANISH_SYNCS,
     vanishGraceMs: config.CATALOG_VANISH_GRACE_SECONDS * 1000,
-    onRows: subscriptions.learn,
+    onRows: (rows) => {
+      subscriptions.learn(rows);
+      forgetClosed();
+    },
     onVanished: subscriptions.closeEvent,
     onChanged: (ids) => trigger.markCatalogChanged(ids),
   });
@@ -282,7 +292,8 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
       if (moved.gained + moved.lost > 0) logger.info(moved, 'market feed reassigned');
     },
     async reloadOutcomes() {
-      subscriptions.reload(await loadOutcomes(db));
+      subscriptions.reload(await knownOutcomes());
+      forgetClosed();
     },
     async start() {
       try {
@@ -291,7 +302,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
         // Serve from what Postgres already holds; the periodic sync tries again.
         logger.error({ err }, 'initial catalog sync failed; starting from the stored catalog');
       }
-      for (const ref of await loadOutcomes(db)) outcomes.upsert(ref);
+      for (const ref of await knownOutcomes()) outcomes.upsert(ref);
       marketHealth.connected(false);
       const tokens = subscriptions.start();
       logger.info({ tokens, outcomes: outcomes.size }, 'market feed started');

@@ -203,9 +203,13 @@ export interface OutcomeRef {
   closed: boolean;
 }
 
-/** Every outcome with its market's event and whether it is still open. */
-export async function loadOutcomes(db: Db): Promise<OutcomeRef[]> {
-  // Input: none. Output: one row per outcome token with its market, event (id and slug), catalog price and open state.
+/**
+ * Every outcome with its market's event and whether it is still open, but those of events closed
+ * before `closedAfter` (every outcome ever seen, otherwise: the directory would hold them all).
+ */
+export async function loadOutcomes(db: Db, closedAfter: Date): Promise<OutcomeRef[]> {
+  // Input: the oldest close to load. Output: one row per outcome token with its market, event (id and
+  // slug), catalog price and open state.
   const rows: Array<{
     token_id: string;
     market_id: string;
@@ -221,6 +225,7 @@ export async function loadOutcomes(db: Db): Promise<OutcomeRef[]> {
     from outcomes o
     join markets m on m.id = o.market_id
     join events e on e.id = m.event_id
+    where e.closed_at is null or e.closed_at >= ${closedAfter}
   `);
   return rows.map((r) => ({
     tokenId: r.token_id,

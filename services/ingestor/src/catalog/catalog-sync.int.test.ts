@@ -4,6 +4,7 @@ import { quietLogger, TEST_TUNING, useHarness } from '../testing/harness.js';
 import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
 import { createIngestor, type Ingestor } from '../ingestor.js';
 import type { SyncResult } from './catalog-sync.js';
+import { loadOutcomes } from './catalog-db.js';
 
 const T = (n: number) => `7132104567925221259462638553270691275033272857194253228963137931245558399${String(n).padStart(4, '0')}`;
 
@@ -115,6 +116,30 @@ describe('catalog sync', () => {
     expect(rows).toEqual([{ id: 'e2', closed: true }]);
     const [m2] = await h.database.db.query(sql`select closed from markets where id = 'm2'`);
     expect(m2.closed).toBe(true);
+  });
+
+  it("forgets a closed event's outcomes once they have been closed a while, and a start loads only the open ones and those", async () => {
+    // An ingestor of its own that keeps closed outcomes 300 ms (the default is an hour).
+    const short = h.ingestor({ closedOutcomesMs: 300, periodicSync: false });
+    await short.syncCatalog();
+    const known = short.stats().catalog.outcomes;
+    expect(known).toBe(302);
+    h.fake.events.find((e) => e.id === 'e2')!.closed = true;
+    await short.syncCatalog();
+    // Just closed: still known (a late market_resolved frame names its tokens).
+    expect(short.stats().catalog.outcomes).toBe(known);
+    await waitFor(async () => {
+      await short.syncCatalog();
+      return short.stats().catalog.outcomes === known - 2;
+    }, 5000, "e2's two outcomes forgotten");
+    // What a start loads: the open outcomes, and the closed ones only while they are recent.
+    const [{ closed_at: closedAt }] = (await h.database.db.query(sql`select closed_at from events where id = 'e2'`)) as [{ closed_at: Date }];
+    expect(closedAt).toBeInstanceOf(Date);
+    const tokensOf = (refs: Array<{ tokenId: string }>) => new Set(refs.map((r) => r.tokenId));
+    const recent = tokensOf(await loadOutcomes(h.database.db, new Date(closedAt.getTime() - 1000)));
+    const later = tokensOf(await loadOutcomes(h.database.db, new Date(closedAt.getTime() + 1000)));
+    expect([recent.has(T(4)), recent.has(T(5)), recent.size]).toEqual([true, true, 302]);
+    expect([later.has(T(4)), later.has(T(5)), later.size]).toEqual([false, false, 300]);
   });
 
   it('an event missing from the catalog is asked for by id and resolved; one 404 closes nothing', async () => {
