@@ -122,17 +122,21 @@ describe('the reconciler', () => {
     await writeOutbox(tdb.db, 'records-changed', { userIds: [userId], marketIds: ['rc2'], dirty: [] });
     // The usual case: delivered 50 ms after the change, projected 200 ms after it (before, the rule
     // "5 s after the change" counted every such person as lost work and projected them again).
+    // Every time is set from one instant: statements a few tens of ms apart on a loaded machine
+    // would otherwise move the times compared here past each other.
+    const t0 = Date.now();
+    const ago = (seconds: number) => new Date(t0 - seconds * 1000);
     await tdb.db.query(sql`
-      update outbox set created_at = now() - interval '20 seconds', sent_at = now() - interval '19.95 seconds'
+      update outbox set created_at = ${ago(20)}, sent_at = ${ago(19.95)}
       where payload -> 'userIds' @> ${JSON.stringify([userId])}::jsonb`);
-    await tdb.db.query(sql`insert into user_records (user_id, updated_at) values (${userId}, now() - interval '19.8 seconds')`);
+    await tdb.db.query(sql`insert into user_records (user_id, updated_at) values (${userId}, ${ago(19.8)})`);
     await tr.redis.del(projectionUsersDirtyKey(tr.prefix));
     const counted = repairs.projection ?? 0;
     expect((await reconciler.pass()).projection).toBe(0);
     expect(repairs.projection ?? 0).toBe(counted); // no repair reported
     expect(await tr.redis.smembers(projectionUsersDirtyKey(tr.prefix))).toEqual([]);
     // A record projected before the relay read the change (its job then lost) is re-projected.
-    await tdb.db.query(sql`update user_records set updated_at = now() - interval '19.97 seconds' where user_id = ${userId}`);
+    await tdb.db.query(sql`update user_records set updated_at = ${ago(19.97)} where user_id = ${userId}`);
     expect((await reconciler.pass()).projection).toBe(1);
   });
 
