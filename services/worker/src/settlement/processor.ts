@@ -43,8 +43,9 @@ export interface SettleMarketDeps {
  *
  * The people's records and the boards are projected inside the settlement's transaction
  * (settle-market.ts). Right after the commit the job requests the snapshots and starts this
- * process's build, instead of waiting for the relay, its coalescing window and a queue:
- * a 10,000-call settlement is visible within 2 s. A worker that dies after the commit loses nothing:
+ * process's build, instead of waiting for the relay, its coalescing window and a queue (what
+ * remains between a 10,000-call settlement's commit and every page showing it is that build and
+ * the pages' own reads: docs/benchmarks.md, bench:settle). A worker that dies after the commit loses nothing:
  * the relay turns the outbox row into the same snapshot requests. A retry requests them again (the
  * settlement itself is then a no-op).
  */
