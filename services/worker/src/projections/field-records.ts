@@ -128,13 +128,15 @@ export async function settleFieldRecords(tx: Tx, marketId: string, now: Date): P
  * clock). Index calls_settled_window. Input: the clock. Output: calls added.
  */
 export async function upkeepFieldRecords(tx: Tx, now: Date): Promise<{ added: number }> {
-  const [edge] = (await tx.query(sql`select through from user_field_edges for update`)) as Array<{ through: Date }>;
-  if (edge === undefined || !(edge.through < now)) return { added: 0 };
+  // The edge is compared and used in SQL (microseconds), never through a JS Date (milliseconds),
+  // which would count a call settled in the edge's last millisecond twice.
+  const [edge] = (await tx.query(sql`select through < ${now}::timestamptz as due from user_field_edges for update`)) as Array<{ due: boolean }>;
+  if (edge === undefined || !edge.due) return { added: 0 };
   const [n] = (await tx.query(sql`
     with sums as (
       select c.user_id, f.field, ${AGGREGATES}
       from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id ${FIELDS}
-      where c.settled_at > ${edge.through} and c.settled_at <= ${now} and f.field is not null
+      where c.settled_at > (select through from user_field_edges) and c.settled_at <= ${now} and f.field is not null
       group by c.user_id, f.field
     ),
     moved as (
