@@ -38,8 +38,15 @@ export const AGGREGATES = sql`
 /** The two field keys of a call's event `e` (the league one only where it has a league). */
 const FIELDS = sql`cross join lateral (values ('c:' || e.category), ('l:' || e.league)) f(field)`;
 
-/** The instant up to which the rows count settled calls (board-order.ts). */
-const FIELD_EDGE = FIELD_RECORDS_THROUGH;
+/**
+ * inputs: which calls (a condition on `c`, calls). outputs: their sums per person and field of the
+ * call's event: user_id, field and the rows' aggregate columns.
+ */
+const sumsByField = (which: Fragment) => sql`
+  select c.user_id, f.field, ${AGGREGATES}
+  from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id ${FIELDS}
+  where ${which} and f.field is not null
+  group by c.user_id, f.field`;
 
 const FIELD_COLUMNS = sql`user_id, field, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls`;
 
@@ -65,11 +72,7 @@ export const fieldRecords: Projection = {
     // Input: the target users (all, or an id list), the edge. Output: their rows, recomputed from
     // their calls settled up to it.
     const which = scope.all ? sql`true` : sql`c.user_id = any(${scope.userIds}::bigint[])`;
-    const fresh = sql`
-      select c.user_id, f.field, ${AGGREGATES}
-      from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id ${FIELDS}
-      where c.status <> 'open' and c.settled_at <= ${FIELD_EDGE} and ${which} and f.field is not null
-      group by c.user_id, f.field`;
+    const fresh = sumsByField(sql`c.status <> 'open' and c.settled_at <= ${FIELD_RECORDS_THROUGH} and ${which}`);
     if (scope.all) {
       await tx.query(sql`insert into user_field_records (${FIELD_COLUMNS}) ${fresh}`);
       return;
@@ -114,11 +117,8 @@ export async function replacePeopleRows(
  */
 export async function settleFieldRecords(tx: Tx, marketId: string, now: Date): Promise<void> {
   await tx.query(sql`
-    insert into user_field_records as r (user_id, field, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls)
-    select c.user_id, f.field, ${AGGREGATES}
-    from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id ${FIELDS}
-    where ${now}::timestamptz <= ${FIELD_EDGE} and c.market_id = ${marketId} and c.settled_at = ${now} and f.field is not null
-    group by c.user_id, f.field
+    insert into user_field_records as r (${FIELD_COLUMNS})
+    ${sumsByField(sql`${now}::timestamptz <= ${FIELD_RECORDS_THROUGH} and c.market_id = ${marketId} and c.settled_at = ${now}`)}
     ${ADD}`);
 }
 
@@ -133,19 +133,13 @@ export async function upkeepFieldRecords(tx: Tx, now: Date): Promise<{ added: nu
   const [edge] = (await tx.query(sql`select through < ${now}::timestamptz as due from user_field_edges for update`)) as Array<{ due: boolean }>;
   if (edge === undefined || !edge.due) return { added: 0 };
   const [n] = (await tx.query(sql`
-    with sums as (
-      select c.user_id, f.field, ${AGGREGATES}
-      from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id ${FIELDS}
-      where c.settled_at > (select through from user_field_edges) and c.settled_at <= ${now} and f.field is not null
-      group by c.user_id, f.field
-    ),
+    with sums as (${sumsByField(sql`c.settled_at > (select through from user_field_edges) and c.settled_at <= ${now}`)}),
     moved as (
       insert into user_field_records as r (${FIELD_COLUMNS})
-      select user_id, field, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls from sums
+      select ${FIELD_COLUMNS} from sums
       ${ADD}
-      returning 1
     )
-    select coalesce((select sum(settled) from sums where field like 'c:%'), 0)::integer as calls, (select count(*) from moved)::integer as rows`)) as Array<{ calls: number }>;
+    select coalesce((select sum(settled) from sums where field like 'c:%'), 0)::integer as calls`)) as Array<{ calls: number }>;
   await tx.query(sql`update user_field_edges set through = ${now}`);
   return { added: n?.calls ?? 0 };
 }
