@@ -20,7 +20,7 @@ import { until } from '@pm/shared/wait';
 import { parseCli, positiveOption, usageError } from './lib/cli.js';
 import { renderChart, type Panel } from './lib/soak/chart.js';
 import { percentile, startLoad } from './lib/soak/load.js';
-import { processRows, readProbes, sampleRedis, samplePostgres, scrapeService, type ProcessMeasures, type Row } from './lib/soak/sample.js';
+import { PROCESS_MEASURES, processRows, readProbes, sampleRedis, samplePostgres, scrapeService, type ProcessMeasures, type Row } from './lib/soak/sample.js';
 import { fmt, summarise, type Point } from './lib/soak/stats.js';
 
 /** How often the soak vacuums its database when the server's autovacuum is off. */
@@ -55,7 +55,7 @@ options:
 Environment: DATABASE_URL names the Postgres server (its database part is replaced by soak_<time>),
 REDIS_URL the Redis; NODE_OPTIONS passes on to every process.`;
 
-const MEASURES = ['rss_mb', 'heap_used_mb', 'heap_total_mb', 'external_mb', 'loop_p99_ms', 'handles'] as const;
+const MEASURES = PROCESS_MEASURES;
 const SERVICES = ['api', 'ingestor', 'worker'] as const;
 const PROBED = ['exchange-sim', 'crowd', 'run-line'] as const;
 
@@ -227,7 +227,8 @@ async function main() {
     for (const name of SERVICES) {
       const m = await scrapeService(metricsUrl[name]);
       const probed = probes.get(`probe:${name}`);
-      if (m) measured.set(name, { ...m, pid: probed?.pid ?? null });
+      // The services' own /metrics, with the probe's breakdown of their RSS by mapping.
+      if (m) measured.set(name, { ...m, pid: probed?.pid ?? null, malloc_mb: probed?.malloc_mb, anon_mb: probed?.anon_mb, file_mb: probed?.file_mb });
     }
     for (const name of PROBED) {
       const m = probes.get(name);
@@ -337,7 +338,10 @@ export function summaryLines(samples: ReadonlyArray<{ t: number; rows: Row[] }>,
         `heap_total_end_mb=${fmt(s.heap_total_mb!.end)} heap_total_slope_mb_per_h=${fmt(s.heap_total_mb!.slope)} ` +
         `external_end_mb=${fmt(s.external_mb!.end)} external_slope_mb_per_h=${fmt(s.external_mb!.slope)} ` +
         `loop_p99_start_ms=${fmt(s.loop_p99_ms!.start)} loop_p99_end_ms=${fmt(s.loop_p99_ms!.end)} loop_p99_max_ms=${fmt(s.loop_p99_ms!.max)} ` +
-        `handles_start=${fmt(s.handles!.start, 0)} handles_end=${fmt(s.handles!.end, 0)} restarts=${restarts.get(name) ?? 0}`,
+        `handles_start=${fmt(s.handles!.start, 0)} handles_end=${fmt(s.handles!.end, 0)} restarts=${restarts.get(name) ?? 0}` +
+        (s.malloc_mb!.start === null
+          ? ''
+          : ` malloc_end_mb=${fmt(s.malloc_mb!.end)} malloc_slope_mb_per_h=${fmt(s.malloc_mb!.slope)} anon_end_mb=${fmt(s.anon_mb!.end)} anon_slope_mb_per_h=${fmt(s.anon_mb!.slope)} file_end_mb=${fmt(s.file_mb!.end)} file_slope_mb_per_h=${fmt(s.file_mb!.slope)}`),
     );
   }
   const used = summarise(series(samples, 'redis', 'used_mb'), warmupMs);

@@ -94,6 +94,11 @@ async function main() {
     DATABASE_URL: infra.databaseUrl,
     REDIS_URL: infra.redisUrl,
     PRETTY_LOGS: process.env.PRETTY_LOGS ?? '1',
+    // glibc gives a thread that allocates under contention an arena of its own, up to eight per core,
+    // and each keeps the holes its frees leave. Node's GC and libuv threads allocate too, so a
+    // long-running process held more native memory every hour. Two arenas bound that; the Dockerfile
+    // sets the same.
+    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
   };
   const runSim = !values.live && !values['no-sim'];
   if (values.live) Object.assign(env, LIVE_URLS);

@@ -5,7 +5,7 @@
  * /metrics of their own; this reads the same numbers prom-client's default metrics report for the
  * services, so every process is measured alike. Plain JavaScript: it runs before any TypeScript loader.
  */
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -36,6 +36,7 @@ if (dir && Number.isFinite(every) && every > 0) {
       array_buffers: m.arrayBuffers,
       loop_p99_ms: delay.percentile(99) / 1e6,
       handles: process.getActiveResourcesInfo().filter((r) => r !== 'Timeout' && r !== 'Immediate').length,
+      ...mappings(),
     };
     delay.reset();
     try {
@@ -45,6 +46,40 @@ if (dir && Number.isFinite(every) && every > 0) {
     }
   }, every);
   timer.unref();
+}
+
+/**
+ * The resident memory by kind of mapping, from /proc/self/smaps (Linux; nothing elsewhere), so an RSS
+ * that grows while the JS heap does not shows where it grows:
+ * - malloc: the main arena (`[heap]`, grown by brk) and the other threads' arenas, which glibc maps
+ *   64 MiB-aligned (a V8 page on such a boundary is counted here too; they are few);
+ * - anon: the other anonymous mappings: V8's heap pages and code, malloc's large blocks, thread stacks;
+ * - file: mapped files, node's own code and the libraries.
+ */
+const ARENA_ALIGN = 64n << 20n;
+function mappings() {
+  let text;
+  try {
+    text = readFileSync('/proc/self/smaps', 'utf8');
+  } catch {
+    return {};
+  }
+  const kb = { malloc: 0, anon: 0, file: 0 };
+  let kind = null;
+  for (const line of text.split('\n')) {
+    const head = /^([0-9a-f]+)-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      const name = head[2];
+      if (name === '[heap]') kind = 'malloc';
+      else if (name.startsWith('/')) kind = 'file';
+      else if (name === '' && BigInt(`0x${head[1]}`) % ARENA_ALIGN === 0n) kind = 'malloc';
+      else kind = 'anon';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && kind) kb[kind] += Number(rss[1]);
+  }
+  return { rss_malloc: kb.malloc * 1024, rss_anon: kb.anon * 1024, rss_file: kb.file * 1024 };
 }
 
 // With SOAK_HEAP_PROFILE_MS set, the process also keeps V8's sampling heap profiler running from its

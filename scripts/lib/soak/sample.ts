@@ -24,7 +24,14 @@ export interface ProcessMeasures {
   external_mb: number;
   loop_p99_ms: number;
   handles: number;
+  /** The RSS by kind of mapping (the probe's, Linux only): malloc's arenas, other anonymous, files. */
+  malloc_mb?: number;
+  anon_mb?: number;
+  file_mb?: number;
 }
+
+/** The measures a process may have, in the CSV's and the summary's order. */
+export const PROCESS_MEASURES = ['rss_mb', 'heap_used_mb', 'heap_total_mb', 'external_mb', 'loop_p99_ms', 'handles', 'malloc_mb', 'anon_mb', 'file_mb'] as const;
 
 const MB = 1024 * 1024;
 
@@ -80,6 +87,9 @@ interface ProbeLine {
   external: number;
   loop_p99_ms: number;
   handles: number;
+  rss_malloc?: number;
+  rss_anon?: number;
+  rss_file?: number;
 }
 
 /** The newest probe line of each named process in `dir` (a restarted process: its newest pid). */
@@ -120,6 +130,9 @@ export function readProbes(dir: string): Map<string, ProcessMeasures> {
       external_mb: l.external / MB,
       loop_p99_ms: l.loop_p99_ms,
       handles: l.handles,
+      malloc_mb: l.rss_malloc === undefined ? undefined : l.rss_malloc / MB,
+      anon_mb: l.rss_anon === undefined ? undefined : l.rss_anon / MB,
+      file_mb: l.rss_file === undefined ? undefined : l.rss_file / MB,
     });
   }
   return out;
@@ -180,5 +193,5 @@ export async function samplePostgres(client: pg.Client): Promise<Row[]> {
 }
 
 export function processRows(name: string, m: ProcessMeasures): Row[] {
-  return (['rss_mb', 'heap_used_mb', 'heap_total_mb', 'external_mb', 'loop_p99_ms', 'handles'] as const).map((measure) => ({ name, measure, value: m[measure] }));
+  return PROCESS_MEASURES.filter((measure) => m[measure] !== undefined).map((measure) => ({ name, measure, value: m[measure]! }));
 }
