@@ -191,7 +191,11 @@ async function survives(label: string, loseRedis: () => Promise<void>): Promise<
         return { s, seen };
       },
       RECOVER_MS,
-    );
+    ).catch((err: unknown) => {
+      // Printed as well as thrown (with the stack's last log lines): a passing retry would hide why a first attempt stalled.
+      console.log(`[fault e2e] ${label} did not recover: ${err instanceof Error ? err.message : String(err)}`);
+      throw err;
+    });
     const seconds = (Date.now() - resumed) / 1000;
     console.log(
       `[fault e2e] ${label} with the worker stopped: calls settled ${after.s.settled} of ${after.s.calls} (markets settled twice: ${after.s.twice}); ` +

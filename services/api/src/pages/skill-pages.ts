@@ -70,16 +70,9 @@ function aggregate(q: BoardQuery): Fragment {
     // `w` = (in the board) − (in the rows): two ranges of calls_settled_window of about the
     // upkeep's period (a minute) plus the time since the board's first page.
     const from = new Date(q.asOf.getTime() - WINDOW_MS[q.window]);
-    return sql`
-      select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls, ${RIGHT_PCT} as right_pct
-      from (
-        select user_id, sum(settled)::integer as settled, sum(won)::integer as won, sum(lost)::integer as lost,
-               sum(profit_on_10) as profit_on_10, sum(xp)::integer as xp, sum(brier_sum) as brier_sum,
-               sum(clv_sum) as clv_sum, sum(clv_calls)::integer as clv_calls
-        from (
-          select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls
-          from user_window_records where span = ${q.window} and field = ${q.field ?? ''}
-          union all
+    return corrected(
+      sql`user_window_records where span = ${q.window} and field = ${q.field ?? ''}`,
+      sql`
           select c.user_id, ${WEIGHTED_SUMS}
           from (
             select coalesce(e.since, 'infinity') as since, coalesce(e.through, 'infinity') as through
@@ -92,27 +85,17 @@ function aggregate(q: BoardQuery): Fragment {
             select (c.settled_at > ${from} and c.settled_at <= ${q.asOf})::integer - (c.settled_at > s.since and c.settled_at <= s.through)::integer as w
           ) k
           where k.w <> 0 and ${field}
-          group by c.user_id
-        ) x
-        group by user_id
-      ) w
-      where settled > 0`;
+          group by c.user_id`,
+    );
   }
   if (q.field === null) throw new Error('the all-time board of every field is kept as rows');
   // The field's records count the calls settled up to their edge (FIELD_RECORDS_THROUGH: the
   // upkeep's last run, or later with a late settling clock); the board counts those up to asOf. Each
   // call between the two counts with weight `w` = (in the board) − (in the rows): one range of
   // calls_settled_window, about the upkeep's period (a minute).
-  return sql`
-    select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls, ${RIGHT_PCT} as right_pct
-    from (
-      select user_id, sum(settled)::integer as settled, sum(won)::integer as won, sum(lost)::integer as lost,
-             sum(profit_on_10) as profit_on_10, sum(xp)::integer as xp, sum(brier_sum) as brier_sum,
-             sum(clv_sum) as clv_sum, sum(clv_calls)::integer as clv_calls
-      from (
-        select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls
-        from user_field_records where field = ${q.field}
-        union all
+  return corrected(
+    sql`user_field_records where field = ${q.field}`,
+    sql`
         select c.user_id, ${WEIGHTED_SUMS}
         from (select ${FIELD_RECORDS_THROUGH} as through) s
         join calls c on c.settled_at > least(s.through, ${q.asOf}) and c.settled_at <= greatest(s.through, ${q.asOf})
@@ -121,7 +104,26 @@ function aggregate(q: BoardQuery): Fragment {
           select (c.settled_at <= ${q.asOf})::integer - (c.settled_at <= s.through)::integer as w
         ) k
         where k.w <> 0 and ${field}
-        group by c.user_id
+        group by c.user_id`,
+  );
+}
+
+/**
+ * inputs: kept per-person rows (a table with the sums' columns, and its filter) and the
+ * corrections (per person: user_id and WEIGHTED_SUMS' columns). outputs: per person with a settled
+ * call, the two summed, with right_pct.
+ */
+function corrected(kept: Fragment, corrections: Fragment): Fragment {
+  return sql`
+    select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls, ${RIGHT_PCT} as right_pct
+    from (
+      select user_id, sum(settled)::integer as settled, sum(won)::integer as won, sum(lost)::integer as lost,
+             sum(profit_on_10) as profit_on_10, sum(xp)::integer as xp, sum(brier_sum) as brier_sum,
+             sum(clv_sum) as clv_sum, sum(clv_calls)::integer as clv_calls
+      from (
+        select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls from ${kept}
+        union all
+        ${corrections}
       ) x
       group by user_id
     ) a
