@@ -108,6 +108,7 @@ export async function upkeepWindowRecords(tx: Tx, now: Date): Promise<{ added: n
       select through < ${now}::timestamptz as add, since < ${to}::timestamptz as age from user_window_edges where span = ${span} for update`)) as Array<{ add: boolean; age: boolean }>;
     if (due === undefined) continue;
     if (due.add) {
+      // The insert runs though nothing reads it: Postgres runs every data-modifying WITH once.
       const [n] = (await tx.query(sql`
         with sums as (
           select f.field, c.user_id, ${AGGREGATES}
@@ -120,9 +121,8 @@ export async function upkeepWindowRecords(tx: Tx, now: Date): Promise<{ added: n
           insert into user_window_records as r (${COLUMNS})
           select ${span}, field, user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls from sums
           ${ADD}
-          returning 1
         )
-        select coalesce((select sum(settled) from sums where field = ''), 0)::integer as calls, (select count(*) from moved)::integer as rows`)) as Array<{ calls: number }>;
+        select coalesce((select sum(settled) from sums where field = ''), 0)::integer as calls`)) as Array<{ calls: number }>;
       added += n?.calls ?? 0;
       await tx.query(sql`update user_window_edges set through = ${now} where span = ${span}`);
     }
