@@ -921,7 +921,7 @@ export interface components {
             chance: number;
             odds: components["schemas"]["Odds"];
         };
-        /** @description An outcome with its quotes. `chance` follows from them by the display rule: the midpoint of `best_bid` and `best_ask` while `spread` ≤ 0.10, else `last_trade_price`; with a one-sided or empty book, the catalog price. A settled market shows its final chance and null quotes. */
+        /** @description An outcome with its quotes. `chance` follows from them by the display rule: the midpoint of `best_bid` and `best_ask` while `spread` is 0 to 0.10, else `last_trade_price`; with a one-sided or empty book, the catalog price. A settled market shows its final chance and null quotes. */
         QuotedOutcome: {
             name: string;
             /** @description Chance, 0 to 1 */
@@ -931,7 +931,7 @@ export interface components {
             best_bid: number | null;
             /** @description Lowest ask of that top of book; null when the book has no asks (or the market is settled) */
             best_ask: number | null;
-            /** @description best_ask − best_bid; null unless both are quoted */
+            /** @description best_ask − best_bid; null unless both are quoted; negative while the top of book is crossed (bid above ask, a transient state of the exchange), when `chance` is the last trade */
             spread: number | null;
             /** @description Price of the last trade; null before the first one (or once the market is settled) */
             last_trade_price: number | null;
@@ -982,7 +982,7 @@ export interface components {
             best_bid: number | null;
             /** @description Lowest ask of that top of book; null when the book has no asks (or the market is settled) */
             best_ask: number | null;
-            /** @description best_ask − best_bid; null unless both are quoted */
+            /** @description best_ask − best_bid; null unless both are quoted; negative while the top of book is crossed (bid above ask, a transient state of the exchange), when `chance` is the last trade */
             spread: number | null;
             /** @description Price of the last trade; null before the first one (or once the market is settled) */
             last_trade_price: number | null;

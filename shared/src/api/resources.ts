@@ -49,7 +49,14 @@ const quotePrice = (description: string) => z.number().min(0).max(1).nullable().
 export const quoteShape = {
   best_bid: quotePrice('Highest bid of the top of book the chance was computed from; null when the book has no bids (or the market is settled)'),
   best_ask: quotePrice('Lowest ask of that top of book; null when the book has no asks (or the market is settled)'),
-  spread: quotePrice('best_ask − best_bid; null unless both are quoted'),
+  // Negative while the top is crossed: the exchange's own top crosses at times, for a moment, and
+  // the quotes are the top the chance was computed from, as it was.
+  spread: z
+    .number()
+    .min(-1)
+    .max(1)
+    .nullable()
+    .meta({ description: 'best_ask − best_bid; null unless both are quoted; negative while the top of book is crossed (bid above ask, a transient state of the exchange), when `chance` is the last trade' }),
   last_trade_price: quotePrice('Price of the last trade; null before the first one (or once the market is settled)'),
 };
 
@@ -71,7 +78,7 @@ export const quotedOutcomeSchema = z
   .meta({
     id: 'QuotedOutcome',
     description:
-      'An outcome with its quotes. `chance` follows from them by the display rule: the midpoint of `best_bid` and `best_ask` while `spread` ≤ 0.10, else `last_trade_price`; with a one-sided or empty book, the catalog price. A settled market shows its final chance and null quotes.',
+      'An outcome with its quotes. `chance` follows from them by the display rule: the midpoint of `best_bid` and `best_ask` while `spread` is 0 to 0.10, else `last_trade_price`; with a one-sided or empty book, the catalog price. A settled market shows its final chance and null quotes.',
   });
 export type QuotedOutcome = z.infer<typeof quotedOutcomeSchema>;
 

@@ -21,7 +21,7 @@ export interface DisplayChanceInput {
 
 /**
  * The chance shown for an outcome — the exchange's own display rule (docs/protocol.md):
- * - both sides quoted, spread ≤ 0.10: the midpoint of best bid and best ask;
+ * - both sides quoted, spread 0 to 0.10: the midpoint of best bid and best ask;
  * - spread wider than 0.10: the last trade; with no trade yet the catalog price, then the midpoint;
  * - one-sided or empty book: the catalog price, then the last trade;
  * - crossed (bid at or above ask): never its midpoint (docs/protocol.md §1) — the last trade, then the

@@ -444,6 +444,23 @@ describe('incremental builds', () => {
     ]);
   });
 
+  it('a crossed top is shown as it was: a negative spread, the last trade as the chance, a page that reads back', async () => {
+    // The exchange's own top crosses at times, for a moment (the ingestor keeps it: it is the
+    // exchange's word). A page with it once failed the read schema, and the API answered 500 for
+    // the event's pages until the next build.
+    const keys = redisKeys(tr.prefix);
+    await tr.redis.hset(keys.quotes, token('m4', 0), '0.83|0.8|0.79', token('m4', 1), '0.2|0.17|0.21');
+    await tr.redis.hset(keys.chances, token('m4', 0), '0.79', token('m4', 1), '0.21');
+    await dirty('e-soccer');
+    await builder.build();
+    // event() reads the page through the schema the API reads it with.
+    const m4 = (await event('ars-che')).markets[3];
+    expect(m4?.outcomes.map(({ chance, best_bid, best_ask, spread, last_trade_price }) => ({ chance, best_bid, best_ask, spread, last_trade_price }))).toEqual([
+      { chance: 0.79, best_bid: 0.83, best_ask: 0.8, spread: -0.03, last_trade_price: 0.79 },
+      { chance: 0.21, best_bid: 0.2, best_ask: 0.17, spread: -0.03, last_trade_price: 0.21 },
+    ]);
+  });
+
   it('a full build after Redis lost the snapshots writes them again', async () => {
     await tr.redis.del(redisKeys(tr.prefix).snapshot('event:us-election'), redisKeys(tr.prefix).snapshot('markets:trending'));
     const stats = await builder.build({ full: true });
