@@ -92,3 +92,20 @@ describe('held snapshots across a Redis restart', () => {
     }
   });
 });
+
+describe('a version that fails its schema', () => {
+  it('is not served: the version before it is, until a good one comes', async () => {
+    const s = 'invalid-probe';
+    // The tests before this one restart Redis: the API may still be reconnecting.
+    await until('the API reads Redis again', () => writeSnapshot(seeder, prefix, `event:${s}`, { event: event(s, 'Good', 'Tech', ['Q?']) }, '"g1"').then(() => true, () => false), { timeoutMs: 15_000, everyMs: 100 });
+    expect(await eventually(() => title(s), (t) => t === 'Good', { timeoutMs: 5_000, everyMs: 50 })).toBe('Good');
+    // What a writer with a bug leaves: the worker once wrote a crossed quote the schema refused, and
+    // every read of the event's pages was a 500 until its next build.
+    await writeSnapshot(seeder, prefix, `event:${s}`, { event: { ...event(s, 'Bad', 'Tech', ['Q?']), volume: 'a lot' } }, '"b1"');
+    const answers = [];
+    for (let i = 0; i < 20; i++) answers.push(await title(s));
+    expect(answers).toEqual(Array(20).fill('Good'));
+    await writeSnapshot(seeder, prefix, `event:${s}`, { event: event(s, 'Fixed', 'Tech', ['Q?']) }, '"g2"');
+    expect(await eventually(() => title(s), (t) => t === 'Fixed', { timeoutMs: 5_000, everyMs: 50 })).toBe('Fixed');
+  });
+});

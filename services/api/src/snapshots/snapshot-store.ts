@@ -6,6 +6,9 @@ import type { Logger } from '@pm/shared/logger';
 import { ApiError } from '../http/errors.js';
 import type { SnapshotOverlay } from './live-prices.js';
 
+/** A snapshot whose body is not JSON or not of its schema: what wrote it has a bug. */
+class SnapshotInvalid extends Error {}
+
 /**
  * The worker's snapshots (shared/src/snapshots.ts), held in this process (docs/design.md "The read path").
  *
@@ -15,7 +18,9 @@ import type { SnapshotOverlay } from './live-prices.js';
  * away and came back, when announcements may have been missed) every read goes to Redis and nothing
  * is kept; once (re)subscribed the store starts empty. What was held when the subscription dropped is
  * kept aside for `staleMs`, and served only when Redis cannot answer for that snapshot (a node
- * failing over, a restart): seconds-old data rather than a 503 while the store cannot know better. A periodic check of the held versions is the
+ * failing over, a restart): seconds-old data rather than a 503 while the store cannot know better.
+ * So is a version that fails its schema (a bug in what wrote it): the error is logged, and the version
+ * before it is served for `staleMs` rather than a 500 on every read of it. A periodic check of the held versions is the
  * safety net behind that. Absent snapshots are held too (version null), so "no such event" is
  * answered from memory and a new one is noticed by its announcement.
  *
@@ -123,7 +128,7 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
    * seconds, during which the subscription may be back already (on another node) while the reads
    * still fail: so this is not emptied on resubscribing.
    */
-  const stale = new LRUCache<SnapshotName, { entry: Held; since: number }>({ max: maxEntries, maxSize: maxBytes, sizeCalculation: (s) => s.entry.bytes });
+  const stale = new LRUCache<SnapshotName, { entry: Held; since: number; logged?: boolean }>({ max: maxEntries, maxSize: maxBytes, sizeCalculation: (s) => s.entry.bytes });
   const inFlight = new Map<SnapshotName, Promise<Held>>();
   /** Names announced while their load was in flight: that load may have read the previous version. */
   const announcedInFlight = new Set<SnapshotName>();
@@ -270,10 +275,10 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
       try {
         json = JSON.parse(body);
       } catch (err) {
-        throw new Error(`snapshot ${name} (etag ${etag}) is not valid JSON`, { cause: err });
+        throw new SnapshotInvalid(`snapshot ${name} (etag ${etag}) is not valid JSON`, { cause: err });
       }
       const parsed = schema.safeParse(json);
-      if (!parsed.success) throw new Error(`snapshot ${name} (etag ${etag}) does not match its schema: ${parsed.error.message}`);
+      if (!parsed.success) throw new SnapshotInvalid(`snapshot ${name} (etag ${etag}) does not match its schema: ${parsed.error.message}`);
       entry = { ...overlaid(options.overlay, name, etag, parsed.data), schema, used: false, bytes: body.length + ABSENT_BYTES };
       const companion = options.companion?.(name, parsed.data);
       // Its failure is this load's: the version held before stays in use (or set aside).
@@ -330,10 +335,16 @@ export function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStor
           entry = await fetchOnce(name, schema as z.ZodType<unknown>);
         } catch (err) {
           const kept = stale.get(name);
-          if (!(err instanceof ApiError) || err.code !== 'unavailable' || kept === undefined) throw err;
+          const unreadable = (err instanceof ApiError && err.code === 'unavailable') || err instanceof SnapshotInvalid;
+          if (!unreadable || kept === undefined) throw err;
           if (clock() - kept.since > staleMs) {
             stale.delete(name);
             throw err;
+          }
+          // Once per version set aside, not once per request of a busy page.
+          if (err instanceof SnapshotInvalid && !kept.logged) {
+            kept.logged = true;
+            logger.error({ err, snapshot: name }, 'snapshot fails its schema; the version before it is served');
           }
           entry = kept.entry;
         }
