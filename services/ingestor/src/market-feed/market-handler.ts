@@ -26,7 +26,7 @@ import type { Clock } from '../common/clock.js';
  * `price_change` entry or a `best_bid_ask` message is the asset's top until the next one (or a
  * fresh book); the local book supplies a side the exchange did not state. A local book that
  * crosses where the exchange's top does not is stale: it is never shown, and the asset is
- * re-fetched from REST `/book`.
+ * re-fetched from REST `/book`; so is one whose side makes the shown top cross.
  */
 
 export interface MarketHandlerOptions {
@@ -121,10 +121,15 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
 
   const crossed = (bid: number | null, ask: number | null) => bid !== null && ask !== null && bid >= ask;
 
-  /** A stale local book: ask for it again (once until a book replaces it). */
+  /**
+   * A stale local book: ask for it again (once until a book replaces it). Stale when it crosses, or
+   * when the top shown crosses because a side the exchange did not state came from it.
+   */
   function checkCrossed(tokenId: string) {
     const book = books.get(tokenId);
-    if (!book || !crossed(book.bestBid(), book.bestAsk()) || resyncing.has(tokenId)) return;
+    if (!book || resyncing.has(tokenId)) return;
+    const top = topOf(tokenId);
+    if (!crossed(book.bestBid(), book.bestAsk()) && !crossed(top.bid, top.ask)) return;
     // The exchange itself says crossed (transient, docs/protocol.md §1): the local book is not the stale one.
     const stated = tops.get(tokenId);
     if (stated && crossed(stated.bid, stated.ask)) return;

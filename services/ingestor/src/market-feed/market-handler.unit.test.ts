@@ -144,6 +144,16 @@ describe('market handler', () => {
     expect(publisher.values.get(A)).toBe('0.51');
   });
 
+  it('a stated side above the local book\'s other side shows no midpoint and asks a REST resync', () => {
+    const { handler, publisher, resyncs } = setup();
+    handler.handleFrame(JSON.stringify(book(A, '0.40', '0.44', 1000)));
+    // The exchange states a bid of 0.46 and no ask: the shown top takes the local ask (0.44), which
+    // the exchange's bid says is gone. The local book alone does not cross.
+    handler.handleFrame(JSON.stringify({ event_type: 'best_bid_ask', asset_id: A, market: '0xm', best_bid: '0.46', best_ask: '', spread: '', timestamp: '1001' }));
+    expect(publisher.values.get(A)).toBe('0.5'); // the catalog price (no trade yet), not 0.45
+    expect(resyncs).toEqual([A]);
+  });
+
   it('a crossed book with no stated top shows the last trade, not the midpoint', () => {
     const { handler, publisher, resyncs } = setup();
     handler.handleFrame(JSON.stringify(book(A, '0.40', '0.44', 1000)));
