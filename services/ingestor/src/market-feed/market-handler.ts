@@ -123,12 +123,10 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
 
   /**
    * A stale local book: ask for it again (once until a book replaces it). Stale when it crosses, or
-   * when the top shown crosses because a side the exchange did not state came from it.
+   * when the top shown (`top`, topOf's) crosses because a side the exchange did not state came from it.
    */
-  function checkCrossed(tokenId: string) {
-    const book = books.get(tokenId);
+  function checkCrossed(tokenId: string, book: OrderBook | undefined, top: { bid: number | null; ask: number | null }) {
     if (!book || resyncing.has(tokenId)) return;
-    const top = topOf(tokenId);
     if (!crossed(book.bestBid(), book.bestAsk()) && !crossed(top.bid, top.ask)) return;
     // The exchange itself says crossed (transient, docs/protocol.md §1): the local book is not the stale one.
     const stated = tops.get(tokenId);
@@ -150,7 +148,7 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
     const book = books.get(tokenId);
     const ref = opts.outcomes.get(tokenId);
     const top = topOf(tokenId);
-    checkCrossed(tokenId);
+    checkCrossed(tokenId, book, top);
     const lastTrade = book?.lastTrade ?? null;
     const chance = displayChance({
       bestBid: top.bid,
