@@ -3,7 +3,7 @@ import { leaderboardRowSchema } from '@pm/shared/api';
 import { IsolationLevel, sql, type Db } from '@pm/shared/db';
 import { createTestDatabase, type TestDatabase } from '@pm/shared/testing';
 import { createBoardCache, type BoardCache, type BoardPageQuery } from './board-cache.js';
-import { boardPage } from './skill-pages.js';
+import { boardPageOf, boardRanking } from './skill-pages.js';
 
 /**
  * A computed board's page is answered again from memory only while it is the page Postgres would
@@ -39,10 +39,11 @@ beforeEach(async () => {
   computed = 0;
   cache = createBoardCache({
     read: (_what, run) => db.tx(run, { readOnly: true, isolationLevel: IsolationLevel.REPEATABLE_READ }),
-    compute: (tx, q, start, limit) => {
+    rank: (tx, q) => {
       computed++;
-      return boardPage(tx, q, start, limit);
+      return boardRanking(tx, q);
     },
+    page: boardPageOf,
     clock: () => now,
   });
 });
@@ -66,7 +67,7 @@ describe('computed board pages held in memory', () => {
     expect(handles(first)).toEqual(['ann', 'bob']);
     now += 2_000;
     const again = await cache.page(day());
-    expect(again).toBe(first);
+    expect(again).toEqual(first);
     expect(again!.asOf).toEqual(t0);
     expect(computed).toBe(1);
     expect(cache.stats()).toMatchObject({ hits: 1, misses: 1, entries: 1 });
@@ -126,10 +127,11 @@ describe('computed board pages held in memory', () => {
     await settle('ann', new Date(t0.getTime() - 3_600_000), 20);
     const small = createBoardCache({
       read: (_what, run) => db.tx(run, { readOnly: true, isolationLevel: IsolationLevel.REPEATABLE_READ }),
-      compute: (tx, q, start, limit) => {
+      rank: (tx, q) => {
         computed++;
-        return boardPage(tx, q, start, limit);
+        return boardRanking(tx, q);
       },
+      page: boardPageOf,
       clock: () => now,
       maxEntries: 2,
     });
@@ -146,14 +148,43 @@ describe('computed board pages held in memory', () => {
     expect(small.stats()).toMatchObject({ entries: 2 });
   });
 
-  it('share one ranking between identical requests in flight, and keep no page for an unknown person', async () => {
+  it('share one ranking between identical requests in flight, and rank nothing again for an unknown person', async () => {
     await settle('ann', new Date(t0.getTime() - 3_600_000), 20);
     const [a, b, c] = await Promise.all([cache.page(day()), cache.page(day()), cache.page(day())]);
-    expect(a).toBe(b);
-    expect(b).toBe(c);
+    expect(a).toEqual(b);
+    expect(b).toEqual(c);
     expect(computed).toBe(1);
     expect(await cache.page({ ...day(), start: { around: 'nobody' } })).toBeNull();
     expect(await cache.page({ ...day(), start: { around: 'nobody' } })).toBeNull();
+    expect(computed).toBe(1);
+  });
+
+  it('cut every page of a walk with cursors, and each person\'s `around`, from one ranking', async () => {
+    for (const [i, handle] of ['ann', 'bob', 'cy'].entries()) await settle(handle, new Date(t0.getTime() - 3_600_000), 10 * (i + 1));
+    const first = await cache.page({ ...day(), limit: 1 });
+    expect(handles(first)).toEqual(['cy']);
+    now += 1_000;
+    // The walk goes on at the first page's instant, as its cursor says.
+    const walk = [...handles(first)];
+    let after = first!.nextAfter;
+    while (after !== null) {
+      const page = await cache.page({ ...day(), asOf: first!.asOf, live: false, start: { after: Number(after) }, limit: 1 });
+      walk.push(...handles(page));
+      after = page!.nextAfter;
+    }
+    expect(walk).toEqual(['cy', 'bob', 'ann']);
+    for (const who of ['ann', 'bob', 'cy']) expect(handles(await cache.page({ ...day(), start: { around: who }, limit: 1 }))).toEqual([who]);
+    const rows = (await cache.page({ ...day(), start: { around: 'bob' }, limit: 3 }))!.bodies.map((b) => leaderboardRowSchema.parse(JSON.parse(b)));
+    expect(rows.map((r) => [r.rank, r.handle, r.profit_on_10])).toEqual([
+      [1, 'cy', 30],
+      [2, 'bob', 20],
+      [3, 'ann', 10],
+    ]);
+    expect(computed).toBe(1);
+    // A settlement: the next page is ranked again, and the walk's own instant too.
+    await settle('ann', new Date(t0.getTime() - 1_800_000), 100);
+    expect(handles(await cache.page({ ...day(), limit: 1 }))).toEqual(['ann']);
+    expect(handles(await cache.page({ ...day(), asOf: first!.asOf, live: false, start: { after: 0 }, limit: 1 }))).toEqual(['ann']);
     expect(computed).toBe(3);
   });
 });

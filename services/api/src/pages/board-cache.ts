@@ -13,13 +13,14 @@ export interface BoardPageQuery extends BoardQuery {
   live: boolean;
 }
 
-/** A page and the instant it was ranked at (a held page answers a later `now`; its cursor carries this). */
+/** A page and the instant it was ranked at (a held ranking answers a later `now`; its cursor carries this). */
 export interface BoardPage extends Page {
   asOf: Date;
 }
 
 export interface BoardCache {
   page(q: BoardPageQuery): Promise<BoardPage | null>;
+  /** hits and misses count rankings: answered from a held one, or ranked. */
   stats(): { hits: number; misses: number; entries: number; bytes: number };
 }
 
@@ -30,31 +31,38 @@ export interface BoardCache {
  */
 const SETTLED_EPOCH = sql`(select coalesce(string_agg(status || ':' || n, ',' order by status), '') from settled_counts where kind = 'call')`;
 
+/** A board's ranking as of an instant: its people in rank order, and what it counted. */
 interface Held {
-  page: BoardPage;
+  ranked: readonly number[];
+  asOf: Date;
   epoch: string;
   madeAt: number;
   bytes: number;
 }
 
 /**
- * Computed boards' pages (skill-pages.ts), held per API process and answered again while nothing
- * they count has moved. Ranking a window or field board reads every row of it (60-320 ms of
- * Postgres on 50,000 people), and a public board is asked for far more often than a settlement
- * moves it. A held page ranked at instant t0 is the same page at a later `now` when, checked in one
- * statement of three index probes:
+ * Computed boards' rankings (skill-pages.ts), held per API process; every page of a board — the
+ * first, a cursor's, anyone's `around` — is cut from its held ranking while nothing it counts has
+ * moved. Ranking a window or field board reads every row of it (100-300 ms of Postgres on 50,000
+ * people); a page of a held ranking is the page's own people's rows (a few ms), so a walk with
+ * cursors and many people asking where they stand rank the board once, not once a page. A ranking
+ * made at instant t0 is still the board at a later `now` when, checked in one statement of three
+ * index probes, in the same snapshot as the page's rows:
  * - no settling transaction committed since (SETTLED_EPOCH unchanged: this also catches a call
  *   committed after t0 with a settled_at at or before t0, a settling clock behind this one's);
  * - no call settled in (t0, now] (committed before t0 with a settled_at after it: a clock ahead);
  * - for a window board, no call left the window in between: none settled in (t0 − window, now − window].
- * Then it is answered as ranked at t0 (its next_cursor carries t0, so the walk stays on that
- * ranking). What a page shows besides the calls — handles, names, a record's profit_7d and streak
- * — may change without a settlement: a held page is answered for at most `maxAgeMs`. Identical
- * requests in flight share one computation. Bounded by entries and by bytes (least recently used out).
+ * Then the page is answered as ranked at t0 (its next_cursor carries t0, so the walk stays on that
+ * ranking). The order's last tie-break is the handle, which may change without a settlement: a
+ * ranking is held for at most `maxAgeMs`. Identical rankings in flight are made once. Bounded by
+ * entries and by bytes (least recently used out).
  */
 export function createBoardCache(deps: {
   read: <T>(what: string, run: (tx: Tx) => Promise<T>) => Promise<T>;
-  compute: (tx: Tx, q: BoardQuery, start: BoardStart, limit: number) => Promise<Page | null>;
+  /** The board's people in rank order (skill-pages.ts boardRanking). */
+  rank: (tx: Tx, q: BoardQuery) => Promise<number[]>;
+  /** A page cut from a ranking (skill-pages.ts boardPageOf); null: no one has the `around` handle. */
+  page: (tx: Tx, q: BoardQuery, ranked: readonly number[], start: BoardStart, limit: number) => Promise<Page | null>;
   clock?: () => number;
   maxEntries?: number;
   maxBytes?: number;
@@ -64,15 +72,26 @@ export function createBoardCache(deps: {
   const maxEntries = deps.maxEntries ?? 1000;
   const maxBytes = deps.maxBytes ?? 16 * 1024 * 1024;
   const maxAgeMs = deps.maxAgeMs ?? 10_000;
-  // Least recently used out, by entries and by bytes; `peek` to check a page, `get` once it is answered.
-  const held = new LRUCache<string, Held>({ max: maxEntries, maxSize: maxBytes, sizeCalculation: (h) => h.bytes });
-  const inFlight = new Map<string, Promise<BoardPage | null>>();
+  // Keyed by board and instant; least recently used out, by entries and by bytes.
+  // Per board, the instant of its latest ranking made for a live request: where the next live
+  // request looks. An entry goes with its ranking, so this holds no more boards than `held`.
+  const latest = new Map<string, number>();
+  const held = new LRUCache<string, Held>({
+    max: maxEntries,
+    maxSize: maxBytes,
+    sizeCalculation: (h) => h.bytes,
+    dispose: (h, key) => {
+      const board = key.slice(0, key.lastIndexOf('|'));
+      if (latest.get(board) === h.asOf.getTime()) latest.delete(board);
+    },
+  });
+  const inFlight = new Map<string, Promise<Held | null>>();
   let hits = 0;
   let misses = 0;
 
-  /** Whether `h`, ranked at its instant, is still the page of `now`. */
-  async function current(q: BoardPageQuery, h: Held): Promise<boolean> {
-    const t0 = h.page.asOf;
+  /** Whether `h`, ranked at its instant, is still the board of the request's instant, read in `tx`'s snapshot. */
+  async function current(tx: Tx, q: BoardPageQuery, h: Held): Promise<boolean> {
+    const t0 = h.asOf;
     const now = q.live ? q.asOf : t0;
     if (now < t0 || clock() - h.madeAt > maxAgeMs) return false;
     const window = q.window === 'all' ? null : WINDOW_MS[q.window];
@@ -80,48 +99,72 @@ export function createBoardCache(deps: {
       window === null || now.getTime() === t0.getTime()
         ? sql`false`
         : sql`exists (select 1 from calls where settled_at > ${new Date(t0.getTime() - window)} and settled_at <= ${new Date(now.getTime() - window)})`;
-    const [row] = (await deps.read('board check', (tx) =>
-      tx.query(sql`
-        select ${SETTLED_EPOCH} as epoch,
-               exists (select 1 from calls where settled_at > ${t0} and settled_at <= ${now}) as newer,
-               ${aged} as aged`),
-    )) as [{ epoch: string; newer: boolean; aged: boolean }];
+    const [row] = (await tx.query(sql`
+      select ${SETTLED_EPOCH} as epoch,
+             exists (select 1 from calls where settled_at > ${t0} and settled_at <= ${now}) as newer,
+             ${aged} as aged`)) as [{ epoch: string; newer: boolean; aged: boolean }];
     return row.epoch === h.epoch && !row.newer && !row.aged;
   }
 
-  async function computed(key: string, q: BoardPageQuery): Promise<BoardPage | null> {
-    const { start, limit, live: _live, ...board } = q;
-    const made = await deps.read('board page', async (tx) => {
-      // First in the transaction: the snapshot the page is ranked from is the one the epoch names.
-      const [{ epoch }] = (await tx.query(sql`select ${SETTLED_EPOCH} as epoch`)) as [{ epoch: string }];
-      return { epoch, page: await deps.compute(tx, board, start, limit) };
-    });
-    if (made.page === null) return null;
-    const page: BoardPage = { ...made.page, asOf: q.asOf };
-    held.set(key, { page, epoch: made.epoch, madeAt: clock(), bytes: page.bodies.reduce((n, b) => n + b.length, 256) });
-    return page;
+  /** The request's page from `h`, or undefined when `h` is no longer its board (one snapshot for both). */
+  async function fromHeld(key: string, q: BoardPageQuery, h: Held): Promise<BoardPage | null | undefined> {
+    const page = await deps.read('board page', async (tx) => ((await current(tx, q, h)) ? deps.page(tx, q, h.ranked, q.start, q.limit) : undefined));
+    if (page === undefined) return undefined;
+    held.get(key);
+    hits++;
+    return page === null ? null : { ...page, asOf: h.asOf };
   }
 
-  async function lookup(key: string, q: BoardPageQuery): Promise<BoardPage | null> {
-    const h = held.peek(key);
-    if (h !== undefined && (await current(q, h))) {
-      held.get(key);
-      hits++;
-      return h.page;
+  /**
+   * Ranks the board as of the request's instant and answers the request's page in the same
+   * snapshot; the ranking is held (shared by identical requests in flight, which are answered from
+   * it after).
+   */
+  async function rankAndAnswer(board: string, q: BoardPageQuery): Promise<BoardPage | null> {
+    const key = `${board}|${q.asOf.getTime()}`;
+    const pending = inFlight.get(key);
+    if (pending !== undefined) {
+      const h = await pending;
+      const page = h === null ? undefined : await fromHeld(key, q, h);
+      if (page !== undefined) return page;
     }
     misses++;
-    return computed(key, q);
+    const { start, limit, live, ...query } = q;
+    let answer!: (h: Held | null) => void;
+    const made = new Promise<Held | null>((resolve) => (answer = resolve));
+    if (pending === undefined) inFlight.set(key, made);
+    try {
+      const { h, page } = await deps.read('board page', async (tx) => {
+        // First in the transaction: the snapshot the board is ranked from is the one the epoch names.
+        const [{ epoch }] = (await tx.query(sql`select ${SETTLED_EPOCH} as epoch`)) as [{ epoch: string }];
+        const ranked = await deps.rank(tx, query);
+        const h: Held = { ranked, asOf: q.asOf, epoch, madeAt: clock(), bytes: 256 + ranked.length * 8 };
+        return { h, page: await deps.page(tx, query, ranked, start, limit) };
+      });
+      held.set(key, h);
+      if (live) latest.set(board, q.asOf.getTime());
+      answer(h);
+      return page === null ? null : { ...page, asOf: h.asOf };
+    } catch (err) {
+      answer(null);
+      throw err;
+    } finally {
+      if (inFlight.get(key) === made) inFlight.delete(key);
+    }
   }
 
   return {
-    page(q) {
-      const start = 'around' in q.start ? `around:${q.start.around}` : `after:${q.start.after}`;
-      const key = [q.sort, q.window, q.field ?? '', start, q.limit, q.live ? 'now' : q.asOf.getTime()].join('|');
-      const pending = inFlight.get(key);
-      if (pending !== undefined) return pending;
-      const p = lookup(key, q).finally(() => inFlight.delete(key));
-      inFlight.set(key, p);
-      return p;
+    async page(q) {
+      const board = [q.sort, q.window, q.field ?? ''].join('|');
+      const at = q.live ? latest.get(board) : q.asOf.getTime();
+      const key = `${board}|${at}`;
+      const h = at === undefined ? undefined : held.peek(key);
+      if (h !== undefined) {
+        const page = await fromHeld(key, q, h);
+        if (page !== undefined) return page;
+        held.delete(key);
+      }
+      return rankAndAnswer(board, q);
     },
     stats: () => ({ hits, misses, entries: held.size, bytes: held.calculatedSize }),
   };

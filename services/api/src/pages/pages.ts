@@ -3,7 +3,7 @@ import type { CallStatus, LeaderboardSort, UserCallFilter, UserSkill } from '@pm
 import { createDb, IsolationLevel, recordJson, sql, type Db, type ReadQueryable } from '@pm/shared/db';
 import type { Logger } from '@pm/shared/logger';
 import { ApiError } from '../http/errors.js';
-import { boardPage, keptRank, userSkill } from './skill-pages.js';
+import { boardPageOf, boardRanking, keptRank, userSkill } from './skill-pages.js';
 import { createBoardCache, type BoardPage, type BoardPageQuery } from './board-cache.js';
 
 /**
@@ -71,8 +71,9 @@ export interface PageReader {
   /** A board kept as rows, where a person stands: the current version and their rank (null: not on it); null: no such handle. */
   keptRank(q: { sort: LeaderboardSort; handle: string }): Promise<{ version: number; rank: number | null } | null>;
   /**
-   * A board of a window or a field, computed (skill-pages.ts), or held while nothing it counts moved
-   * (board-cache.ts); with the instant it was ranked at. null: no one has the `around` handle.
+   * A page of a board of a window or a field, cut from its ranking: ranked (skill-pages.ts), or held
+   * while nothing it counts moved (board-cache.ts); with the instant it was ranked at. null: no one
+   * has the `around` handle.
    */
   board(q: BoardPageQuery): Promise<BoardPage | null>;
   /** A person's skill figures and ranks (all calls, or a category's); null: no such handle. */
@@ -129,7 +130,7 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: ReadQuer
     }
   }
 
-  const boards = createBoardCache({ read, compute: boardPage });
+  const boards = createBoardCache({ read, rank: boardRanking, page: boardPageOf });
 
   /**
    * One SELECT on its own (one snapshot of the database by itself): one round trip where a

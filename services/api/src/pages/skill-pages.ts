@@ -56,12 +56,15 @@ function inField(field: FieldKey): Fragment {
 }
 
 /**
- * inputs: the board. outputs: per person on it, before eligibility: user_id, settled, won, lost,
- * profit_on_10, xp, brier_sum, clv_sum, clv_calls, right_pct.
+ * inputs: the board, and the people to count (null: everyone). outputs: per person on it, before
+ * eligibility: user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls, right_pct.
  */
-function aggregate(q: BoardQuery): Fragment {
+function aggregate(q: BoardQuery, people: readonly number[] | null = null): Fragment {
   const events = q.field === null ? sql`` : sql`join events e on e.id = m.event_id`;
   const field = q.field === null ? sql`true` : inField(q.field);
+  // Some people only (a page's): their kept rows by key, their corrections from the same ranges.
+  const kept = people === null ? sql`` : sql` and user_id = any(${people}::bigint[])`;
+  const mine = people === null ? sql`` : sql` and c.user_id = any(${people}::bigint[])`;
   if (q.window !== 'all') {
     // The kept rows count the calls settled in the span's (since, through] (no edge row: none); the
     // board counts those in (from, asOf] = (asOf − window, asOf]. Each call where the two differ —
@@ -71,7 +74,7 @@ function aggregate(q: BoardQuery): Fragment {
     // upkeep's period (a minute) plus the time since the board's first page.
     const from = new Date(q.asOf.getTime() - WINDOW_MS[q.window]);
     return corrected(
-      sql`user_window_records where span = ${q.window} and field = ${q.field ?? ''}`,
+      sql`user_window_records where span = ${q.window} and field = ${q.field ?? ''}${kept}`,
       sql`
           select c.user_id, ${WEIGHTED_SUMS}
           from (
@@ -84,7 +87,7 @@ function aggregate(q: BoardQuery): Fragment {
           cross join lateral (
             select (c.settled_at > ${from} and c.settled_at <= ${q.asOf})::integer - (c.settled_at > s.since and c.settled_at <= s.through)::integer as w
           ) k
-          where k.w <> 0 and ${field}
+          where k.w <> 0 and ${field}${mine}
           group by c.user_id`,
     );
   }
@@ -94,7 +97,7 @@ function aggregate(q: BoardQuery): Fragment {
   // call between the two counts with weight `w` = (in the board) − (in the rows): one range of
   // calls_settled_window, about the upkeep's period (a minute).
   return corrected(
-    sql`user_field_records where field = ${q.field}`,
+    sql`user_field_records where field = ${q.field}${kept}`,
     sql`
         select c.user_id, ${WEIGHTED_SUMS}
         from (select ${FIELD_RECORDS_THROUGH} as through) s
@@ -103,7 +106,7 @@ function aggregate(q: BoardQuery): Fragment {
         cross join lateral (
           select (c.settled_at <= ${q.asOf})::integer - (c.settled_at <= s.through)::integer as w
         ) k
-        where k.w <> 0 and ${field}
+        where k.w <> 0 and ${field}${mine}
         group by c.user_id`,
   );
 }
@@ -145,37 +148,61 @@ function ranking(q: BoardQuery): Fragment {
 }
 
 const keyedBody = z.object({ key: z.number(), body: z.string() });
+const rankedIds = z.object({ ids: z.string() });
 
 /** Where a page of a board starts: after a rank, or around a person (their rank in the middle where possible). */
 export type BoardStart = { after: number } | { around: string };
 
 /**
- * inputs: a board, where the page starts (`around`: a lower-cased handle), the page size.
- * outputs: the page (null: no one has the `around` handle; an empty page: they are not on the board).
+ * inputs: a board. outputs: the people on it in rank order (user ids; rank = position + 1). Every
+ * page of the board is cut from this (boardPageOf): the API holds it (board-cache.ts), so a walk
+ * with cursors or many people's `around` rank the board once, not once a page.
  */
-export async function boardPage(tx: Tx, q: BoardQuery, start: BoardStart, limit: number): Promise<Page | null> {
-  if ('around' in start) {
-    const known = await tx.query(sql`select 1 from users where lower(handle) = ${start.around}`);
-    if (known.length === 0) return null;
-  }
+export async function boardRanking(tx: Tx, q: BoardQuery): Promise<number[]> {
   await tx.query(sql`set local work_mem = '64MB'`);
   // A board's plan costs enough to be JIT-compiled, which takes longer than running it (as for a person's figures).
   await tx.query(sql`set local jit = off`);
-  // The rank the page starts after: given, or the one that puts the person in its middle (null: they are not on the board).
-  const after =
-    'around' in start
-      ? sql`(select greatest(0, b.rank - 1 - ${Math.floor((limit - 1) / 2)}) from b join users u on u.id = b.user_id where lower(u.handle) = ${start.around})`
-      : sql`${start.after}::integer`;
-  // The page is cut from the ranking before the rows are joined for their bodies: joined first,
-  // every person on a field's board (tens of thousands) was looked up to show a hundred.
+  // One text of ids, not a row each: 50,000 rows cost the driver more than the ranking's sort.
+  const [row] = (await tx.query(sql`select coalesce(string_agg(user_id::text, ',' order by rank), '') as ids from (${ranking(q)}) r`)) as unknown[];
+  const { ids } = rankedIds.parse(row);
+  return ids === '' ? [] : ids.split(',').map(Number);
+}
+
+/**
+ * inputs: a board, its ranking (boardRanking, in the same snapshot or one in which nothing the
+ * board counts has moved), where the page starts (`around`: a lower-cased handle), the page size.
+ * outputs: the page (null: no one has the `around` handle; an empty page: they are not on the
+ * board). The rows' figures are the page's people's own sums, counted as the ranking counted them.
+ */
+export async function boardPageOf(tx: Tx, q: BoardQuery, ranked: readonly number[], start: BoardStart, limit: number): Promise<Page | null> {
+  let after: number;
+  if ('around' in start) {
+    const [person] = (await tx.query(sql`select id from users where lower(handle) = ${start.around}`)) as Array<{ id: number | string }>;
+    if (person === undefined) return null;
+    const at = ranked.indexOf(Number(person.id));
+    if (at < 0) return { bodies: [], nextAfter: null };
+    // Their rank (at + 1) in the middle of the page where possible.
+    after = Math.max(0, at - Math.floor((limit - 1) / 2));
+  } else {
+    after = Math.max(0, start.after);
+  }
+  const people = ranked.slice(after, after + limit);
+  if (people.length === 0) return { bodies: [], nextAfter: null };
   const rows = (await tx.query(sql`
-    with b as materialized (${ranking(q)}),
-    p as (select * from b where rank > ${after} order by rank limit ${limit + 1})
+    with p as (select * from unnest(${people}::bigint[], ${people.map((_, i) => after + i + 1)}::integer[]) as p(user_id, rank)),
+    a as (${aggregate(q, people)})
     select l.rank as key, ${recordJson.leaderboardRowObject('l', 'w')} as body
-    from p l join users u on u.id = l.user_id left join user_records w on w.user_id = l.user_id
+    from (select a.*, p.rank from p join a on a.user_id = p.user_id) l
+    join users u on u.id = l.user_id left join user_records w on w.user_id = l.user_id
     order by l.rank`)).map((r) => keyedBody.parse(r));
-  const shown = rows.slice(0, limit);
-  return { bodies: shown.map((r) => r.body), nextAfter: rows.length > limit ? (shown.at(-1)?.key ?? null) : null };
+  // Counted in a snapshot where the ranking still holds, each ranked person has their row.
+  if (rows.length !== people.length) throw new Error(`a board page found ${rows.length} of its ${people.length} ranked people`);
+  return { bodies: rows.map((r) => r.body), nextAfter: after + limit < ranked.length ? after + limit : null };
+}
+
+/** A board's page, ranked in this transaction: boardRanking, then boardPageOf. */
+export async function boardPage(tx: Tx, q: BoardQuery, start: BoardStart, limit: number): Promise<Page | null> {
+  return boardPageOf(tx, q, await boardRanking(tx, q), start, limit);
 }
 
 /**
