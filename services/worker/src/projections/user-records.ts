@@ -134,7 +134,9 @@ export interface SettledCall {
  *   `now` and the row's own time, so also when the row was computed after `now`);
  * - streak: this run's calls are the person's newest settled ones (settled_at = now), so the new
  *   decided calls, newest first (made_at, then id), come before the old streak: all won → old + k,
- *   else the won ones before the first loss.
+ *   else the won ones before the first loss;
+ * - a person it moves by nothing (no call of theirs settled, no combo of theirs won) keeps their
+ *   row as it is, its time (updated_at) included.
  * People the delta cannot serve exactly are returned to be recomputed from their calls (the full
  * rule, `recomputeRecords`): no row yet; another settled call at or after `now` (this run's calls
  * would not be the newest); a call that left the 7-day window after their row was computed
@@ -217,12 +219,16 @@ export async function settleCallsWithRecords(
                coalesce(c.brier, 0) as brier, coalesce(c.clv, 0) as clv, coalesce(c.clv_calls, 0) as clv_calls
         from served v left join call_delta c on c.user_id = v.user_id left join combo_xp k on k.user_id = v.user_id
       ) d
-      where r.user_id = d.user_id
+      -- A person this run moves by nothing (only combos decided lost, no call) keeps their row as it
+      -- is, time included: it is still exact as of that time. Every row rewritten here is a new
+      -- tuple in seven indexes.
+      where r.user_id = d.user_id and (d.settled > 0 or d.xp <> 0)
       returning r.user_id
     )
     select 'call' as kind, id, user_id, status, null::timestamptz as at from settled
     union all
-    select 'recompute', null, p.user_id, null, null from people p where p.user_id not in (select user_id from moved)
+    -- Everyone the delta serves is moved (or needs no move): the others are recomputed whole.
+    select 'recompute', null, p.user_id, null, null from people p where p.user_id not in (select user_id from served)
     union all
     select 'as-of', null, 0, null, max(updated_at) from rows
   `);
