@@ -162,8 +162,13 @@ export async function boardRanking(tx: Tx, q: BoardQuery): Promise<number[]> {
   await tx.query(sql`set local work_mem = '64MB'`);
   // A board's plan costs enough to be JIT-compiled, which takes longer than running it (as for a person's figures).
   await tx.query(sql`set local jit = off`);
-  // One text of ids, not a row each: 50,000 rows cost the driver more than the ranking's sort.
-  const [row] = (await tx.query(sql`select coalesce(string_agg(user_id::text, ',' order by rank), '') as ids from (${ranking(q)}) r`)) as unknown[];
+  // One text of ids in the board's order (ranking()'s, without numbering it), not a row each:
+  // 50,000 rows cost the driver more than the ranking's sort.
+  const { score, eligible } = scoring(q.sort, 'a');
+  const [row] = (await tx.query(sql`
+    select coalesce(string_agg(a.user_id::text, ',' order by ${score} desc, a.settled desc, lower(u.handle) collate "C"), '') as ids
+    from (${aggregate(q)}) a join users u on u.id = a.user_id
+    where ${eligible}`)) as unknown[];
   const { ids } = rankedIds.parse(row);
   return ids === '' ? [] : ids.split(',').map(Number);
 }
