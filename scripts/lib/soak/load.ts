@@ -11,7 +11,10 @@
  */
 
 const PAGE_RANGES = ['1d', '1w', '1m', 'max'] as const;
-const SORTS = ['profit', 'right', 'xp', 'week'] as const;
+const SORTS = ['profit', 'right', 'xp', 'week', 'clv', 'brier'] as const;
+const WINDOWS = ['day', 'week', 'month', 'all'] as const;
+/** A board of a window or field takes every sort but `week` (the week board is profit over the week). */
+const FIELD_SORTS = ['profit', 'right', 'xp', 'clv', 'brier'] as const;
 const COMBO_STATUSES = ['open', 'won', 'lost', 'void'] as const;
 const CALL_STATUSES = ['open', 'won', 'lost', 'void'] as const;
 
@@ -163,9 +166,16 @@ export function startLoad(opts: LoadOptions) {
     const call = pick(known.callIds);
     if (r < 82 && call) return ['/calls/{id}', `/api/v1/calls/${call}`];
     const handle = pick(known.handles);
-    if (r < 87 && handle) return ['/users/{handle}', `/api/v1/users/${handle}`];
+    if (r < 86 && handle) return ['/users/{handle}', `/api/v1/users/${handle}`];
+    if (r < 87 && handle && known.categories.length) return ['/users/{handle}', `/api/v1/users/${handle}?category=${encodeURIComponent(pick(known.categories)!)}`];
     if (r < 91 && handle) return ['/users/{handle}/calls', `/api/v1/users/${handle}/calls?status=${pick(CALL_STATUSES)}&limit=10`];
-    if (r < 95) return ['/leaderboard', `/api/v1/leaderboard?sort=${pick(SORTS)}&limit=20`];
+    if (r < 93) return ['/leaderboard', `/api/v1/leaderboard?sort=${pick(SORTS)}&limit=20`];
+    if (r < 95) {
+      // A board ranked on request: a window, a field, and where someone stands on it.
+      const field = Math.random() < 0.5 ? '' : Math.random() < 0.5 && known.categories.length ? `&category=${encodeURIComponent(pick(known.categories)!)}` : known.leagues.length ? `&league=${encodeURIComponent(pick(known.leagues)!)}` : '';
+      const around = handle && Math.random() < 0.5 ? `&around=${handle}` : '';
+      return ['/leaderboard', `/api/v1/leaderboard?sort=${pick(FIELD_SORTS)}&window=${pick(WINDOWS)}${field}${around}&limit=20`];
+    }
     if (r < 98) return ['/combos', `/api/v1/combos?status=${pick(COMBO_STATUSES)}&limit=10`];
     return ['/odds', `/api/v1/odds?chance=${(0.01 + Math.random() * 0.98).toFixed(3)}`];
   }
