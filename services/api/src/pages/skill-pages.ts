@@ -37,6 +37,9 @@ export interface BoardQuery {
 /** Columns every board aggregate has, per person: the same names as user_records. */
 const RIGHT_PCT = sql`coalesce(round(100 * won::numeric / nullif(won + lost, 0)), 0)::integer`;
 
+/** The sums every board counts per person: kept rows' columns, and WEIGHTED_SUMS' names. */
+const SUM_COLUMNS = ['settled', 'won', 'lost', 'profit_on_10', 'xp', 'brier_sum', 'clv_sum', 'clv_calls'] as const;
+
 /** Per settled call `c` with its market `m`: the board figures, summed, each call counted `k.w` times (1, or −1 to take it out). */
 const WEIGHTED_SUMS = sql`
   coalesce(sum(k.w), 0)::integer as settled,
@@ -119,13 +122,16 @@ function aggregate(q: BoardQuery, people: readonly number[] | null = null): Frag
  * through an aggregate's state, most of a board's time.
  */
 function corrected(kept: Fragment, corrections: Fragment): Fragment {
-  const plus = (column: string, cast = '') => sql.__dangerous__rawValue(`coalesce(k.${column}, 0) + coalesce(c.${column}, 0)${cast} as ${column}`);
+  const columns = sql.join(SUM_COLUMNS.map((c) => sql.ident(c)), sql`, `);
+  const sums = sql.join(
+    SUM_COLUMNS.map((c) => sql`coalesce(${sql.ident('k', c)}, 0) + coalesce(${sql.ident('c', c)}, 0) as ${sql.ident(c)}`),
+    sql`, `,
+  );
   return sql`
-    select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls, ${RIGHT_PCT} as right_pct
+    select user_id, ${columns}, ${RIGHT_PCT} as right_pct
     from (
-      select coalesce(k.user_id, c.user_id) as user_id, ${plus('settled')}, ${plus('won')}, ${plus('lost')},
-             ${plus('profit_on_10')}, ${plus('xp')}, ${plus('brier_sum')}, ${plus('clv_sum')}, ${plus('clv_calls')}
-      from (select user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls from ${kept}) k
+      select coalesce(k.user_id, c.user_id) as user_id, ${sums}
+      from (select user_id, ${columns} from ${kept}) k
       full join (${corrections}) c on c.user_id = k.user_id
     ) a
     where settled > 0`;
@@ -138,13 +144,22 @@ function corrected(kept: Fragment, corrections: Fragment): Fragment {
  */
 const scoring = (sort: Exclude<LeaderboardSort, 'week'>, a: string) => boardOrder(sort, a);
 
+/**
+ * inputs: the board. outputs: who is on it (`rows`: a from-clause of the aggregate `a` and each
+ * person's user `u`, eligible only) and the board's order over them (`order`).
+ */
+function onBoard(q: BoardQuery): { rows: Fragment; order: Fragment } {
+  const { score, eligible } = scoring(q.sort, 'a');
+  return {
+    rows: sql`(${aggregate(q)}) a join users u on u.id = a.user_id where ${eligible}`,
+    order: sql`${score} desc, a.settled desc, lower(u.handle) collate "C"`,
+  };
+}
+
 /** inputs: the board. outputs: its ranking: every column of the aggregate, and rank. */
 function ranking(q: BoardQuery): Fragment {
-  const { score, eligible } = scoring(q.sort, 'a');
-  return sql`
-    select a.*, (row_number() over (order by ${score} desc, a.settled desc, lower(u.handle) collate "C"))::integer as rank
-    from (${aggregate(q)}) a join users u on u.id = a.user_id
-    where ${eligible}`;
+  const { rows, order } = onBoard(q);
+  return sql`select a.*, (row_number() over (order by ${order}))::integer as rank from ${rows}`;
 }
 
 const keyedBody = z.object({ key: z.number(), body: z.string() });
@@ -164,11 +179,8 @@ export async function boardRanking(tx: Tx, q: BoardQuery): Promise<number[]> {
   await tx.query(sql`set local jit = off`);
   // One text of ids in the board's order (ranking()'s, without numbering it), not a row each:
   // 50,000 rows cost the driver more than the ranking's sort.
-  const { score, eligible } = scoring(q.sort, 'a');
-  const [row] = (await tx.query(sql`
-    select coalesce(string_agg(a.user_id::text, ',' order by ${score} desc, a.settled desc, lower(u.handle) collate "C"), '') as ids
-    from (${aggregate(q)}) a join users u on u.id = a.user_id
-    where ${eligible}`)) as unknown[];
+  const { rows, order } = onBoard(q);
+  const [row] = (await tx.query(sql`select coalesce(string_agg(a.user_id::text, ',' order by ${order}), '') as ids from ${rows}`)) as unknown[];
   const { ids } = rankedIds.parse(row);
   return ids === '' ? [] : ids.split(',').map(Number);
 }
