@@ -420,14 +420,17 @@ describe('incremental builds', () => {
     expect((await event('us-election')).markets[1]?.outcomes.map((o) => o.chance)).toEqual([0.5, 0.5]);
   });
 
+  /** Market m4's outcomes as its event's page shows them: chance and quote. */
+  const m4Quotes = async () =>
+    (await event('ars-che')).markets[3]?.outcomes.map(({ chance, best_bid, best_ask, spread, last_trade_price }) => ({ chance, best_bid, best_ask, spread, last_trade_price }));
+
   it('a market page carries the quotes its live chances came from, and a settled one none', async () => {
     const keys = redisKeys(tr.prefix);
     await tr.redis.hset(keys.quotes, token('m4', 0), '0.8|0.82|0.79', token('m4', 1), '0.18|0.2|');
     await tr.redis.hset(keys.chances, token('m4', 0), '0.81', token('m4', 1), '0.19');
     await dirty('e-soccer');
     await builder.build();
-    const m4 = (await event('ars-che')).markets[3];
-    expect(m4?.outcomes.map(({ chance, best_bid, best_ask, spread, last_trade_price }) => ({ chance, best_bid, best_ask, spread, last_trade_price }))).toEqual([
+    expect(await m4Quotes()).toEqual([
       { chance: 0.81, best_bid: 0.8, best_ask: 0.82, spread: 0.02, last_trade_price: 0.79 },
       { chance: 0.19, best_bid: 0.18, best_ask: 0.2, spread: 0.02, last_trade_price: null },
     ]);
@@ -453,9 +456,8 @@ describe('incremental builds', () => {
     await tr.redis.hset(keys.chances, token('m4', 0), '0.79', token('m4', 1), '0.21');
     await dirty('e-soccer');
     await builder.build();
-    // event() reads the page through the schema the API reads it with.
-    const m4 = (await event('ars-che')).markets[3];
-    expect(m4?.outcomes.map(({ chance, best_bid, best_ask, spread, last_trade_price }) => ({ chance, best_bid, best_ask, spread, last_trade_price }))).toEqual([
+    // m4Quotes reads the page through the schema the API reads it with (event()).
+    expect(await m4Quotes()).toEqual([
       { chance: 0.79, best_bid: 0.83, best_ask: 0.8, spread: -0.03, last_trade_price: 0.79 },
       { chance: 0.21, best_bid: 0.2, best_ask: 0.17, spread: -0.03, last_trade_price: 0.21 },
     ]);
