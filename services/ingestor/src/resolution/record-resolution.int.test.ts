@@ -1,8 +1,11 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { sql } from '@pm/shared/db';
 import { useHarness } from '../testing/harness.js';
 import { gammaEvent, waitFor } from '../testing/fake-exchange.js';
 import type { Ingestor } from '../ingestor.js';
+import { createLogger } from '@pm/shared/logger';
+import { until } from '@pm/shared/wait';
+import { createResolutionRecorder } from './record-resolution.js';
 
 const tok = (n: number) => `2000000000000000000000000000000000000000000000000000000000000000000000${String(n).padStart(3, '0')}`;
 
@@ -151,5 +154,34 @@ describe('closing chances', () => {
     h.fake.broadcastMarket({ event_type: 'market_resolved', id: 'm3', market: '0xm3', assets_ids: [tok(5), tok(6)], winning_asset_id: tok(6), winning_outcome: 'No', timestamp: '300' });
     await waitFor(async () => ((await owed('m3')).length > 0 ? true : undefined), 3000, 'market-resolved row');
     expect((await closing('m3'))?.map(Number)).toEqual([0.22, 0.7]);
+  });
+});
+
+describe('a resolution beside a catalog page writing the same event', () => {
+  it('waits for the page and records the resolution; neither transaction is failed as a deadlock', async () => {
+    const { db } = h.database;
+    // m1 is e1's last open market: resolving it closes the event, which updates the event's row (closed_at).
+    await db.query(sql`update markets set closed = true where id in ('m2', 'm3')`);
+    const logger = createLogger('test', { LOG_LEVEL: 'silent' });
+    const warn = vi.spyOn(logger, 'warn');
+    const recorder = createResolutionRecorder({ db, logger });
+    let resolved: Promise<boolean> | undefined;
+    // A catalog page's order (catalog-db.ts): its events' rows first, then their markets'.
+    await db.tx(async (tx) => {
+      await tx.query(sql`update events set updated_at = now() where id = 'e1'`);
+      resolved = recorder.resolve({ marketId: 'm1', winningOutcomeIndex: 0, voided: false, source: 'ws' });
+      // The resolution's transaction is now waiting on a row this page holds.
+      await until('the resolution to wait on a lock', async () => {
+        const rows = await db.query(sql`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+        return rows.length > 0;
+      }, { timeoutMs: 5000, everyMs: 10 });
+      await tx.query(sql`update markets set updated_at = now() where id = 'm1'`);
+    });
+    expect(await resolved).toBe(true);
+    // Not failed and retried either: the retry is for a conflict this order no longer makes.
+    expect(warn).not.toHaveBeenCalled();
+    expect(await owed('m1')).toEqual([{ marketId: 'm1', eventId: 'e1' }]);
+    const [e] = await db.query(sql`select closed_at from events where id = 'e1'`);
+    expect(e.closed_at).toBeInstanceOf(Date);
   });
 });

@@ -1,5 +1,5 @@
 import type { Logger } from '@pm/shared/logger';
-import { tables, type Db } from '@pm/shared/db';
+import { sql, tables, type Db } from '@pm/shared/db';
 import { writeOutbox } from '@pm/shared/outbox';
 import { isConnectionLoss } from '@pm/shared/records';
 import { sleep } from '@pm/shared/wait';
@@ -15,7 +15,7 @@ import { recordClosingChances, type LiveChances } from './closing-chances.js';
  *
  * The first source to arrive decides the row (on conflict do nothing); repeats (the catalog lists a
  * closed market on every sync) change nothing and write no outbox row. That also makes the statement
- * safe to retry: a Postgres blip (a restart, a dropped connection) is retried with a short backoff,
+ * safe to retry: a Postgres blip (a restart, a dropped connection) or a lost lock conflict is retried with a short backoff,
  * because the ws message that brought the resolution will not come again.
  */
 
@@ -33,7 +33,7 @@ export interface ResolutionRecorderOptions {
   logger: Logger;
   /** The displayed chances the market's closing chances are taken from (closing-chances.ts); absent: catalog prices only. */
   liveChances?: LiveChances;
-  /** Delays before each retry after a lost connection. Default 0.5, 1, 2, 4, 8 s (about 15 s in all). */
+  /** Delays before each retry after a lost connection or a lost lock conflict. Default 0.5, 1, 2, 4, 8 s (about 15 s in all). */
   retryDelaysMs?: readonly number[];
 }
 
@@ -44,6 +44,15 @@ export interface ResolutionRecorder {
   idle(): Promise<void>;
 }
 
+
+/**
+ * Postgres failed the transaction to break a deadlock (40P01) or a serialization conflict (40001):
+ * nothing was written, and the same transaction run again succeeds.
+ */
+function lostLockConflict(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return code === '40P01' || code === '40001';
+}
 
 export function createResolutionRecorder(opts: ResolutionRecorderOptions): ResolutionRecorder {
   const retryDelays = opts.retryDelaysMs ?? [500, 1000, 2000, 4000, 8000];
@@ -63,8 +72,12 @@ export function createResolutionRecorder(opts: ResolutionRecorderOptions): Resol
         return await resolveOnce(r);
       } catch (err) {
         const delay = retryDelays[attempt];
-        if (!isConnectionLoss(err) || delay === undefined) throw err;
-        opts.logger.warn({ err: err instanceof Error ? err.message : String(err), marketId: r.marketId, attempt: attempt + 1 }, 'postgres unavailable while recording a resolution; retrying');
+        const lost = isConnectionLoss(err);
+        if (!(lost || lostLockConflict(err)) || delay === undefined) throw err;
+        opts.logger.warn(
+          { err: err instanceof Error ? err.message : String(err), marketId: r.marketId, attempt: attempt + 1 },
+          lost ? 'postgres unavailable while recording a resolution; retrying' : 'recording a resolution lost a lock conflict; retrying',
+        );
         await sleep(delay);
       }
     }
@@ -77,7 +90,13 @@ export function createResolutionRecorder(opts: ResolutionRecorderOptions): Resol
     // by resolved_at: a concurrent resolution waits on the row lock and then matches nothing); the
     // outbox row is written only by the transaction that resolved the market.
     const row = await opts.db.tx(async (tx) => {
-      const market = await tables.markets(tx).find({ id: r.marketId }).select('id').one();
+      // Input: market id. Output: the market (none: unknown), its event's row and then its own
+      // locked (no key update), in the catalog page's order (catalog-db.ts: events, then markets). Resolving
+      // closes the market, and closing a market updates its event's closed_at (trigger
+      // markets_closed_at): locked market-first, this transaction and a catalog page writing the
+      // same event waited on each other, and Postgres broke the deadlock by failing one of them.
+      await tx.query(sql`select e.id from events e join markets m on m.event_id = e.id where m.id = ${r.marketId} for no key update of e`);
+      const [market]: Array<{ id: string }> = await tx.query(sql`select id from markets where id = ${r.marketId} for no key update`);
       if (!market) return { known: false, marked: false };
       await tables.market_resolutions(tx).insertOrIgnore({
         market_id: market.id,
