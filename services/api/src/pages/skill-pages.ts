@@ -34,8 +34,12 @@ export interface BoardQuery {
   asOf: Date;
 }
 
-/** Columns every board aggregate has, per person: the same names as user_records. */
-const RIGHT_PCT = sql`coalesce(round(100 * won::numeric / nullif(won + lost, 0)), 0)::integer`;
+/**
+ * A person's right % on a computed board: the domain's rightPct (100 × won / decided, halves up) in
+ * integers, floor((200 × won + decided) / (2 × decided)), exact for counts. The numeric division it
+ * replaces, once per person on every ranking, was a sixth of a right board's ranking.
+ */
+const RIGHT_PCT = sql`case when won + lost > 0 then ((200 * won::bigint + won + lost) / (2 * (won + lost)::bigint))::integer else 0 end`;
 
 /** The sums every board counts per person: kept rows' columns, and WEIGHTED_SUMS' names. */
 const SUM_COLUMNS = ['settled', 'won', 'lost', 'profit_on_10', 'xp', 'brier_sum', 'clv_sum', 'clv_calls'] as const;
