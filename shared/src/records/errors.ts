@@ -41,13 +41,27 @@ export class RecordsUnavailable extends Error {
   }
 }
 
+/** The error's SQLSTATE or driver code ('' without one). */
+function errorCode(err: unknown): string {
+  return typeof err === 'object' && err !== null ? String((err as { code?: unknown }).code ?? '') : '';
+}
+
 /** SQLSTATE classes and driver errors that mean "the server or the connection went away", not "this write is wrong". */
 export function isConnectionLoss(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
-  const code = String((err as { code?: unknown }).code ?? '');
+  const code = errorCode(err);
   // 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
   if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
   if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT') return true;
   const message = err instanceof Error ? err.message : '';
   return /Connection terminated|connection is closed|Client has encountered a connection error|terminating connection/i.test(message);
+}
+
+/**
+ * Postgres failed the transaction to break a deadlock (40P01) or a serialization conflict (40001):
+ * nothing was written, and the same transaction run again can succeed.
+ */
+export function isLockConflict(err: unknown): boolean {
+  const code = errorCode(err);
+  return code === '40P01' || code === '40001';
 }

@@ -3,7 +3,7 @@
  * combos at the live chance, and the trigger that requests projection and snapshot work after a write.
  */
 export { createRecords, MIN_COMBO_LEGS, MAX_COMBO_LEGS, type Records, type RecordsDeps, type CreateUserInput, type RecordCallInput, type RecordComboInput } from './records.js';
-export { RecordRefused, RecordsUnavailable, isConnectionLoss, type RecordRefusedCode } from './errors.js';
+export { RecordRefused, RecordsUnavailable, isConnectionLoss, isLockConflict, type RecordRefusedCode } from './errors.js';
 export {
   createRecordsTrigger,
   recordsDirtyKey,

@@ -1,7 +1,7 @@
 import type { Logger } from '@pm/shared/logger';
 import { sql, tables, type Db } from '@pm/shared/db';
 import { writeOutbox } from '@pm/shared/outbox';
-import { isConnectionLoss } from '@pm/shared/records';
+import { isConnectionLoss, isLockConflict } from '@pm/shared/records';
 import { sleep } from '@pm/shared/wait';
 import { recordClosingChances, type LiveChances } from './closing-chances.js';
 
@@ -15,8 +15,9 @@ import { recordClosingChances, type LiveChances } from './closing-chances.js';
  *
  * The first source to arrive decides the row (on conflict do nothing); repeats (the catalog lists a
  * closed market on every sync) change nothing and write no outbox row. That also makes the statement
- * safe to retry: a Postgres blip (a restart, a dropped connection) or a lost lock conflict is retried with a short backoff,
- * because the ws message that brought the resolution will not come again.
+ * safe to retry: a Postgres blip (a restart, a dropped connection) or a lost lock conflict is
+ * retried with a short backoff, because the ws message that brought the resolution will not come
+ * again.
  */
 
 /** A resolution as a source reports it (the ws `market_resolved` message, or the catalog). */
@@ -45,15 +46,6 @@ export interface ResolutionRecorder {
 }
 
 
-/**
- * Postgres failed the transaction to break a deadlock (40P01) or a serialization conflict (40001):
- * nothing was written, and the same transaction run again succeeds.
- */
-function lostLockConflict(err: unknown): boolean {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-  return code === '40P01' || code === '40001';
-}
-
 export function createResolutionRecorder(opts: ResolutionRecorderOptions): ResolutionRecorder {
   const retryDelays = opts.retryDelaysMs ?? [500, 1000, 2000, 4000, 8000];
 
@@ -73,7 +65,7 @@ export function createResolutionRecorder(opts: ResolutionRecorderOptions): Resol
       } catch (err) {
         const delay = retryDelays[attempt];
         const lost = isConnectionLoss(err);
-        if (!(lost || lostLockConflict(err)) || delay === undefined) throw err;
+        if (!(lost || isLockConflict(err)) || delay === undefined) throw err;
         opts.logger.warn(
           { err: err instanceof Error ? err.message : String(err), marketId: r.marketId, attempt: attempt + 1 },
           lost ? 'postgres unavailable while recording a resolution; retrying' : 'recording a resolution lost a lock conflict; retrying',
@@ -91,8 +83,8 @@ export function createResolutionRecorder(opts: ResolutionRecorderOptions): Resol
     // outbox row is written only by the transaction that resolved the market.
     const row = await opts.db.tx(async (tx) => {
       // Input: market id. Output: the market (none: unknown), its event's row and then its own
-      // locked (no key update), in the catalog page's order (catalog-db.ts: events, then markets). Resolving
-      // closes the market, and closing a market updates its event's closed_at (trigger
+      // locked (no key update), in the catalog page's order (catalog-db.ts: events, then markets).
+      // Resolving closes the market, and closing a market updates its event's closed_at (trigger
       // markets_closed_at): locked market-first, this transaction and a catalog page writing the
       // same event waited on each other, and Postgres broke the deadlock by failing one of them.
       await tx.query(sql`select e.id from events e join markets m on m.event_id = e.id where m.id = ${r.marketId} for no key update of e`);
