@@ -6,6 +6,7 @@ import type { Db } from '@pm/shared/db';
 import { settlementMessage, type StreamWriter } from '@pm/shared/stream';
 import type { RecordsDirtyMember, RecordsTrigger } from '@pm/shared/records';
 import { withDeadline } from '@pm/shared/wait';
+import { tidyRecords, TIDY_RECORDS_AFTER } from '../projections/run.js';
 import { settleMarket, UnknownMarket, UnresolvedMarket } from './settle-market.js';
 
 const jobDataSchema = z.object({ marketId: z.string().min(1) });
@@ -29,6 +30,8 @@ export interface SettleMarketDeps {
   buildRecords?: () => Promise<unknown>;
   /** How long the follow-ups above are waited for. Default 15 s. */
   followUpDeadlineMs?: number;
+  /** A settlement that moved this many people's records vacuums them after its commit. Default TIDY_RECORDS_AFTER. */
+  tidyAfter?: number;
 }
 
 /**
@@ -63,10 +66,13 @@ export function createSettleMarketProcessor(deps: SettleMarketDeps) {
       throw err;
     }
     deps.logger.info({ marketId, calls: settled.calls, legs: settled.legs, combos: settled.combos.length, recomputed: settled.recomputed, ms: settled.ms }, 'market settled');
+    // Beside the follow-ups below, on a connection of its own: the pages read right after a big
+    // settlement count ranks over the records it just rewrote (projections/run.ts tidyRecords).
+    const tidied = settled.userIds.length >= (deps.tidyAfter ?? TIDY_RECORDS_AFTER) ? tidy(deps, marketId) : Promise.resolve();
     // The event stream hears of a settlement once: the run that settled the market or anything on it.
     if (settled.first || settled.calls.won + settled.calls.lost + settled.calls.void + settled.legs > 0) deps.stream?.append(settlementMessage(settled, Date.now()));
     const changed = settled.first || settled.legs > 0 || Object.values(settled.calls).some((n) => n > 0);
-    if (!deps.records || !(changed || job.attemptsMade > 0)) return;
+    if (!deps.records || !(changed || job.attemptsMade > 0)) return tidied;
     // The market names its settled calls: its build remakes the objects of those its lists show (a
     // member per call made a 10,000-call settlement's build look up 10,000 ids for nothing).
     const members: RecordsDirtyMember[] = [`market:${marketId}`, 'leaderboard', ...(settled.legs > 0 ? (['combos'] as const) : [])];
@@ -84,7 +90,19 @@ export function createSettleMarketProcessor(deps: SettleMarketDeps) {
     } catch (err) {
       deps.logger.warn({ marketId, err }, 'settlement follow-ups unfinished; the outbox relay requests them again');
     }
+    await tidied;
   };
+}
+
+/** tidyRecords, timed and logged; never the job's failure (the settlement has committed; autovacuum does the same later). */
+async function tidy(deps: Pick<SettleMarketDeps, 'db' | 'logger'>, marketId: string): Promise<void> {
+  const started = performance.now();
+  try {
+    await tidyRecords(deps.db);
+    deps.logger.debug({ marketId, ms: Math.round(performance.now() - started) }, 'records vacuumed after a settlement');
+  } catch (err) {
+    deps.logger.warn({ marketId, err }, 'records not vacuumed after a settlement');
+  }
 }
 
 /** How long a settlement waits for its record snapshots before leaving them to the outbox relay. */

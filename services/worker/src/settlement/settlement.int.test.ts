@@ -99,6 +99,12 @@ function startWorker() {
   });
 }
 
+interface PlanNode {
+  'Node Type': string;
+  'Heap Fetches'?: number;
+  Plans?: PlanNode[];
+}
+
 const until = (ok: () => Promise<boolean>, timeoutMs = 15_000) => waiting.until('the settlement jobs', ok, { timeoutMs, everyMs: 50 });
 
 
@@ -367,6 +373,46 @@ describe('the people of a settlement', () => {
       await worker.close();
       await trigger.close();
     }
+  });
+
+  it('are vacuumed after a settlement that moved many of them: counting a rank over their records reads the index alone', async () => {
+    /** Heap pages a rank count (an index range of a board, migration 0012) had to read to check its entries. */
+    const heapFetches = async (): Promise<number> =>
+      tdb.db.tx(async (tx) => {
+        await tx.query(sql`set local enable_seqscan = off`);
+        await tx.query(sql`set local enable_bitmapscan = off`);
+        const [row] = (await tx.query(sql`
+          explain (analyze, format json) select count(*) from user_records o where o.settled >= 1 and (o.profit_on_10, o.settled) > (-1000000, 0)`)) as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
+        const found: PlanNode[] = [];
+        const walk = (n: PlanNode) => {
+          if (n['Node Type'] === 'Index Only Scan') found.push(n);
+          for (const c of n.Plans ?? []) walk(c);
+        };
+        walk(row!['QUERY PLAN'][0]!.Plan);
+        expect(found).toHaveLength(1);
+        return found[0]!['Heap Fetches']!;
+      });
+    async function settleWith(marketId: string, tidyAfter: number): Promise<void> {
+      await insertMarkets(tdb.db, [marketId]);
+      await callsOn(marketId);
+      await logResolution(tdb.db, marketId, 0);
+      const connection = tr.redis.duplicate({ maxRetriesPerRequest: null });
+      connections.push(connection);
+      const worker = new Worker('settlement', createSettleMarketProcessor({ db: tdb.db, logger, tidyAfter }), { connection, prefix: queuePrefix(tr.prefix) });
+      try {
+        await queue.add('settle-market', { marketId }, { jobId: `settle-${marketId}` });
+        await until(async () => (await queue.getJobState(`settle-${marketId}`)) === 'completed');
+      } finally {
+        await worker.close();
+      }
+    }
+    // Four people moved, fewer than asked for: their rewritten records are left to autovacuum, and the
+    // count checks the heap for them.
+    await settleWith('few', 5);
+    expect(await heapFetches()).toBeGreaterThan(0);
+    // As many as asked for: the job vacuums the records before it completes.
+    await settleWith('many', 4);
+    expect(await heapFetches()).toBe(0);
   });
 
   it('are settled and the job completes when the Redis its follow-ups write to never answers: the follow-ups are left to the outbox relay after their deadline', async () => {
