@@ -50,12 +50,18 @@ const sumsByField = (which: Fragment) => sql`
 
 const FIELD_COLUMNS = sql`user_id, field, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls`;
 
-/** Adds `excluded` (rows of sums) into the existing rows: the tail of an insert into user_field_records. */
-const ADD = sql`
-    on conflict (field, user_id) do update set
+/**
+ * inputs: a sums table's key (its conflict target). outputs: the tail of an insert `as r` into it
+ * (user_field_records, user_window_records) that adds `excluded` (rows of AGGREGATES' sums) into
+ * the existing rows.
+ */
+export const addSums = (key: Fragment) => sql`
+    on conflict (${key}) do update set
       settled = r.settled + excluded.settled, won = r.won + excluded.won, lost = r.lost + excluded.lost,
       profit_on_10 = r.profit_on_10 + excluded.profit_on_10, xp = r.xp + excluded.xp,
       brier_sum = r.brier_sum + excluded.brier_sum, clv_sum = r.clv_sum + excluded.clv_sum, clv_calls = r.clv_calls + excluded.clv_calls`;
+
+const ADD = addSums(sql`field, user_id`);
 
 export const fieldRecords: Projection = {
   name: 'user_field_records',

@@ -1,6 +1,6 @@
 import { WINDOW_MS } from '@pm/shared/domain';
 import { sql } from '@pm/shared/db';
-import { AGGREGATES, replacePeopleRows } from './field-records.js';
+import { addSums, AGGREGATES, replacePeopleRows } from './field-records.js';
 import type { Projection, Tx } from './projection.js';
 
 /**
@@ -29,12 +29,7 @@ const FIELDS = sql`cross join lateral (values (''), ('c:' || e.category), ('l:' 
 
 const COLUMNS = sql`span, field, user_id, settled, won, lost, profit_on_10, xp, brier_sum, clv_sum, clv_calls`;
 
-/** Adds `excluded` (rows of sums) into the existing rows: the tail of an insert into user_window_records. */
-const ADD = sql`
-    on conflict (span, field, user_id) do update set
-      settled = r.settled + excluded.settled, won = r.won + excluded.won, lost = r.lost + excluded.lost,
-      profit_on_10 = r.profit_on_10 + excluded.profit_on_10, xp = r.xp + excluded.xp,
-      brier_sum = r.brier_sum + excluded.brier_sum, clv_sum = r.clv_sum + excluded.clv_sum, clv_calls = r.clv_calls + excluded.clv_calls`;
+const ADD = addSums(sql`span, field, user_id`);
 
 export const windowRecords: Projection = {
   name: 'user_window_records',

@@ -180,6 +180,16 @@ describe('incremental builds from the dirty set', () => {
     expect(await tr.redis.scard(redisKeys(tr.prefix).dirtyRecords)).toBe(0);
   });
 
+  it('a build that finds no member (a build since its request read them) rebuilds nothing: what no member names waits for one that does', async () => {
+    const before = await read('combos:open', comboListSnapshotSchema);
+    await tdb.db.query(sql`update combo_legs set status = 'won', settled_at = ${at(90)} where market_id = 'm1'`);
+    await expect(builder.build()).resolves.toMatchObject({ full: false, calls: 0, markets: 0, written: 0 });
+    expect(await read('combos:open', comboListSnapshotSchema)).toEqual(before);
+    await markDirty('combos');
+    await expect(builder.build()).resolves.toMatchObject({ full: false, written: 2 });
+    expect((await read('combos:open', comboListSnapshotSchema)).combos[0]?.legs.map((l) => l.status)).toEqual(['won', 'open']);
+  });
+
   it("settling a market refreshes every call's object on it, the market's and the latest list, and the combo lists", async () => {
     const before = (await read('calls:latest', callListSnapshotSchema)).calls;
     await settleM1Calls();
