@@ -19,6 +19,7 @@ import { listRanking } from './snapshots/snapshot-schemas.js';
 import { createLivePrices } from './snapshots/live-prices.js';
 import { createCursors } from './pages/cursor.js';
 import { createPageReader } from './pages/pages.js';
+import { createSharedRankings } from './pages/shared-rankings.js';
 import { createCandleReader } from './pages/candles.js';
 import { createApiReadPool } from './pages/read-pool.js';
 import { createEventLookup } from './pages/event-lookup.js';
@@ -77,7 +78,12 @@ export function createApiServer(deps: ApiServerDependencies): ApiServer {
   // Postgres reads (pages/pages.ts: pages past the first, a person's pages, a call's page; pages/candles.ts):
   // small pools connected on first use, on the read replica when there is a fresh one (pages/read-pool.ts).
   const readDb = createApiReadPool(config, logger, metrics);
-  const pages = createPageReader({ db: readDb, webUrl: config.PUBLIC_WEB_URL, logger });
+  const pages = createPageReader({
+    db: readDb,
+    webUrl: config.PUBLIC_WEB_URL,
+    logger,
+    sharedRankings: createSharedRankings({ redis, prefix: config.REDIS_PREFIX, logger }),
+  });
   // The candles share the page reader's pool (closed with it), so they follow the replica and its fallback too.
   const candles = createCandleReader({ db: { query: readDb.query }, logger });
   // An event Postgres knows whose snapshots Redis does not hold (a closed one, retired): the worker builds them on request.

@@ -71,6 +71,7 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   { family: 'snap:event', space: 'stack', tail: /^snap:event:.+$/, type: 'hash', how: 'retired', bound: `one per event; ${retired}` },
   { family: 'snap:history', space: 'stack', tail: /^snap:history:[^:]+:[^:]+$/, type: 'hash', how: 'retired', bound: `four per market (1d, 1w, 1m, max); ${retired}` },
   { family: 'snap:calls:market', space: 'stack', tail: /^snap:calls:market:.+$/, type: 'hash', how: 'retired', bound: `one per market with calls; ${retired}` },
+  { family: 'board-ranking', space: 'stack', tail: /^board-ranking:.+$/, type: 'string', how: 'ttl', bound: 'one per computed board ranked in the last 10 s (PX the rankings\' age bound); ~7 bytes per person on it' },
   { family: 'market-events', space: 'stack', tail: /^market-events$/, type: 'hash', how: 'retired', bound: 'one field per market; a closed event\'s markets are deleted CLOSED_RETENTION_HOURS after it closed' },
   { family: 'lease:ingestor', space: 'stack', tail: /^lease:ingestor:.+$/, type: 'string', how: 'ttl', bound: 'PX INGESTOR_LEASE_SECONDS, renewed by its live owner' },
   { family: 'ingestors', space: 'stack', tail: /^ingestors$/, type: 'hash', how: 'live', bound: 'one field per live ingestor; the others delete a silent one' },

@@ -50,6 +50,11 @@ export interface RedisKeys {
   /** hash per snapshot: `body` (serialised JSON), `etag` (strong, quoted), `built_at` (ms). */
   snapshot: (name: SnapshotName) => string;
   /**
+   * string per computed board (`<sort>|<window>|<field>`): its latest ranking as an API process made
+   * it, for the others (services/api/src/pages/shared-rankings.ts); PX the rankings' age bound.
+   */
+  boardRanking: (board: string) => string;
+  /**
    * pub/sub channel: every snapshot write is announced here, in the same MULTI as the write, with
    * `{"name": <SnapshotName>, "etag": <etag>}` (shared/src/redis/snapshot-announce.ts); the API swaps its
    * in-memory copy on it.
@@ -144,6 +149,7 @@ export function redisKeys(prefix: string): RedisKeys {
     catalogVersion: `${base}:catalog:version`,
     catalogDirtyEvents: `${base}:dirty:catalog`,
     snapshot: (name) => `${base}:snap:${name}`,
+    boardRanking: (board) => `${base}:board-ranking:${board}`,
     snapshotAnnounce: `${base}:snap:announce`,
     feedAnnounce: `${base}:feed:announce`,
     snapshotBuiltAt: `${base}:snapshots:built`,

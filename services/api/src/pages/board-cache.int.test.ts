@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { leaderboardRowSchema } from '@pm/shared/api';
 import { IsolationLevel, sql, type Db } from '@pm/shared/db';
-import { createTestDatabase, type TestDatabase } from '@pm/shared/testing';
+import net from 'node:net';
+import { Redis } from 'ioredis';
+import { createLogger } from '@pm/shared/logger';
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { createBoardCache, type BoardCache, type BoardPageQuery } from './board-cache.js';
+import { createSharedRankings, type SharedRankings } from './shared-rankings.js';
 import { boardPageOf, boardRanking } from './skill-pages.js';
 
 /**
@@ -15,14 +19,18 @@ import { boardPageOf, boardRanking } from './skill-pages.js';
 
 let tdb: TestDatabase;
 let db: Db;
+let tr: TestRedis;
+const logger = createLogger('board-cache-test', { LOG_LEVEL: 'silent' });
 const DAY = 24 * 3_600_000;
 const t0 = new Date('2026-09-30T12:00:00Z');
 
 beforeAll(async () => {
   tdb = await createTestDatabase('board_cache');
   db = tdb.db;
+  tr = await createTestRedis('board_cache');
 });
 afterAll(async () => {
+  await tr?.cleanup();
   await tdb?.drop();
 });
 
@@ -186,5 +194,70 @@ describe('computed board pages held in memory', () => {
     expect(handles(await cache.page({ ...day(), limit: 1 }))).toEqual(['ann']);
     expect(handles(await cache.page({ ...day(), asOf: first!.asOf, live: false, start: { after: 0 }, limit: 1 }))).toEqual(['ann']);
     expect(computed).toBe(3);
+  });
+});
+
+describe('computed board rankings shared between API processes', () => {
+  /** An API process's cache over the shared rankings `shared`, counting the rankings it makes itself. */
+  function processCache(shared: SharedRankings) {
+    const made = { n: 0 };
+    const cache = createBoardCache({
+      read: (_what, run) => db.tx(run, { readOnly: true, isolationLevel: IsolationLevel.REPEATABLE_READ }),
+      rank: (tx, q) => {
+        made.n++;
+        return boardRanking(tx, q);
+      },
+      page: boardPageOf,
+      clock: () => now,
+      shared,
+    });
+    return { cache, made };
+  }
+
+  it('rank a board once for every process: another answers from that ranking while it is current, and after a settlement ranks it once again between them', async () => {
+    const shared = createSharedRankings({ redis: tr.redis, prefix: `${tr.prefix}_shared`, logger });
+    const a = processCache(shared);
+    const b = processCache(shared);
+    await settle('ann', new Date(t0.getTime() - 3_600_000), 20);
+    await settle('bob', new Date(t0.getTime() - 7_200_000), 10);
+    const first = await a.cache.page(day());
+    now += 1_000;
+    const fromA = await b.cache.page(day());
+    expect(handles(fromA)).toEqual(['ann', 'bob']);
+    expect(fromA!.asOf).toEqual(first!.asOf);
+    expect([a.made.n, b.made.n]).toEqual([1, 0]);
+    expect(b.cache.stats()).toMatchObject({ shared: 1, misses: 0 });
+    // B holds it from then on; a person's `around` is cut from it too.
+    expect(handles(await b.cache.page({ ...day(), start: { around: 'bob' } }))).toEqual(['ann', 'bob']);
+    expect(b.made.n).toBe(0);
+
+    // A settlement: the first process asked ranks again; the other takes that ranking, not its own stale one.
+    await settle('cy', new Date(t0.getTime() + 500), 30);
+    now += 1_000;
+    expect(handles(await b.cache.page(day()))).toEqual(['cy', 'ann', 'bob']);
+    now += 1_000;
+    expect(handles(await a.cache.page(day()))).toEqual(['cy', 'ann', 'bob']);
+    expect([a.made.n, b.made.n]).toEqual([1, 1]);
+  });
+
+  it('rank for themselves, and answer, when Redis does not answer', async () => {
+    // A server that accepts connections and never replies.
+    const sockets: net.Socket[] = [];
+    const blackhole = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
+    const hung = new Redis((blackhole.address() as net.AddressInfo).port, '127.0.0.1', { maxRetriesPerRequest: null });
+    hung.on('error', () => {});
+    try {
+      const { cache, made } = processCache(createSharedRankings({ redis: hung, prefix: tr.prefix, logger }));
+      await settle('ann', new Date(t0.getTime() - 3_600_000), 20);
+      expect(handles(await cache.page(day()))).toEqual(['ann']);
+      now += 1_000;
+      expect(handles(await cache.page(day()))).toEqual(['ann']);
+      expect(made.n).toBe(1);
+    } finally {
+      hung.disconnect();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => blackhole.close(() => resolve()));
+    }
   });
 });

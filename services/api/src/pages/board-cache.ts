@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { WINDOW_MS } from '@pm/shared/domain';
 import { sql, type Db } from '@pm/shared/db';
 import type { Page } from './pages.js';
+import type { SharedRankings } from './shared-rankings.js';
 import type { BoardQuery, BoardStart } from './skill-pages.js';
 
 type Tx = Pick<Db, 'query'>;
@@ -20,8 +21,8 @@ export interface BoardPage extends Page {
 
 export interface BoardCache {
   page(q: BoardPageQuery): Promise<BoardPage | null>;
-  /** hits and misses count rankings: answered from a held one, or ranked. */
-  stats(): { hits: number; misses: number; entries: number; bytes: number };
+  /** hits and misses count rankings: answered from a held one, or ranked; `shared` the hits on one another process made. */
+  stats(): { hits: number; misses: number; shared: number; entries: number; bytes: number };
 }
 
 /**
@@ -55,7 +56,10 @@ interface Held {
  * Then the page is answered as ranked at t0 (its next_cursor carries t0, so the walk stays on that
  * ranking). The order's last tie-break is the handle, which may change without a settlement: a
  * ranking is held for at most `maxAgeMs`. Identical rankings in flight are made once. Bounded by
- * entries and by bytes (least recently used out).
+ * entries and by bytes (least recently used out). With `shared`, a live request this process holds
+ * no current ranking for first tries the latest one another API process made (shared-rankings.ts),
+ * checked the same way, and every live ranking made here is offered to the others: a settlement
+ * costs each board one ranking, not one per API process.
  */
 export function createBoardCache(deps: {
   read: <T>(what: string, run: (tx: Tx) => Promise<T>) => Promise<T>;
@@ -67,6 +71,7 @@ export function createBoardCache(deps: {
   maxEntries?: number;
   maxBytes?: number;
   maxAgeMs?: number;
+  shared?: SharedRankings;
 }): BoardCache {
   const clock = deps.clock ?? Date.now;
   const maxEntries = deps.maxEntries ?? 1000;
@@ -88,6 +93,7 @@ export function createBoardCache(deps: {
   const inFlight = new Map<string, Promise<Held | null>>();
   let hits = 0;
   let misses = 0;
+  let sharedHits = 0;
 
   /** Whether `h`, ranked at its instant, is still the board of the request's instant, read in `tx`'s snapshot. */
   async function current(tx: Tx, q: BoardPageQuery, h: Held): Promise<boolean> {
@@ -113,6 +119,23 @@ export function createBoardCache(deps: {
     held.get(key);
     hits++;
     return page === null ? null : { ...page, asOf: h.asOf };
+  }
+
+  /**
+   * The request's page from the latest ranking another process made of the board (not the one this
+   * process just found out of date), held from then on; undefined when there is none still current.
+   */
+  async function fromShared(board: string, q: BoardPageQuery, stale: Held | undefined): Promise<BoardPage | null | undefined> {
+    const s = await deps.shared?.get(board);
+    if (s === undefined || s === null || (stale !== undefined && s.asOf.getTime() === stale.asOf.getTime() && s.epoch === stale.epoch)) return undefined;
+    const h: Held = { ...s, bytes: 256 + s.ranked.length * 8 };
+    const key = `${board}|${s.asOf.getTime()}`;
+    const page = await fromHeld(key, q, h);
+    if (page === undefined) return undefined;
+    held.set(key, h);
+    latest.set(board, s.asOf.getTime());
+    sharedHits++;
+    return page;
   }
 
   /**
@@ -142,7 +165,10 @@ export function createBoardCache(deps: {
         return { h, page: await deps.page(tx, query, ranked, start, limit) };
       });
       held.set(key, h);
-      if (live) latest.set(board, q.asOf.getTime());
+      if (live) {
+        latest.set(board, q.asOf.getTime());
+        void deps.shared?.put(board, h, maxAgeMs);
+      }
       answer(h);
       return page === null ? null : { ...page, asOf: h.asOf };
     } catch (err) {
@@ -164,8 +190,12 @@ export function createBoardCache(deps: {
         if (page !== undefined) return page;
         held.delete(key);
       }
+      if (q.live) {
+        const page = await fromShared(board, q, h);
+        if (page !== undefined) return page;
+      }
       return rankAndAnswer(board, q);
     },
-    stats: () => ({ hits, misses, entries: held.size, bytes: held.calculatedSize }),
+    stats: () => ({ hits, misses, shared: sharedHits, entries: held.size, bytes: held.calculatedSize }),
   };
 }

@@ -5,6 +5,7 @@ import type { Logger } from '@pm/shared/logger';
 import { ApiError } from '../http/errors.js';
 import { boardPageOf, boardRanking, keptRank, userSkill } from './skill-pages.js';
 import { createBoardCache, type BoardPage, type BoardPageQuery } from './board-cache.js';
+import type { SharedRankings } from './shared-rankings.js';
 
 /**
  * The API's one read-only way into Postgres (contracts: "the API may read Postgres through ONE
@@ -108,7 +109,9 @@ const POOL_SIZE = 8;
  *   timeout, made on first use); or `db`, a pool of the caller's (the API's read pool, read-pool.ts,
  *   which sends these statements to a replica when there is one; a test's pool), which close() then disposes too.
  */
-export function createPageReader(deps: ({ databaseUrl: string } | { db: ReadQueryable & Pick<Db, 'dispose'> }) & { webUrl: string; logger: Logger }): PageReader {
+export function createPageReader(
+  deps: ({ databaseUrl: string } | { db: ReadQueryable & Pick<Db, 'dispose'> }) & { webUrl: string; logger: Logger; sharedRankings?: SharedRankings },
+): PageReader {
   const { webUrl, logger } = deps;
   const db = 'db' in deps ? deps.db : createDb(deps.databaseUrl, { poolSize: POOL_SIZE, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
 
@@ -130,7 +133,7 @@ export function createPageReader(deps: ({ databaseUrl: string } | { db: ReadQuer
     }
   }
 
-  const boards = createBoardCache({ read, rank: boardRanking, page: boardPageOf });
+  const boards = createBoardCache({ read, rank: boardRanking, page: boardPageOf, ...(deps.sharedRankings ? { shared: deps.sharedRankings } : {}) });
 
   /**
    * One SELECT on its own (one snapshot of the database by itself): one round trip where a
