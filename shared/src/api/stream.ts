@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { count } from './fields.js';
-import { quoteShape } from './resources.js';
+import { quoteShape, tradeFields } from './resources.js';
 
 /**
  * `GET /api/v1/stream` (docs/design.md "Streams"): the push channel, as Server-Sent Events. Its messages'
@@ -82,21 +82,6 @@ export const callMessageSchema = z
   })
   .meta({ id: 'StreamCall', description: '`event: call` — a call was recorded.' });
 export type CallMessage = z.infer<typeof callMessageSchema>;
-
-export const tradeSides = ['BUY', 'SELL'] as const;
-
-/** A trade of the tape, as `/markets/{slug}/trades` lists it and the stream's `trade` message carries it. */
-export const tradeFields = {
-  id: z.string().meta({ description: 'The trade\'s id: stable and opaque (the same trade always has the same id)' }),
-  market_id: z.string(),
-  outcome_index: count,
-  outcome: z.string().meta({ description: 'Outcome name: the token that printed' }),
-  price: z.number().min(0).max(1).meta({ description: 'Price per share, dollars (0 to 1)' }),
-  size: z.number().positive().meta({ description: 'Shares' }),
-  notional: z.number().min(0).meta({ description: 'price × size, dollars' }),
-  side: z.enum(tradeSides).meta({ description: 'The taker\'s side on this outcome\'s token' }),
-  at: timestamp.meta({ description: 'The exchange\'s time of the match, with milliseconds' }),
-};
 
 export const tradeMessageSchema = z
   .object({ ...tradeFields, event: eventSlug })

@@ -38,7 +38,10 @@ export interface TapeQuery {
 const DAY_MS = 86_400_000;
 const FIRST_WINDOW_MS = 60_000;
 
-export async function readTape(db: Queryable, q: TapeQuery): Promise<TapeTrade[]> {
+/** Anything that runs a query: a pool, a transaction, the API's read pool. */
+type Reader = Pick<Queryable, 'query'>;
+
+export async function readTape(db: Reader, q: TapeQuery): Promise<TapeTrade[]> {
   if (q.series.length === 0 || q.limit <= 0) return [];
   const series = [...q.series];
   const upper = q.after === undefined ? q.toMs - 1 : Math.min(q.toMs - 1, q.after.atMs);
@@ -56,7 +59,7 @@ export async function readTape(db: Queryable, q: TapeQuery): Promise<TapeTrade[]
 }
 
 /** The page's trades within [from, upper], after the position when given. */
-async function window(db: Queryable, series: number[], from: number, upper: number, q: TapeQuery): Promise<TapeTrade[]> {
+async function window(db: Reader, series: number[], from: number, upper: number, q: TapeQuery): Promise<TapeTrade[]> {
   const a = q.after;
   const rows: Array<{ series: number; at: number; px: number; sz: number; k: string }> = await db.query(sql`
     select t.series, t.lo + u.off as at, u.px, u.sz, u.k::text as k
