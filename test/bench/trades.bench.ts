@@ -22,7 +22,6 @@ import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { WebSocketServer } from 'ws';
-import { parseConfig } from '@pm/shared/config';
 import { sql } from '@pm/shared/db';
 import { redisKeys } from '@pm/shared/redis';
 import { STREAM_RETENTION_MS } from '@pm/shared/stream';

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { TradePrint } from '../exchange/market-ws.js';
 
 /**
- * A print as the tape stores it (docs/trades.md): the exchange's time, the price in millionths, the
+ * A print as the tape stores it (docs/design.md "Trades"): the exchange's time, the price in millionths, the
  * size signed by the taker's side, and the 64-bit identity key that makes a repeat recognisable.
  */
 export interface StoredTrade {

@@ -2,7 +2,7 @@ import { sql, type Db, type Queryable } from '../db/connection.js';
 import { dayOfMs, ensureTradePartitions } from './write.js';
 
 /**
- * The tape's retention (docs/trades.md): raw trades are kept TRADES_RETENTION_DAYS, then dropped a
+ * The tape's retention (docs/design.md "Trades"): raw trades are kept TRADES_RETENTION_DAYS, then dropped a
  * whole day's partition at a time, never row by row. `trade_series` stays: when a series' data began
  * is still true after its first days are gone.
  */
