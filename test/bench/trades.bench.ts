@@ -131,9 +131,14 @@ async function record(frames: string[], label: string, db?: Awaited<ReturnType<t
   await new Promise<void>((r) => wss.once('listening', () => r()));
   let started = 0;
   wss.on('connection', (ws) => {
-    ws.once('message', () => {
-      started = performance.now();
-      for (const f of frames) ws.send(f);
+    // The exchange answers PING; the feed is sent once, to the first subscription (a socket recycled
+    // under load would otherwise get it all again: repeats, not new prints).
+    ws.on('message', (data) => {
+      if (String(data) === 'PING') ws.send('PONG');
+      else if (started === 0) {
+        started = performance.now();
+        for (const f of frames) ws.send(f);
+      }
     });
   });
   let received = 0;
@@ -143,10 +148,12 @@ async function record(frames: string[], label: string, db?: Awaited<ReturnType<t
     url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/ws/market`,
     logger,
     onFrame: (text) => {
+      if (text === 'PONG') return;
       handler.handleFrame(text);
       if (++received === frames.length) finish();
     },
     silenceMs: 600_000,
+    pingIntervalMs: 60_000,
   });
   feed.subscribe([tokenOf(0, 0)]);
   await all;
@@ -163,6 +170,7 @@ async function record(frames: string[], label: string, db?: Awaited<ReturnType<t
   await feed.close();
   wss.close();
   await publisher.close();
+  if (feed.stats().reconnects > 0) process.stdout.write(`${label}: the feed socket reconnected ${feed.stats().reconnects} time(s)\n`);
   return { ms, recorded: trades?.stats().recorded ?? 0, streamKey: redisKeys(redis.prefix).stream, redisUrl: redis.url, cleanup: () => redis.cleanup() };
 }
 
