@@ -37,6 +37,7 @@ import { createTradeRecorder } from '../../services/ingestor/src/trades/trade-re
 import { createIngestorStream } from '../../services/ingestor/src/stream/stream-out.js';
 import { apiRedis, event as eventFixture, startApp, writeFeed, writeSnapshot } from '../../services/api/src/testing/fixtures.js';
 import { benchCli } from './cli.js';
+import { prng } from './prng.js';
 
 benchCli('bench:trades', `usage: npm run bench:trades
 The trade tape: prints recorded per second with the feed live (beside the same feed without the tape),
@@ -54,17 +55,6 @@ const MARKETS = Number(process.env.BENCH_MARKETS ?? 250);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const logger = pino({ level: 'silent' });
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-
-/** Deterministic PRNG (mulberry32) so every run sends the same feed. */
-function prng(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const tokenOf = (market: number, side: number) => `9${String(market * 2 + side).padStart(76, '0')}`;
 const conditionOf = (market: number) => `0x${market.toString(16).padStart(64, '0')}`;

@@ -1,4 +1,5 @@
 import { sql, type Db, type Queryable } from '../db/connection.js';
+import { dayPartitions } from '../db/partitions.js';
 import { dayOfMs, ensureTradePartitions } from './write.js';
 
 /**
@@ -11,13 +12,7 @@ const DAY_MS = 86_400_000;
 
 /** Trade partitions, oldest first: name and day number. */
 export async function tradePartitions(db: Queryable): Promise<Array<{ name: string; day: number }>> {
-  const rows: Array<{ name: string }> = await db.query(sql`
-    select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'trades'::regclass
-  `);
-  return rows
-    .map((r) => ({ name: r.name, day: Number(r.name.replace(/^trades_d/, '')) }))
-    .filter((p) => Number.isInteger(p.day))
-    .sort((x, y) => x.day - y.day);
+  return dayPartitions(db, 'trades', 'trades_d');
 }
 
 /** The oldest instant (Unix ms) a window of the tape may reach back to at `nowMs`. */
