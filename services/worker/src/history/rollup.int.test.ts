@@ -84,6 +84,71 @@ function recomputeQuotes(points: readonly RawPoint[], step: number, before: numb
   return out;
 }
 
+/** A print on the tape as `trade_prints` gives it: exchange time in ms, price in dollars, size in shares. */
+interface Trade {
+  series: number;
+  atMs: number;
+  price: number;
+  size: number;
+  side: 'BUY' | 'SELL';
+}
+
+/**
+ * Trades onto the tape as its storage holds them (migration 0014: one packed row per series and
+ * UTC day, price in millionths, size signed by side); the rollup reads them through trade_prints.
+ */
+async function insertTrades(trades: readonly Trade[]): Promise<void> {
+  const rows = new Map<string, Trade[]>();
+  for (const t of trades) {
+    const key = `${t.series}:${Math.floor(t.atMs / (DAY * 1000))}`;
+    rows.set(key, [...(rows.get(key) ?? []), t]);
+  }
+  for (const [key, list] of rows) {
+    const day = Number(key.split(':')[1]);
+    await tdb.db.query(sql`select trades_partition(${day}::int)`);
+    const lo = Math.min(...list.map((t) => t.atMs));
+    await tdb.db.query(sql`
+      insert into trades (series, lo, hi, off, px, sz, k)
+      values (${list[0]!.series}::int, ${lo}::bigint, ${Math.max(...list.map((t) => t.atMs))}::bigint,
+              ${list.map((t) => t.atMs - lo)}::int[], ${list.map((t) => Math.round(t.price * 1e6))}::int[],
+              ${list.map((t) => (t.side === 'SELL' ? -t.size : t.size))}::float8[], ${list.map((_, i) => i)}::bigint[])
+    `);
+  }
+}
+
+type Flow = [v: number, nv: number, tn: number];
+
+/** Every stored bucket with a trade of a step: `series:t` → [volume in 10^-6 shares, notional, trades]. */
+async function storedFlows(step: number): Promise<Map<string, Flow>> {
+  const rows: Array<{ series: number; p: number; v: Array<number | null>; nv: number[]; tn: number[] }> = await tdb.db.query(
+    sql`select series, p, v::float8[] as v, nv, tn from candles where step = ${step} and v is not null`,
+  );
+  const out = new Map<string, Flow>();
+  for (const r of rows) r.v.forEach((v, i) => v !== null && out.set(`${r.series}:${r.p + i * step}`, [v, r.nv[i]!, r.tn[i]!]));
+  return out;
+}
+
+/** The plain recomputation from the tape: per series and bucket (by the exchange's time), Σ size, Σ price × size, count. */
+function recomputeFlows(trades: readonly Trade[], step: number, before: number): Map<string, Flow> {
+  const out = new Map<string, Flow>();
+  for (const t of trades) {
+    if (t.atMs >= before * 1000) continue;
+    const key = `${t.series}:${Math.floor(t.atMs / 1000 / step) * step}`;
+    const held = out.get(key) ?? [0, 0, 0];
+    out.set(key, [held[0] + Math.round(t.size * 1e6), held[1] + t.price * t.size, held[2] + 1]);
+  }
+  return out;
+}
+
+function expectFlows(got: Map<string, Flow>, want: Map<string, Flow>, label: string): void {
+  expect([...got.keys()].sort(), label).toEqual([...want.keys()].sort());
+  for (const [key, [v, nv, tn]] of want) {
+    const [gv, gnv, gtn] = got.get(key)!;
+    expect([gv, gtn], `${label} ${key}`).toEqual([v, tn]);
+    expect(gnv, `${label} ${key} notional`).toBeCloseTo(nv, 6);
+  }
+}
+
 /** The plain recomputation: per series and bucket, first, highest, lowest, last point and count. */
 function recompute(points: readonly RawPoint[], step: number, before: number): Map<string, Cell> {
   const out = new Map<string, Cell>();
@@ -109,14 +174,23 @@ function dedupe(points: readonly RawPoint[]): RawPoint[] {
   return points.filter((p) => !seen.has(`${p.series}:${p.t}`) && seen.add(`${p.series}:${p.t}`));
 }
 
-async function expectExact(points: readonly RawPoint[], before: number, label: string): Promise<void> {
+async function expectExact(points: readonly RawPoint[], before: number, label: string, trades: readonly Trade[] = []): Promise<void> {
   for (const step of [60, 300, 3600, 86_400]) {
+    expectFlows(await storedFlows(step), recomputeFlows(trades, step, before), `${label} trades step ${step}`);
     // The day holding the mark is partial in the 1d tier (its hours so far): it is compared with
     // those hours, as every other tier is with the points before the mark.
     expect(await stored(step), `${label} step ${step}`).toEqual(recompute(points, step, before));
     expect(await storedQuotes(step), `${label} quotes step ${step}`).toEqual(recomputeQuotes(points, step, before));
   }
 }
+
+const tradeArb = fc.record({
+  series: fc.integer({ min: 2, max: 4 }),
+  atMs: fc.integer({ min: (T0 - 3 * 3600) * 1000, max: (T0 + 5 * 3600) * 1000 - 1 }),
+  price: fc.integer({ min: 1, max: 999 }).map((u) => u / 1000),
+  size: fc.integer({ min: 1, max: 50_000_000 }).map((u) => u / 1_000_000),
+  side: fc.constantFrom('BUY' as const, 'SELL' as const),
+});
 
 const pointArb = fc.record({
   series: fc.integer({ min: 1, max: 3 }),
@@ -127,21 +201,27 @@ const pointArb = fc.record({
 });
 
 describe('rollup', () => {
-  it('random points → every tier (chance and book tops) equals a plain recomputation from the points', async () => {
+  it('random points and trades → every tier (chance, book tops, volume) equals a plain recomputation from them', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(pointArb, { minLength: 1, maxLength: 400 }), async (raw) => {
+      fc.asyncProperty(fc.array(pointArb, { minLength: 1, maxLength: 400 }), fc.array(tradeArb, { maxLength: 300 }), async (raw, drawn) => {
         await resetDatabase(tdb.db);
         const points = dedupe(raw);
+        // The rollup starts at the first point's hour: trades before it are not in any tier.
+        const first = Math.floor(Math.min(...points.map((q) => q.t)) / 3600) * 3600;
+        const trades = drawn.filter((t) => t.atMs >= first * 1000);
         await insert(points);
+        await insertTrades(drawn);
         const now = T0 + 5 * 3600 + 600;
         const result = await runRollup(tdb.db, { now });
         expect(result.doneUntil).toBe(T0 + 5 * 3600);
-        expect(result.points).toBe(points.filter((p) => p.t >= Math.floor(Math.min(...points.map((q) => q.t)) / 3600) * 3600).length);
-        await expectExact(points, T0 + 5 * 3600, 'once');
-        // Again from an earlier mark (the same slices recomputed): the same candles.
+        expect(result.points).toBe(points.filter((p) => p.t >= first).length);
+        expect(result.trades).toBe(trades.length);
+        await expectExact(points, T0 + 5 * 3600, 'once', trades);
+        // Again from an earlier mark (the same slices recomputed): the same candles, no trade twice
+        // (and now every trade drawn: the mark is before them all).
         await tdb.db.query(sql`update history_progress set done_until = ${T0 - 3 * 3600}`);
         await runRollup(tdb.db, { now });
-        await expectExact(points, T0 + 5 * 3600, 'again');
+        await expectExact(points, T0 + 5 * 3600, 'again', drawn);
       }),
       { numRuns: 12 },
     );
@@ -157,22 +237,34 @@ describe('rollup', () => {
   it('after a day of downtime catches up every hour, then leaves no gap and no double with two workers at once', async () => {
     const points: RawPoint[] = [];
     for (let t = T0; t < T0 + 30 * 3600; t += 47) points.push({ series: 1 + (t % 2), t, chance: ((t * 7) % 10_000) / 10_000, bid: t % 5 === 0 ? null : ((t * 3) % 9_000) / 10_000, ask: ((t * 3) % 9_000 + 500) / 10_000 });
+    const trades: Trade[] = [];
+    for (let ms = T0 * 1000; ms < (T0 + 30 * 3600) * 1000; ms += 61_003) {
+      trades.push({ series: 1 + (ms % 3), atMs: ms, price: (1 + (ms % 997)) / 1000, size: (ms % 7_000_000) / 1_000_000 + 1, side: ms % 2 === 0 ? 'BUY' : 'SELL' });
+    }
     await insert(points.filter((p) => p.t < T0 + 2 * 3600));
+    await insertTrades(trades.filter((t) => t.atMs < (T0 + 2 * 3600) * 1000));
     await runRollup(tdb.db, { now: T0 + 2 * 3600 + 200 });
     expect(await rollupMark(tdb.db)).toBe(T0 + 2 * 3600);
-    // The worker is down for a day while points keep arriving.
+    // The worker is down for a day while points and trades keep arriving.
     await insert(points.filter((p) => p.t >= T0 + 2 * 3600));
+    await insertTrades(trades.filter((t) => t.atMs >= (T0 + 2 * 3600) * 1000));
     const now = T0 + 30 * 3600 + 200;
     const [a, b] = await Promise.all([runRollup(tdb.db, { now }), runRollup(tdb.db, { now })]);
     expect(a.slices + b.slices).toBe(28);
+    expect(a.trades + b.trades).toBe(trades.filter((t) => t.atMs >= (T0 + 2 * 3600) * 1000).length);
     expect(await rollupMark(tdb.db)).toBe(T0 + 30 * 3600);
-    await expectExact(points, T0 + 30 * 3600, 'caught up');
+    await expectExact(points, T0 + 30 * 3600, 'caught up', trades);
   });
 
-  it('a rollup killed (SIGKILL) inside a slice is repeated without counting a point twice', async () => {
+  it('a rollup killed (SIGKILL) inside a slice is repeated without counting a point or a trade twice', async () => {
     const points: RawPoint[] = [];
     for (let t = T0; t < T0 + 3 * 3600; t += 13) points.push({ series: 1 + (t % 3), t, chance: ((t * 13) % 10_000) / 10_000, bid: ((t * 11) % 9_000) / 10_000, ask: t % 7 === 0 ? null : ((t * 11) % 9_000 + 100) / 10_000 });
+    const trades: Trade[] = [];
+    for (let ms = T0 * 1000; ms < (T0 + 3 * 3600) * 1000; ms += 7_919) {
+      trades.push({ series: 1 + (ms % 4), atMs: ms, price: (1 + (ms % 997)) / 1000, size: (ms % 3_000_000) / 1_000_000 + 0.5, side: 'BUY' });
+    }
     await insert(points);
+    await insertTrades(trades);
     const now = T0 + 3 * 3600 + 200;
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'rollup-child.ts'), JSON.stringify({ databaseUrl: tdb.url, now })], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -191,7 +283,8 @@ describe('rollup', () => {
     const result = await runRollup(tdb.db, { now });
     expect(result.slices).toBe(3);
     expect(result.points).toBe(points.length);
-    await expectExact(points, T0 + 3 * 3600, 'after the kill');
+    expect(result.trades).toBe(trades.length);
+    await expectExact(points, T0 + 3 * 3600, 'after the kill', trades);
   });
 
   it('drops raw partitions past 48 hours once rolled up, never one the rollup still needs', async () => {
