@@ -1,5 +1,6 @@
 import { sql, type Db, type Queryable } from '../db/connection.js';
 import { rollDays, ensureRawPartitions } from './write.js';
+import { printsBetween } from './prints.js';
 import { dayOf, LATE_POINT_SECONDS, RAW_RETENTION_SECONDS, RETENTION_SECONDS, ROLLUP_PROGRESS, SLICE_SECONDS } from './tiers.js';
 
 /**
@@ -13,7 +14,7 @@ import { dayOf, LATE_POINT_SECONDS, RAW_RETENTION_SECONDS, RETENTION_SECONDS, RO
  * moved and takes the next slice; a kill rolls the slice back whole (it is done again from the
  * same points, never counted twice); a worker that was down catches up slice by slice.
  *
- * The same slice's trades (`trade_prints`, by the exchange's timestamp) are rolled up with it into
+ * The same slice's trades (the tape's prints, prints.ts, by the exchange's timestamp) are rolled up with it into
  * each bucket's volume, notional and count, and its raw points' book tops into the bid and ask
  * candles: every group of a bucket is recomputed from its source together, so a rerun replaces
  * rather than adds.
@@ -65,7 +66,7 @@ export async function rollupSlice(tx: Queryable, a: number): Promise<{ points: n
       -- Per series and minute of the slice, by the exchange's timestamp: the trades printed.
       select series, (floor(at_ms / 1000)::int - ${a}::int) / 60 as k,
              sum(round(size * 1000000))::bigint as v, sum(price * size) as nv, count(*)::int as tn
-      from trade_prints where at_ms >= ${a * 1000}::bigint and at_ms < ${(a + SLICE_SECONDS) * 1000}::bigint
+      from ${printsBetween(sql`${a * 1000}::bigint`, sql`${(a + SLICE_SECONDS) * 1000}::bigint`)} tp
       group by 1, 2
     ), m as (
       select coalesce(pm.series, tm.series) as series, coalesce(pm.k, tm.k) as k,

@@ -225,7 +225,7 @@ describe('rollup', () => {
       }),
       { numRuns: 12 },
     );
-  });
+  }, 120_000);
 
   it('waits for the late-point margin: an hour is rolled up only 2 minutes after it closed', async () => {
     await insert([{ series: 1, t: T0 + 10, chance: 0.5 }]);
