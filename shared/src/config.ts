@@ -98,6 +98,11 @@ export const configSchema = z.object({
    * Past it, a page asked for is built again and kept an hour.
    */
   CLOSED_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(24),
+  /**
+   * Worker and API: whole days the trade tape keeps raw trades (the worker drops a day's partition once
+   * it is wholly older; `/trades` refuses a window that starts before it).
+   */
+  TRADES_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Coalescing window of record-snapshot rebuilds, and the period of the market-snapshot safety sweep (price changes never wait for it). */
   SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
   /** Simulator: seed, and speed multiplier of its clock. */

@@ -36,7 +36,7 @@ import { createRetirement, type Retirement } from './retire/retire.js';
  */
 
 export interface WorkerDeps {
-  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_WEB_URL' | 'SNAPSHOT_INTERVAL_MS'> & Partial<Pick<Config, 'CLOSED_RETENTION_HOURS'>>;
+  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_WEB_URL' | 'SNAPSHOT_INTERVAL_MS'> & Partial<Pick<Config, 'CLOSED_RETENTION_HOURS' | 'TRADES_RETENTION_DAYS'>>;
   db: Db;
   /** The service's connection (`maxRetriesPerRequest: null`); the factory duplicates it for BullMQ. */
   redis: Redis;
@@ -172,7 +172,9 @@ export function createWorker(deps: WorkerDeps): WorkerService {
             'rebuild-all': createRebuildAllProcessor(projectionDeps),
             'window-upkeep': createWindowUpkeepProcessor(projectionDeps),
           },
-          history: { 'history-rollup': createHistoryRollupProcessor({ db: deps.db, logger: logger.child({ part: 'history-rollup' }), clock }) },
+          history: {
+            'history-rollup': createHistoryRollupProcessor({ db: deps.db, logger: logger.child({ part: 'history-rollup' }), clock, tradesRetentionDays: config.TRADES_RETENTION_DAYS ?? 30 }),
+          },
         },
         consume: [
           { queue: 'snapshots', concurrency: 1 },
