@@ -153,24 +153,23 @@ export function enumParam<const V extends readonly [string, ...string[]]>(name: 
 }
 
 /**
- * An optional comma-separated list of names from `values` (case-insensitive, each at most once in
- * the result, in `values`' order); absent or empty → `defaults`. An unknown name is a 400 naming
- * the names allowed.
+ * An optional comma-separated list of names from `values`, case-insensitive (`listed` reads it); an
+ * unknown name is a 400 naming the names allowed. Text in and out, so the document and the typed
+ * client show it as the one comma-separated string a client sends.
  */
-export function listParam<const V extends readonly [string, ...string[]]>(name: string, values: V, defaults: ReadonlyArray<V[number]>, description: string) {
+export function listParam(name: string, values: readonly [string, ...string[]], defaults: readonly string[], description: string) {
   const error = `${name} must be a comma-separated list of ${values.join(', ')}`;
+  const names = values.map((v) => v.replace(/[^a-z0-9_]/gi, '')).join('|');
   return z
-    .preprocess(
-      emptyIsOmitted,
-      z
-        .string({ error })
-        .transform((v) => v.split(',').map((part) => part.trim().toLowerCase()))
-        .refine((names) => names.every((n) => values.includes(n)), { error })
-        .transform((names) => values.filter((v) => names.includes(v)) as Array<V[number]>)
-        .optional()
-        .default([...defaults]),
-    )
+    .preprocess(emptyIsOmitted, z.string({ error }).regex(new RegExp(`^(${names})(,(${names}))*$`, 'i'), { error }).optional())
     .meta({ description: `${description} Default ${defaults.join(',')}.` });
+}
+
+/** The names of a `listParam` value (lower case, as in `values`), or `defaults` when it was not given. */
+export function listed<const V extends string>(value: string | undefined, values: readonly V[], defaults: readonly V[]): Set<V> {
+  if (value === undefined) return new Set(defaults);
+  const given = value.toLowerCase().split(',');
+  return new Set(values.filter((v) => given.includes(v)));
 }
 
 /** An optional free-text parameter of at most `max` characters. */
@@ -355,6 +354,7 @@ export const quoteCandleSchema = z
   .meta({ id: 'QuoteCandle' });
 /** The groups a candle can carry (`fields=`). */
 export const CANDLE_FIELDS = ['ohlc', 'volume', 'quotes'] as const;
+export const DEFAULT_CANDLE_FIELDS: ReadonlyArray<(typeof CANDLE_FIELDS)[number]> = ['ohlc', 'volume'];
 export const candleSchema = z
   .object({
     t: z.number().int().meta({ description: 'Bucket start, Unix seconds, aligned to the interval in UTC' }),
@@ -572,7 +572,7 @@ const endpointTable = [
       interval: enumParam('interval', CANDLE_INTERVALS, 'One of 1m, 5m, 1h, 1d; default 1h.'),
       start: unixParam('start', 'Window start, Unix seconds; default 500 intervals before `end`.'),
       end: unixParam('end', 'Window end (exclusive), Unix seconds; default now.'),
-      fields: listParam('fields', CANDLE_FIELDS, ['ohlc', 'volume'], 'What each candle carries: a comma-separated list of ohlc, volume, quotes.'),
+      fields: listParam('fields', CANDLE_FIELDS, DEFAULT_CANDLE_FIELDS, 'What each candle carries: a comma-separated list of ohlc, volume, quotes.'),
     }),
     response: candlesResponseSchema,
     cache: 'live',

@@ -1,5 +1,5 @@
 import { NULL_UNITS } from '@pm/shared/history';
-import { ceilTo, DEFAULT_CANDLE_INTERVAL, floorTo, LATE_POINT_SECONDS, RETENTION_SECONDS, STEP_SECONDS, CANDLE_INTERVALS } from '@pm/shared/api';
+import { CANDLE_FIELDS, DEFAULT_CANDLE_FIELDS, listed, ceilTo, DEFAULT_CANDLE_INTERVAL, floorTo, LATE_POINT_SECONDS, RETENTION_SECONDS, STEP_SECONDS, CANDLE_INTERVALS } from '@pm/shared/api';
 import { ApiError } from '../http/errors.js';
 import type { Handler } from '../app/handler.js';
 import { eventOf } from './event-market.js';
@@ -110,7 +110,8 @@ export const getMarketCandles: Handler<'/api/v1/markets/{eventSlug}/candles'> = 
     }
   }
 
-  const fields = { ohlc: params.fields.includes('ohlc'), volume: params.fields.includes('volume'), quotes: params.fields.includes('quotes') };
+  const asked = listed(params.fields, CANDLE_FIELDS, DEFAULT_CANDLE_FIELDS);
+  const fields = { ohlc: asked.has('ohlc'), volume: asked.has('volume'), quotes: asked.has('quotes') };
   const candles = await ctx.candles.read({
     marketIds: chosen.map((m) => m.id),
     step,

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, resetDatabase, type TestDatabase } from '@pm/shared/testing';
 import { insertRawPoints, readCandles, runRollup, type Candle, type CandleQuery, type QuoteCandle, type RawPoint } from '@pm/shared/history';
+import { PRICE_UNITS, recordTrades } from '@pm/shared/trades';
 
 /**
  * Reading candles against a real Postgres: whatever the rollup's mark (points before it read from
@@ -36,26 +37,13 @@ interface Trade {
   size: number;
 }
 
-/** Trades onto the tape as its storage holds them (migration 0014), with when each series' data begins. */
+/** Trades onto the tape through its writer (which also notes when each series' data begins). */
+/** Identity keys: every print drawn is a distinct trade. */
+let nextKey = 1;
+
 async function insertTrades(trades: readonly Trade[]): Promise<void> {
-  const rows = new Map<string, Trade[]>();
-  for (const t of trades) {
-    const key = `${t.series}:${Math.floor(t.atMs / (DAY * 1000))}`;
-    rows.set(key, [...(rows.get(key) ?? []), t]);
-  }
-  for (const [key, list] of rows) {
-    await tdb.db.query(sql`select trades_partition(${Number(key.split(':')[1])}::int)`);
-    const lo = Math.min(...list.map((t) => t.atMs));
-    await tdb.db.query(sql`
-      insert into trades (series, lo, hi, off, px, sz, k)
-      values (${list[0]!.series}::int, ${lo}::bigint, ${Math.max(...list.map((t) => t.atMs))}::bigint, ${list.map((t) => t.atMs - lo)}::int[],
-              ${list.map((t) => Math.round(t.price * 1e6))}::int[], ${list.map((t) => t.size)}::float8[], ${list.map((_, i) => i)}::bigint[])
-    `);
-  }
   await tdb.db.query(sql`insert into series (id, token_id) select s, 't' || s from generate_series(1, 6) s on conflict do nothing`);
-  const firsts = new Map<number, number>();
-  for (const t of trades) firsts.set(t.series, Math.min(firsts.get(t.series) ?? Infinity, t.atMs));
-  for (const [series, ms] of firsts) await tdb.db.query(sql`insert into trade_series (series, first_ms) values (${series}, ${ms})`);
+  await recordTrades(tdb.db, trades.map((t) => ({ series: t.series, atMs: t.atMs, px: Math.round(t.price * PRICE_UNITS), sz: t.size, key: String(nextKey++) })));
 }
 
 /** Which series' trades count for each series read: 1 takes 5's (an outcome 1 read through outcome 0's chance), the others their own. */

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, resetDatabase, type TestDatabase } from '@pm/shared/testing';
 import { ensureRawPartitions, insertRawPoints, rawPartitions, rollupMark, runRollup, runUpkeep, type RawPoint } from '@pm/shared/history';
+import { PRICE_UNITS, recordTrades } from '@pm/shared/trades';
 
 /**
  * The rollup of raw points into the candle tiers against a real Postgres: exact against a plain
@@ -93,27 +94,17 @@ interface Trade {
   side: 'BUY' | 'SELL';
 }
 
-/**
- * Trades onto the tape as its storage holds them (migration 0014: one packed row per series and
- * UTC day, price in millionths, size signed by side); the rollup reads them through trade_prints.
- */
+/** Trades onto the tape through its writer (each with its own identity key); the rollup reads them back from it. */
+/** Identity keys: every print drawn is a distinct trade. */
+let nextKey = 1;
+
 async function insertTrades(trades: readonly Trade[]): Promise<void> {
-  const rows = new Map<string, Trade[]>();
-  for (const t of trades) {
-    const key = `${t.series}:${Math.floor(t.atMs / (DAY * 1000))}`;
-    rows.set(key, [...(rows.get(key) ?? []), t]);
-  }
-  for (const [key, list] of rows) {
-    const day = Number(key.split(':')[1]);
-    await tdb.db.query(sql`select trades_partition(${day}::int)`);
-    const lo = Math.min(...list.map((t) => t.atMs));
-    await tdb.db.query(sql`
-      insert into trades (series, lo, hi, off, px, sz, k)
-      values (${list[0]!.series}::int, ${lo}::bigint, ${Math.max(...list.map((t) => t.atMs))}::bigint,
-              ${list.map((t) => t.atMs - lo)}::int[], ${list.map((t) => Math.round(t.price * 1e6))}::int[],
-              ${list.map((t) => (t.side === 'SELL' ? -t.size : t.size))}::float8[], ${list.map((_, i) => i)}::bigint[])
-    `);
-  }
+  await tdb.db.query(sql`insert into series (id, token_id) select s, 't' || s from generate_series(1, 6) s on conflict do nothing`);
+  const stored = await recordTrades(
+    tdb.db,
+    trades.map((t) => ({ series: t.series, atMs: t.atMs, px: Math.round(t.price * PRICE_UNITS), sz: t.side === 'SELL' ? -t.size : t.size, key: String(nextKey++) })),
+  );
+  expect(stored).toHaveLength(trades.length);
 }
 
 type Flow = [v: number, nv: number, tn: number];
