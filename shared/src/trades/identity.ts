@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { TradePrint } from '../exchange/market-ws.js';
 
 /**
- * A print as the tape stores it (docs/trades.md): the exchange's time, the price in millionths, the
+ * A print as the tape stores it (docs/design.md "Trades"): the exchange's time, the price in millionths, the
  * size signed by the taker's side, and the 64-bit identity key that makes a repeat recognisable.
  */
 export interface StoredTrade {
@@ -30,7 +30,8 @@ export const PRICE_UNITS = 1_000_000;
 export function tradeKey(p: Pick<TradePrint, 'timestamp' | 'side' | 'transactionHash'>, px: number, size: number, ordinal: number): string {
   const what = `${px}|${size}|${p.side}|${ordinal}`;
   const text = p.transactionHash === null ? `p|${p.timestamp}|${what}` : `h|${p.transactionHash}|${what}`;
-  return createHash('sha256').update(text).digest().readBigInt64BE(0).toString();
+  // The one-shot form: a third of createHash's cost, on the ingestor's hot path.
+  return hash('sha256', text, 'buffer').readBigInt64BE(0).toString();
 }
 
 /** The stored form of a parsed print; `ordinal` counts identical prints before it in its message. */

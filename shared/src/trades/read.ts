@@ -1,7 +1,7 @@
 import { sql, type Queryable } from '../db/connection.js';
 
 /**
- * The tape's reads (docs/trades.md): a page of trades of some series, newest first, in the order
+ * The tape's reads (docs/design.md "Trades"): a page of trades of some series, newest first, in the order
  * (time, series, key) descending — total, since a key is unique within its series — so a page can
  * end anywhere and the next start right after it.
  *

@@ -1,8 +1,9 @@
 import { sql, type Db, type Queryable } from '../db/connection.js';
+import { dayPartitions } from '../db/partitions.js';
 import { dayOfMs, ensureTradePartitions } from './write.js';
 
 /**
- * The tape's retention (docs/trades.md): raw trades are kept TRADES_RETENTION_DAYS, then dropped a
+ * The tape's retention (docs/design.md "Trades"): raw trades are kept TRADES_RETENTION_DAYS, then dropped a
  * whole day's partition at a time, never row by row. `trade_series` stays: when a series' data began
  * is still true after its first days are gone.
  */
@@ -11,13 +12,7 @@ const DAY_MS = 86_400_000;
 
 /** Trade partitions, oldest first: name and day number. */
 export async function tradePartitions(db: Queryable): Promise<Array<{ name: string; day: number }>> {
-  const rows: Array<{ name: string }> = await db.query(sql`
-    select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'trades'::regclass
-  `);
-  return rows
-    .map((r) => ({ name: r.name, day: Number(r.name.replace(/^trades_d/, '')) }))
-    .filter((p) => Number.isInteger(p.day))
-    .sort((x, y) => x.day - y.day);
+  return dayPartitions(db, 'trades', 'trades_d');
 }
 
 /** The oldest instant (Unix ms) a window of the tape may reach back to at `nowMs`. */

@@ -2,7 +2,7 @@ import { sql, type Db, type Queryable } from '../db/connection.js';
 import type { StoredTrade } from './identity.js';
 
 /**
- * The tape's writer (docs/trades.md): each call records a batch of prints, every one exactly once.
+ * The tape's writer (docs/design.md "Trades"): each call records a batch of prints, every one exactly once.
  *
  * Identity without a unique index: in one transaction the writer takes an advisory lock per series
  * of the batch (ascending, so two writers never wait on each other in a cycle), reads the keys

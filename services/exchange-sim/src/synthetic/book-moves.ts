@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { LastTradeMessage, MarketMessage, PriceChangeEntry } from '../protocol.js';
 import { applyChanges, formatPrice, formatSize, type LevelChange } from './book.js';
 import type { SimMarket } from './model.js';
@@ -31,7 +31,7 @@ const matchesOf = new WeakMap<SimMarket, number>();
  * every seeded world as it was. Both tokens' prints of one match carry the same hash.
  */
 function transactionHash(m: SimMarket, timestamp: string, n: number): string {
-  return `0x${createHash('sha256').update(`${m.conditionId}|${timestamp}|${n}`).digest('hex')}`;
+  return `0x${hash('sha256', `${m.conditionId}|${timestamp}|${n}`)}`;
 }
 
 function levelSize(rng: Rng): number {
@@ -106,7 +106,7 @@ export function moveMarket(m: SimMarket, ctx: MoveContext): MarketMessage[] {
     if (size <= 0) return;
     const match = (matchesOf.get(m) ?? 0) + 1;
     matchesOf.set(m, match);
-    const hash = transactionHash(m, timestamp, match);
+    const txHash = transactionHash(m, timestamp, match);
     edit({ side: buy ? 'ask' : 'bid', price, size: resting - size });
     m.lastTrade = price;
     const notional = (size / 100) * (price / 1000);
@@ -117,7 +117,7 @@ export function moveMarket(m: SimMarket, ctx: MoveContext): MarketMessage[] {
       trades.push({
         event_type: 'last_trade_price', asset_id: m.tokens[outcome], market: m.conditionId,
         price: formatPrice(outcome === 0 ? price : 1000 - price), size: formatSize(size),
-        side: (outcome === 0) === buy ? 'BUY' : 'SELL', fee_rate_bps: '0', timestamp, transaction_hash: hash,
+        side: (outcome === 0) === buy ? 'BUY' : 'SELL', fee_rate_bps: '0', timestamp, transaction_hash: txHash,
       });
     }
   };

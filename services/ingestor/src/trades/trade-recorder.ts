@@ -5,7 +5,7 @@ import { createCoalescedWrite } from '../common/coalesced-write.js';
 import { createSeriesCache } from '../history/history-db.js';
 
 /**
- * The trade tape's recorder (docs/trades.md): every print the match feed delivers is held, then
+ * The trade tape's recorder (docs/design.md "Trades"): every print the match feed delivers is held, then
  * written in batches (shared/src/trades/write.ts records each exactly once, whoever else writes it).
  * A batch goes out `flushMs` after its first print (default 1 s): long enough to pack a busy token's
  * prints into one row, short enough that the tape trails the feed by about a second. A failed write

@@ -1,4 +1,4 @@
--- The trade tape: every print of the exchange's match feed (docs/trades.md).
+-- The trade tape: every print of the exchange's match feed (docs/design.md "Trades").
 --
 -- Packed: one row holds a batch of one series' trades (what one writer flush had for that token
 -- within one UTC day), each array slot a trade. A plain row per trade with its identity index costs
