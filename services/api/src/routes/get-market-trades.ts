@@ -25,9 +25,10 @@ export const getMarketTrades: Handler<'/api/v1/markets/{eventSlug}/trades'> = as
   if (ids.length > TRADES_MAX_MARKETS) throw new ApiError('bad_request', `market must list at most ${TRADES_MAX_MARKETS} market ids (comma-separated); got ${ids.length}`);
   const days = ctx.config.TRADES_RETENTION_DAYS;
   const floorMs = tradesFloorMs(nowMs, days);
-  if (params.start !== undefined && params.start * 1000 < floorMs) {
-    throw new ApiError('bad_request', `start is before the trades kept: trades are kept for ${days} days, so start must be at or after ${iso(Math.ceil(floorMs / 1000) * 1000)} (Unix ${Math.ceil(floorMs / 1000)})`);
-  }
+  // A window reaching before the retention would be answered short without saying so.
+  const kept = `trades are kept for ${days} days, so a window must start at or after ${iso(Math.ceil(floorMs / 1000) * 1000)} (Unix ${Math.ceil(floorMs / 1000)})`;
+  if (params.start !== undefined && params.start * 1000 < floorMs) throw new ApiError('bad_request', `start is before the trades kept: ${kept}`);
+  if (params.end !== undefined && params.end * 1000 <= floorMs) throw new ApiError('bad_request', `end is before the trades kept: ${kept}`);
   if (params.start !== undefined && params.end !== undefined && params.start >= params.end) throw new ApiError('bad_request', 'start must be before end');
 
   const event = await eventOf(ctx, params.eventSlug);

@@ -119,7 +119,8 @@ describe('GET /api/v1/markets/{eventSlug}/trades', () => {
     expect(await expectError(await get(`?market=${m0.id}&outcome=2`), 400, 'bad_request')).toMatch(/outcome must be an outcome index .* has 2 outcomes/);
     expect(await expectError(await get('?outcome=x'), 400, 'bad_request')).toMatch(/outcome must be an outcome index/);
     const tooOld = Math.floor((NOW - 31 * 86_400_000) / 1000);
-    expect(await expectError(await get(`?start=${tooOld}`), 400, 'bad_request')).toMatch(/trades are kept for 30 days/);
+    expect(await expectError(await get(`?start=${tooOld}`), 400, 'bad_request')).toMatch(/start is before the trades kept: trades are kept for 30 days/);
+    expect(await expectError(await get(`?end=${tooOld}`), 400, 'bad_request')).toMatch(/end is before the trades kept/);
     expect(await expectError(await get(`?start=${NOW / 1000}&end=${NOW / 1000}`), 400, 'bad_request')).toMatch(/start must be before end/);
     const many = Array.from({ length: 21 }, (_, i) => `x${i}`).join(',');
     expect(await expectError(await get(`?market=${many}`), 400, 'bad_request')).toMatch(/at most 20 market ids/);
