@@ -35,6 +35,7 @@ import { deleteKeysWithPrefix, testServices, uniqueSuffix } from '@pm/shared/tes
 import { event } from '../../services/api/src/testing/fixtures.js';
 import { until } from '@pm/shared/wait';
 import { benchCli } from './cli.js';
+import { generateTiers } from './candle-tiers.js';
 
 benchCli('bench:history', `usage: npm run bench:history
 A year of price history for BENCH_TOKENS tokens at steady state (every tier, generated in SQL, and 48
@@ -56,7 +57,6 @@ const DAY = 86_400;
 const say = (line: string) => process.stdout.write(`${line}\n`);
 // The clock of the generated world: now, on an hour plus 30 minutes.
 const NOW = Math.floor(Date.now() / 1000 / 3600) * 3600 + 1_800;
-const TODAY = Math.floor(NOW / DAY) * DAY;
 const RAW_FROM = NOW - 48 * 3600;
 /** Tokens that move every 5 s (10 %): the lowest ids. */
 const MOVERS = Math.ceil(N / 10);
@@ -69,12 +69,6 @@ async function timed<T>(label: string, work: () => Promise<T>): Promise<{ value:
   return { value, ms };
 }
 
-/** A pseudo-random chance in units for (seed, slot): hashed, so arrays compress like real ones. */
-const V = (s: string, slot: string) => sql.__dangerous__rawValue(`(3000 + (hashint8((${s})::bigint * 1000003 + (${slot})::bigint) & 4095)::int)`);
-
-/** Distinct arrays per tier: a row takes the variant its (series, period) hashes to. */
-const VARIANTS = 1024;
-
 /** [first, last] series ranges of about equal points for the two generating connections (movers apart from the rest). */
 const HALF = Math.floor(MOVERS / 2);
 const REST_HALF = MOVERS + Math.floor((N - MOVERS) / 2);
@@ -82,38 +76,6 @@ const LANES: ReadonlyArray<ReadonlyArray<readonly [number, number]>> = [
   [[1, HALF], [MOVERS + 1, REST_HALF]],
   [[HALF + 1, MOVERS], [REST_HALF + 1, N]],
 ];
-
-/**
- * Candles of one step for every series: periods from `firstP` to `lastP`, each with `period / step`
- * candles. The arrays are made once per variant (a lateral subquery per variant), then each row
- * copies one: two statements at once, each over half of the series.
- */
-async function generateTier(db: Db, step: number, period: number, firstP: number, lastP: number): Promise<void> {
-  const slots = period / step;
-  await db.query(sql`drop table if exists bench_variants`);
-  await db.query(sql`
-    create unlogged table bench_variants as
-    select k, a.o, a.h, a.l, a.c, a.n
-    from generate_series(0, ${VARIANTS - 1}::int) k
-    cross join lateral (
-      select array_agg(v::smallint order by i) as o, array_agg((v + 40)::smallint order by i) as h, array_agg((v - 40)::smallint order by i) as l,
-             array_agg((v + 7)::smallint order by i) as c, array_agg((1 + (v % 12))::int order by i) as n
-      from (select i, ${V('k', `${step} + i`)} as v from generate_series(0, ${slots - 1}::int) i) x
-    ) a
-  `);
-  await Promise.all(
-    [[1, Math.floor(N / 2)], [Math.floor(N / 2) + 1, N]].map(([a, b]) =>
-      db.query(sql`
-        insert into candles (series, step, p, o, h, l, c, n)
-        select s, ${step}::int, p, x.o, x.h, x.l, x.c, x.n
-        from generate_series(${a}::int, ${b}::int) s
-        cross join generate_series(${firstP}::int, ${lastP}::int, ${period}::int) p
-        join bench_variants x on x.k = (hashint8(s::bigint * 1000003 + p) & ${VARIANTS - 1}::bigint)::int
-      `),
-    ),
-  );
-  await db.query(sql`drop table bench_variants`);
-}
 
 /** Raw points of series first..last over [RAW_FROM, NOW): movers every 5 s, the rest every 60 s. */
 async function generateRaw(db: Db, first: number, last: number): Promise<void> {
@@ -166,11 +128,10 @@ async function main(): Promise<void> {
     await timed('series', () => db.query(sql`insert into series (id, token_id) select s, '9' || lpad(s::text, 76, '0') from generate_series(1, ${N}::int) s`));
     await db.query(sql`select setval(pg_get_serial_sequence('series', 'id'), ${N}::int)`);
     // Steady state after a year: 1d for 365 days (64-day rows), 1h for 365 days, 5m for 60, 1m for 7.
+    // The chance's candles (what the history's reads here are timed on); the tiers with volume and
+    // quotes are measured by bench:trades (candle-tiers.ts).
     const D = 86_400;
-    await timed('1d tier: 365 days', () => generateTier(db, D, 64 * D, Math.floor((TODAY - 365 * D) / (64 * D)) * 64 * D, TODAY));
-    await timed('1h tier: 365 days', () => generateTier(db, 3600, D, TODAY - 365 * D, TODAY - D));
-    await timed('5m tier: 60 days', () => generateTier(db, 300, D, TODAY - 60 * D, TODAY - D));
-    await timed('1m tier: 7 days', () => generateTier(db, 60, 3600, NOW - 1_800 - 7 * D, NOW - 1_800 - 3 * 3600));
+    await generateTiers(db, N, NOW, false, timed);
     // 48 h of raw points: movers every 5 s, the rest every 60 s; each connection half the movers and half the rest.
     for (let d = Math.floor(RAW_FROM / D); d <= Math.floor(NOW / D) + 2; d++) await db.query(sql`select history_raw_partition(${d}::int)`);
     await timed('raw points: 48 hours', () => Promise.all(LANES.map(async (ranges) => {

@@ -15,7 +15,10 @@
  *    event's page (/api/v1/markets/{slug}) from the same server in the same run.
  * 4. The event stream's Redis memory (MEMORY USAGE of the stream key) per trade message, and what the
  *    15-minute retention holds at the recorded rate.
- * Last line: `bench:trades trades_per_s=<n> bytes_per_trade=<n> trades_p99_ms=<ms> stream_bytes_per_trade=<n> stream_mb_at_rate=<n>`.
+ * 5. Every candle tier with volume and quotes per token-year, each token trading and its quotes moving
+ *    every 5 s (BENCH_TIER_TOKENS tokens, default 100, a year's steady state generated in SQL:
+ *    candle-tiers.ts); baseline: the same tiers with the chance's candles only.
+ * Last line: `bench:trades trades_per_s=<n> bytes_per_trade=<n> trades_p99_ms=<ms> stream_bytes_per_trade=<n> stream_mb_at_rate=<n> bytes_per_token_year=<n>`.
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -38,21 +41,25 @@ import { createIngestorStream } from '../../services/ingestor/src/stream/stream-
 import { apiRedis, event as eventFixture, startApp, writeFeed, writeSnapshot } from '../../services/api/src/testing/fixtures.js';
 import { benchCli } from './cli.js';
 import { prng } from './prng.js';
+import { measureTierStorage, tierStorageLines } from './candle-tiers.js';
 
 benchCli('bench:trades', `usage: npm run bench:trades
 The trade tape: prints recorded per second with the feed live (beside the same feed without the tape),
 bytes per trade on disk (beside a plain row per trade), a 1,000-trade page's p99 over HTTP (wrk, beside
 the event page) and the stream's Redis memory per trade; prints
-  bench:trades trades_per_s=<n> bytes_per_trade=<n> trades_p99_ms=<ms> stream_bytes_per_trade=<n> stream_mb_at_rate=<n>
+  bench:trades trades_per_s=<n> bytes_per_trade=<n> trades_p99_ms=<ms> stream_bytes_per_trade=<n> stream_mb_at_rate=<n> bytes_per_token_year=<n>
+(bytes_per_token_year: every candle tier with volume and quotes, each token trading and its quotes moving every 5 s)
 Settings (environment):
   BENCH_TRADES   prints to record (default 300000)
   BENCH_MARKETS  binary markets (default 250)
   BENCH_SECONDS  wrk seconds per path (default 8)
+  BENCH_TIER_TOKENS  tokens of the candle tiers' year (default 100)
   --help         this text`);
 
 const PRINTS = Number(process.env.BENCH_TRADES ?? 300_000);
 const MARKETS = Number(process.env.BENCH_MARKETS ?? 250);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const TIER_TOKENS = Number(process.env.BENCH_TIER_TOKENS ?? 100);
 const logger = pino({ level: 'silent' });
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -236,6 +243,9 @@ async function main(): Promise<void> {
       await redis.cleanup();
     }
 
+    // 5. The candle tiers with volume and quotes, a year of them.
+    const tiers = await measureTierStorage(TIER_TOKENS, async (label, work) => work());
+
     process.stdout.write(`\nbench:trades — ${fmt(PRINTS)} prints over ${MARKETS * 2} tokens, node ${process.version}; load ${execFileSync('uptime', { encoding: 'utf8' }).trim()}\n`);
     console.table([
       { what: 'feed without the tape (baseline)', 'prints/s': fmt(PRINTS / (bare.ms / 1000)), ms: fmt(bare.ms) },
@@ -254,9 +264,10 @@ async function main(): Promise<void> {
         `${STREAM_RETENTION_MS / 60_000} min of trade messages at ${fmt(tradesPerS)}/s ≈ ${atRateMb.toFixed(0)} MB\n` +
         `recorded ${fmt(taped.recorded)} of ${fmt(PRINTS)} prints (the rest were repeats by identity)\n`,
     );
+    process.stdout.write(`${tierStorageLines(tiers).join('\n')}\n`);
     process.stdout.write(
       `bench:trades trades_per_s=${Math.round(tradesPerS)} bytes_per_trade=${(bytes / count).toFixed(1)} trades_p99_ms=${page.p99.toFixed(2)} ` +
-        `stream_bytes_per_trade=${perEntry.toFixed(0)} stream_mb_at_rate=${atRateMb.toFixed(0)}\n`,
+        `stream_bytes_per_trade=${perEntry.toFixed(0)} stream_mb_at_rate=${atRateMb.toFixed(0)} bytes_per_token_year=${Math.round(tiers.full.total)}\n`,
     );
   } finally {
     await database.drop();

@@ -13,8 +13,9 @@ import { priceTarget, sendChance } from '../support/price-bursts.js';
  * The chart page (/api/v1/charts) in Chromium against the whole stack: reached from the reference
  * page's link, it lists the API's busiest events and loads nothing from elsewhere under its
  * Content-Security-Policy; the candles each chart draws are the ones the candles endpoint answers
- * for that market and interval, for every interval of the picker; and a price message on the stream
- * moves the chance the page shows. The simulator's random walk is paused and the demo crowd off, so
+ * for that market and interval, for every interval of the picker, with volume bars under them that
+ * are the endpoint's volume, and a chance axis that stays within 0-100 % next to a near-certainty;
+ * and a price message on the stream moves the chance the page shows. The simulator's random walk is paused and the demo crowd off, so
  * every price change is one this test makes (POST /_sim/book). The screenshot is kept as
  * test-results/chart-page.png.
  */
@@ -33,6 +34,10 @@ interface Drawn {
   start: number;
   end: number;
   candles: Array<{ t: number; open: number; high: number; low: number; close: number }>;
+  /** The volume pane's bars: per candle its shares, null where the page drew none (no trade data). */
+  volume: Array<{ t: number; volume: number | null }>;
+  /** The chance axis's visible range. */
+  axis: { from: number; to: number } | null;
 }
 const drawnOn = (page: Page) => page.evaluate(() => (globalThis as unknown as { chartPage: { drawn(): unknown } }).chartPage.drawn()) as Promise<Drawn[]>;
 
@@ -153,6 +158,59 @@ describe('the chart page', () => {
       // The address keeps the interval: a reload shows the same.
       expect(new URL(page.url()).hash).toContain(`interval=${interval}`);
     }
+    await page.close();
+  });
+
+  it("draws volume bars under the candles from /candles' volume; the chance axis stays within 0-100 % near a certainty", async () => {
+    const list = marketListResponseSchema.parse(await (await fetch(`${base}/api/v1/markets?limit=1`)).json());
+    const event = list.events[0]!;
+    // One market of the event stands at a near-certainty (its book 98-100 %): the axis must not run past 100 %.
+    const target = await priceTarget(stack, event.slug, event.markets[0]!.id);
+    await sendChance(stack, target, 0.99);
+    // Matches print as the simulator walks its books: walk until the event's minutes hold trades.
+    await until(
+      `trades in the minute candles of ${event.slug}`,
+      async () => {
+        await stack.simControl('/_sim/step', { ticks: 20 });
+        const res = await fetch(`${base}/api/v1/markets/${encodeURIComponent(event.slug)}/candles?interval=1m`);
+        const candles = candlesResponseSchema.parse(await res.json());
+        return candles.markets.some((m) => m.candles.some((c) => (c.volume ?? 0) > 0));
+      },
+      { timeoutMs: 60_000, everyMs: 500, context: () => stack.logs().slice(-2000) },
+    );
+    await sendChance(stack, target, 0.99);
+    const page = await openCharts(`#event=${encodeURIComponent(event.slug)}&interval=1m`);
+    let mismatch = '';
+    const drawn = await until(
+      "the page's volume bars to equal the API's volume, the near-certain candle among them",
+      async () => {
+        await page.waitForSelector('#charts[data-state="drawn"][data-interval="1m"]', { timeout: 20_000 });
+        const charts = await drawnOn(page);
+        const problems: string[] = [];
+        for (const chart of charts) {
+          const query = new URLSearchParams({ market: chart.market_id, interval: '1m', start: String(chart.start), end: String(chart.end) });
+          const api = candlesResponseSchema.parse(await (await fetch(`${base}/api/v1/markets/${encodeURIComponent(event.slug)}/candles?${query.toString()}`)).json());
+          const want = api.markets[0]!.candles.map((c) => ({ t: c.t, volume: c.volume ?? null }));
+          if (JSON.stringify(chart.volume) !== JSON.stringify(want)) problems.push(`${chart.market_id}: drew ${JSON.stringify(chart.volume.slice(-3))}, the API answers ${JSON.stringify(want.slice(-3))}`);
+        }
+        if (!charts.some((c) => c.volume.some((v) => (v.volume ?? 0) > 0))) problems.push('no bar with volume drawn yet');
+        if (!charts.some((c) => c.candles.some((k) => k.high >= 0.99))) problems.push('the near-certain candle is not drawn yet');
+        mismatch = problems.join('; ');
+        if (problems.length === 0) return charts;
+        await page.reload();
+        return undefined;
+      },
+      { timeoutMs: 60_000, everyMs: 500, context: () => mismatch },
+    );
+    for (const chart of drawn) {
+      // A bar for every candle that has a volume figure, at the candle's time.
+      expect(chart.volume.map((v) => v.t)).toEqual(chart.candles.map((c) => c.t));
+      if (chart.axis === null) continue;
+      expect(chart.axis.from, chart.market_id).toBeGreaterThanOrEqual(0);
+      expect(chart.axis.to, chart.market_id).toBeLessThanOrEqual(1);
+    }
+    const certain = drawn.find((c) => c.candles.some((k) => k.high >= 0.99))!;
+    expect(certain.axis!.to).toBeGreaterThanOrEqual(0.99);
     await page.close();
   });
 

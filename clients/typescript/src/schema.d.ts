@@ -156,7 +156,9 @@ export interface paths {
         };
         /**
          * Candles
-         * @description Open, high, low and close of the chance of an outcome, per interval, for up to 20 markets of one event, over any window the interval still keeps: `1m` for 7 days, `5m` for 60 days, `1h` and `1d` for good.
+         * @description Open, high, low and close of the chance of an outcome, per interval, for up to 20 markets of one event, over any window the interval still keeps: `1m` for 7 days, `5m` for 60 days, `1h` and `1d` for good; with the trades printed on the outcome's token and its best bid and ask over each interval.
+         *
+         *     `fields` picks what each candle carries, a comma-separated list: `ohlc` (`open`, `high`, `low`, `close` of the chance), `volume` (`volume` in shares, `notional` in dollars, `trades`, `vwap`) and `quotes` (`bid` and `ask`, each `{open, high, low, close}` or null when that side of the book was empty throughout the bucket). Default `ohlc,volume`; a field not asked for is absent from the candles; a name outside the three is a 400. Trades go into buckets by the exchange's trade time. `volume`, `notional` and `trades` are 0 in a bucket without a trade and null in buckets before the market's trade data begins (never 0 there); `vwap` is null without a trade. A gap carries the bid and ask closes forward as it does the chance's.
          *
          *     Candles are aligned to the interval in UTC (`t` is the bucket start). A bucket without a point carries the previous close forward (open = high = low = close); there is no candle before a market's first recorded point; a resolved market's last candle is the one holding `resolved_at` and closes at its final price (1 or 0). Outcome 1 of a two-outcome market is 1 − outcome 0 (its high the complement of the low).
          *
@@ -168,6 +170,8 @@ export interface paths {
          *     - Every market of an event, hourly, the last 500 hours: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles`
          *     - One market by the minute: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles?market=540046&interval=1m`
          *     - Two markets, daily: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles?market=540046%2C540047&interval=1d`
+         *     - Volume and the book top by the 5 minutes, no chance: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles?market=540046&interval=5m&fields=volume%2Cquotes`
+         *     - The second outcome with everything: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/candles?market=540046&outcome=1&fields=ohlc%2Cvolume%2Cquotes`
          */
         get: operations["getMarketCandles"];
         put?: never;
@@ -601,14 +605,26 @@ export interface components {
         Candle: {
             /** @description Bucket start, Unix seconds, aligned to the interval in UTC */
             t: number;
-            /** @description Chance at the first point of the bucket (the previous close when the bucket had none) */
-            open: number;
-            /** @description Highest chance in the bucket */
-            high: number;
-            /** @description Lowest chance in the bucket */
-            low: number;
-            /** @description Chance at the last point of the bucket; a resolved market's last candle closes at its final price */
-            close: number;
+            /** @description With `ohlc`. Chance at the first point of the bucket (the previous close when the bucket had none) */
+            open?: number;
+            /** @description With `ohlc`. Highest chance in the bucket */
+            high?: number;
+            /** @description With `ohlc`. Lowest chance in the bucket */
+            low?: number;
+            /** @description With `ohlc`. Chance at the last point of the bucket; a resolved market's last candle closes at its final price */
+            close?: number;
+            /** @description With `volume`. Shares printed on this outcome's token in the bucket (by the exchange's trade time); 0 without a trade; null before the market's trade data begins */
+            volume?: number | null;
+            /** @description With `volume`. Σ price × size of those trades, dollars (to a millionth); 0 without a trade; null before the trade data begins */
+            notional?: number | null;
+            /** @description With `volume`. Trades printed; 0 without a trade; null before the trade data begins */
+            trades?: number | null;
+            /** @description With `volume`. notional ÷ volume (to a millionth); null without a trade */
+            vwap?: number | null;
+            /** @description With `quotes`. The outcome's best bid over the bucket; null when that side was empty throughout (outcome 1's bid is 1 − outcome 0's ask) */
+            bid?: components["schemas"]["QuoteCandle"] | null;
+            /** @description With `quotes`. The outcome's best ask over the bucket; null when that side was empty throughout (outcome 1's ask is 1 − outcome 0's bid) */
+            ask?: components["schemas"]["QuoteCandle"] | null;
         };
         CandlesResponse: {
             /** @constant */
@@ -949,6 +965,14 @@ export interface components {
             /** @description Chance, 0 to 1 */
             chance: number;
             odds: components["schemas"]["Odds"];
+        };
+        QuoteCandle: {
+            /** @description At the first point of the bucket where this side was quoted */
+            open: number;
+            high: number;
+            low: number;
+            /** @description At the last point of the bucket where this side was quoted */
+            close: number;
         };
         /** @description An outcome with its quotes. `chance` follows from them by the display rule: the midpoint of `best_bid` and `best_ask` while `spread` is 0 to 0.10, else `last_trade_price`; with a one-sided or empty book, the catalog price. A settled market shows its final chance and null quotes. */
         QuotedOutcome: {
@@ -1624,6 +1648,8 @@ export interface operations {
                 start?: number;
                 /** @description Window end (exclusive), Unix seconds; default now. */
                 end?: number;
+                /** @description What each candle carries: a comma-separated list of ohlc, volume, quotes. Default ohlc,volume. */
+                fields?: string;
             };
             header?: {
                 /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */

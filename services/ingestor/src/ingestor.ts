@@ -177,8 +177,10 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     keys,
     clock,
     logger,
-    onMoved: (tokenId, chance, quote, chanceMoved) => {
-      if (chanceMoved) history.offer(tokenId, chance);
+    onMoved: (tokenId, chance, quote) => {
+      // The history records the chance and the book top (the candles' bid and ask); a move of the
+      // last trade alone changes neither, and the recorder writes a point only when one moved.
+      history.offer(tokenId, chance, { bid: quote.best_bid, ask: quote.best_ask });
       stream.price(tokenId, chance, quote);
     },
     reconfirmMs: t.chanceReconfirmMs,

@@ -152,6 +152,26 @@ export function enumParam<const V extends readonly [string, ...string[]]>(name: 
     .meta({ description });
 }
 
+/**
+ * An optional comma-separated list of names from `values`, case-insensitive (`listed` reads it); an
+ * unknown name is a 400 naming the names allowed. Text in and out, so the document and the typed
+ * client show it as the one comma-separated string a client sends.
+ */
+export function listParam(name: string, values: readonly [string, ...string[]], defaults: readonly string[], description: string) {
+  const error = `${name} must be a comma-separated list of ${values.join(', ')}`;
+  const names = values.map((v) => v.replace(/[^a-z0-9_]/gi, '')).join('|');
+  return z
+    .preprocess(emptyIsOmitted, z.string({ error }).regex(new RegExp(`^(${names})(,(${names}))*$`, 'i'), { error }).optional())
+    .meta({ description: `${description} Default ${defaults.join(',')}.` });
+}
+
+/** The names of a `listParam` value (lower case, as in `values`), or `defaults` when it was not given. */
+export function listed<const V extends string>(value: string | undefined, values: readonly V[], defaults: readonly V[]): Set<V> {
+  if (value === undefined) return new Set(defaults);
+  const given = value.toLowerCase().split(',');
+  return new Set(values.filter((v) => given.includes(v)));
+}
+
 /** An optional free-text parameter of at most `max` characters. */
 export function textParam(name: string, opts: { max: number; description: string }) {
   const error = `${name} must be a string of at most ${opts.max} characters`;
@@ -324,13 +344,30 @@ export const marketHistoryResponseSchema = z
 export type MarketHistoryResponse = z.infer<typeof marketHistoryResponseSchema>;
 
 const candleChance = z.number().min(0).max(1);
+export const quoteCandleSchema = z
+  .object({
+    open: candleChance.meta({ description: 'At the first point of the bucket where this side was quoted' }),
+    high: candleChance,
+    low: candleChance,
+    close: candleChance.meta({ description: 'At the last point of the bucket where this side was quoted' }),
+  })
+  .meta({ id: 'QuoteCandle' });
+/** The groups a candle can carry (`fields=`). */
+export const CANDLE_FIELDS = ['ohlc', 'volume', 'quotes'] as const;
+export const DEFAULT_CANDLE_FIELDS: ReadonlyArray<(typeof CANDLE_FIELDS)[number]> = ['ohlc', 'volume'];
 export const candleSchema = z
   .object({
     t: z.number().int().meta({ description: 'Bucket start, Unix seconds, aligned to the interval in UTC' }),
-    open: candleChance.meta({ description: 'Chance at the first point of the bucket (the previous close when the bucket had none)' }),
-    high: candleChance.meta({ description: 'Highest chance in the bucket' }),
-    low: candleChance.meta({ description: 'Lowest chance in the bucket' }),
-    close: candleChance.meta({ description: 'Chance at the last point of the bucket; a resolved market\'s last candle closes at its final price' }),
+    open: candleChance.optional().meta({ description: 'With `ohlc`. Chance at the first point of the bucket (the previous close when the bucket had none)' }),
+    high: candleChance.optional().meta({ description: 'With `ohlc`. Highest chance in the bucket' }),
+    low: candleChance.optional().meta({ description: 'With `ohlc`. Lowest chance in the bucket' }),
+    close: candleChance.optional().meta({ description: 'With `ohlc`. Chance at the last point of the bucket; a resolved market\'s last candle closes at its final price' }),
+    volume: z.number().min(0).nullable().optional().meta({ description: "With `volume`. Shares printed on this outcome's token in the bucket (by the exchange's trade time); 0 without a trade; null before the market's trade data begins" }),
+    notional: z.number().min(0).nullable().optional().meta({ description: 'With `volume`. Σ price × size of those trades, dollars (to a millionth); 0 without a trade; null before the trade data begins' }),
+    trades: z.number().int().min(0).nullable().optional().meta({ description: 'With `volume`. Trades printed; 0 without a trade; null before the trade data begins' }),
+    vwap: z.number().min(0).max(1).nullable().optional().meta({ description: 'With `volume`. notional ÷ volume (to a millionth); null without a trade' }),
+    bid: quoteCandleSchema.nullable().optional().meta({ description: "With `quotes`. The outcome's best bid over the bucket; null when that side was empty throughout (outcome 1's bid is 1 − outcome 0's ask)" }),
+    ask: quoteCandleSchema.nullable().optional().meta({ description: "With `quotes`. The outcome's best ask over the bucket; null when that side was empty throughout (outcome 1's ask is 1 − outcome 0's bid)" }),
   })
   .meta({ id: 'Candle' });
 export type CandleBody = z.infer<typeof candleSchema>;
@@ -521,7 +558,8 @@ const endpointTable = [
     operationId: 'getMarketCandles',
     summary: 'Candles',
     description: [
-      'Open, high, low and close of the chance of an outcome, per interval, for up to 20 markets of one event, over any window the interval still keeps: `1m` for 7 days, `5m` for 60 days, `1h` and `1d` for good.',
+      'Open, high, low and close of the chance of an outcome, per interval, for up to 20 markets of one event, over any window the interval still keeps: `1m` for 7 days, `5m` for 60 days, `1h` and `1d` for good; with the trades printed on the outcome\'s token and its best bid and ask over each interval.',
+      '`fields` picks what each candle carries, a comma-separated list: `ohlc` (`open`, `high`, `low`, `close` of the chance), `volume` (`volume` in shares, `notional` in dollars, `trades`, `vwap`) and `quotes` (`bid` and `ask`, each `{open, high, low, close}` or null when that side of the book was empty throughout the bucket). Default `ohlc,volume`; a field not asked for is absent from the candles; a name outside the three is a 400. Trades go into buckets by the exchange\'s trade time. `volume`, `notional` and `trades` are 0 in a bucket without a trade and null in buckets before the market\'s trade data begins (never 0 there); `vwap` is null without a trade. A gap carries the bid and ask closes forward as it does the chance\'s.',
       'Candles are aligned to the interval in UTC (`t` is the bucket start). A bucket without a point carries the previous close forward (open = high = low = close); there is no candle before a market\'s first recorded point; a resolved market\'s last candle is the one holding `resolved_at` and closes at its final price (1 or 0). Outcome 1 of a two-outcome market is 1 − outcome 0 (its high the complement of the low).',
       '`start` and `end` are Unix seconds, `start < end`; without them the window is the last 500 intervals up to now. A window of more than 2,000 candles per market is a 400, as is one that starts before the interval\'s retention (the message names the interval that still covers it). An unknown event, or a `market` that is not one of the event\'s markets, is a 404.',
       'A window that ended before the current bucket (and the 2-minute margin for late points) never changes: it is served with `Cache-Control: public, max-age=86400, immutable` and a strong `ETag` (`If-None-Match` gets a 304). A window reaching the current bucket is live data (15 s).',
@@ -534,6 +572,7 @@ const endpointTable = [
       interval: enumParam('interval', CANDLE_INTERVALS, 'One of 1m, 5m, 1h, 1d; default 1h.'),
       start: unixParam('start', 'Window start, Unix seconds; default 500 intervals before `end`.'),
       end: unixParam('end', 'Window end (exclusive), Unix seconds; default now.'),
+      fields: listParam('fields', CANDLE_FIELDS, DEFAULT_CANDLE_FIELDS, 'What each candle carries: a comma-separated list of ohlc, volume, quotes.'),
     }),
     response: candlesResponseSchema,
     cache: 'live',
@@ -542,6 +581,8 @@ const endpointTable = [
       { summary: 'Every market of an event, hourly, the last 500 hours', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' } },
       { summary: 'One market by the minute', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', interval: '1m' } },
       { summary: 'Two markets, daily', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046,540047', interval: '1d' } },
+      { summary: 'Volume and the book top by the 5 minutes, no chance', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', interval: '5m', fields: 'volume,quotes' } },
+      { summary: 'The second outcome with everything', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', outcome: '1', fields: 'ohlc,volume,quotes' } },
     ],
   }),
   defineEndpoint('/api/v1/markets/{eventSlug}/book', {

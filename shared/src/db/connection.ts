@@ -1,8 +1,10 @@
-import createConnectionPool, { sql, type ConnectionPool, type Queryable } from '@databases/pg';
+import createConnectionPool, { sql, type ConnectionPool, type Queryable, type SQLQuery } from '@databases/pg';
 
 export { sql };
 /** A pool or a transaction: what pg-typed's tables and `query` take. */
 export type { Queryable };
+/** A fragment of SQL made by `sql` (values bound as parameters). */
+export type { SQLQuery };
 export type Db = ConnectionPool;
 
 /** One pool per process. `bigIntMode: 'number'` is safe here: our bigint ids are identity counters. */

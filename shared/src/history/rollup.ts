@@ -1,6 +1,7 @@
 import { sql, type Db, type Queryable } from '../db/connection.js';
 import { dayPartitions } from '../db/partitions.js';
 import { rollDays, ensureRawPartitions } from './write.js';
+import { printsBetween } from './prints.js';
 import { dayOf, LATE_POINT_SECONDS, RAW_RETENTION_SECONDS, RETENTION_SECONDS, ROLLUP_PROGRESS, SLICE_SECONDS } from './tiers.js';
 
 /**
@@ -14,8 +15,14 @@ import { dayOf, LATE_POINT_SECONDS, RAW_RETENTION_SECONDS, RETENTION_SECONDS, RO
  * moved and takes the next slice; a kill rolls the slice back whole (it is done again from the
  * same points, never counted twice); a worker that was down catches up slice by slice.
  *
+ * The same slice's trades (the tape's prints, prints.ts, by the exchange's timestamp) are rolled up with it into
+ * each bucket's volume, notional and count, and its raw points' book tops into the bid and ask
+ * candles: every group of a bucket is recomputed from its source together, so a rerun replaces
+ * rather than adds.
+ *
  * Open and close are the first and last point of a bucket: min/max of (t × 16384 + units), which a
- * plain aggregate computes without sorting (units ≤ 10,000 < 16,384).
+ * plain aggregate computes without sorting (units ≤ 10,000 < 16,384); a book side's open and close
+ * are the first and last point where that side was quoted.
  */
 
 export interface RollupResult {
@@ -23,79 +30,137 @@ export interface RollupResult {
   slices: number;
   /** Raw points read by them. */
   points: number;
+  /** Trades read by them. */
+  trades: number;
   /** The progress mark after the call (null: no raw point was ever written). */
   doneUntil: number | null;
 }
 
-/** Rolls one slice up (inside the caller's transaction). inputs: slice start. outputs: points read. */
-export async function rollupSlice(tx: Queryable, a: number): Promise<number> {
+/** Text made here from constants (column names, slot numbers), never from input. */
+const raw = (text: string) => sql.__dangerous__rawValue(text);
+
+/** Slot values of a step candle's quote and trade groups, in the column order of `candles`. */
+const QUOTE_COLUMNS = ['bo', 'bh', 'bl', 'bc', 'ao', 'ah', 'al', 'ac'] as const;
+const TRADE_COLUMNS = ['v', 'nv', 'tn'] as const;
+
+/** `candles` column = history_splice of the stored array with `excluded`'s slots from..to (see migration 0015). */
+const spliced = (columns: readonly string[], from: number, to: number) =>
+  raw(columns.map((c) => `${c} = history_splice(candles.${c}, excluded.${c}[${from}:${to}], ${from})`).join(', '));
+
+/** Rolls one slice up (inside the caller's transaction). inputs: slice start. outputs: raw points and trades read. */
+export async function rollupSlice(tx: Queryable, a: number): Promise<{ points: number; trades: number }> {
   const day = Math.floor(a / 86_400) * 86_400;
   const base = (a - day) / 300; // 5m slots before this hour in the day's row
   const hslot = (a - day) / 3600 + 1;
-  const rows: Array<{ series: number[] | null; points: number }> = await tx.query(sql`
-    with m as (
+  const rows: Array<{ series: number[] | null; points: number; trades: number }> = await tx.query(sql`
+    with pm as (
+      -- Per series and minute of the slice: the chance's candle and the book top's (bid b, ask q),
+      -- open and close of a side the first and last point where it was quoted.
       select series, (t - ${a}::int) / 60 as k,
              (min(t::bigint * 16384 + v) % 16384)::int as o, max(v) as h, min(v) as l,
-             (max(t::bigint * 16384 + v) % 16384)::int as c, count(*)::int as n
-      from (select series, t, round(chance * 10000)::int as v from raw_points where t >= ${a}::int and t < ${a + SLICE_SECONDS}::int) r
+             (max(t::bigint * 16384 + v) % 16384)::int as c, count(*)::int as n,
+             (min(t::bigint * 16384 + b) % 16384)::int as bo, max(b) as bh, min(b) as bl, (max(t::bigint * 16384 + b) % 16384)::int as bc,
+             (min(t::bigint * 16384 + q) % 16384)::int as ao, max(q) as ah, min(q) as al, (max(t::bigint * 16384 + q) % 16384)::int as ac
+      from (select series, t, round(chance * 10000)::int as v, bid::int as b, ask::int as q from raw_points where t >= ${a}::int and t < ${a + SLICE_SECONDS}::int) r
       group by 1, 2
+    ), tm as (
+      -- Per series and minute of the slice, by the exchange's timestamp: the trades printed.
+      select series, (floor(at_ms / 1000)::int - ${a}::int) / 60 as k,
+             sum(round(size * 1000000))::bigint as v, sum(price * size) as nv, count(*)::int as tn
+      from ${printsBetween(sql`${a * 1000}::bigint`, sql`${(a + SLICE_SECONDS) * 1000}::bigint`)} tp
+      group by 1, 2
+    ), m as (
+      select coalesce(pm.series, tm.series) as series, coalesce(pm.k, tm.k) as k,
+             pm.o, pm.h, pm.l, pm.c, pm.n, pm.bo, pm.bh, pm.bl, pm.bc, pm.ao, pm.ah, pm.al, pm.ac, tm.v, tm.nv, tm.tn
+      from pm full join tm on tm.series = pm.series and tm.k = pm.k
     ), s as (
-      select distinct series from m
+      -- hq: the series has points in the slice (its quote group is written); ht: trades (its trade group).
+      select series, bool_or(n is not null) as hq, bool_or(tn is not null) as ht from m group by 1
     ), one as (
-      insert into candles (series, step, p, o, h, l, c, n)
+      insert into candles (series, step, p, o, h, l, c, n, bo, bh, bl, bc, ao, ah, al, ac, v, nv, tn)
       select s.series, 60, ${a}::int,
              array_agg(m.o::smallint order by i), array_agg(m.h::smallint order by i), array_agg(m.l::smallint order by i),
-             array_agg(m.c::smallint order by i), array_agg(m.n order by i)
+             array_agg(m.c::smallint order by i), array_agg(m.n order by i),
+             case when s.hq then array_agg(m.bo::smallint order by i) end, case when s.hq then array_agg(m.bh::smallint order by i) end,
+             case when s.hq then array_agg(m.bl::smallint order by i) end, case when s.hq then array_agg(m.bc::smallint order by i) end,
+             case when s.hq then array_agg(m.ao::smallint order by i) end, case when s.hq then array_agg(m.ah::smallint order by i) end,
+             case when s.hq then array_agg(m.al::smallint order by i) end, case when s.hq then array_agg(m.ac::smallint order by i) end,
+             case when s.ht then array_agg(m.v order by i) end, case when s.ht then array_agg(m.nv order by i) end,
+             case when s.ht then array_agg(m.tn order by i) end
       from s cross join generate_series(0, 59) i left join m on m.series = s.series and m.k = i
-      group by s.series
-      on conflict (series, step, p) do update set o = excluded.o, h = excluded.h, l = excluded.l, c = excluded.c, n = excluded.n
+      group by s.series, s.hq, s.ht
+      on conflict (series, step, p) do update
+        set o = excluded.o, h = excluded.h, l = excluded.l, c = excluded.c, n = excluded.n,
+            bo = excluded.bo, bh = excluded.bh, bl = excluded.bl, bc = excluded.bc,
+            ao = excluded.ao, ah = excluded.ah, al = excluded.al, ac = excluded.ac,
+            v = excluded.v, nv = excluded.nv, tn = excluded.tn
       returning 1
     ), f as (
       select series, k / 5 as j, (min(k * 16384 + o) % 16384)::int as o, max(h) as h, min(l) as l,
-             (max(k * 16384 + c) % 16384)::int as c, sum(n)::int as n
+             (max(k * 16384 + c) % 16384)::int as c, sum(n)::int as n,
+             (min(k * 16384 + bo) % 16384)::int as bo, max(bh) as bh, min(bl) as bl, (max(k * 16384 + bc) % 16384)::int as bc,
+             (min(k * 16384 + ao) % 16384)::int as ao, max(ah) as ah, min(al) as al, (max(k * 16384 + ac) % 16384)::int as ac,
+             sum(v)::bigint as v, sum(nv) as nv, sum(tn)::int as tn
       from m group by 1, 2
     ), five as (
-      insert into candles (series, step, p, o, h, l, c, n)
+      insert into candles (series, step, p, o, h, l, c, n, bo, bh, bl, bc, ao, ah, al, ac, v, nv, tn)
       select s.series, 300, ${day}::int,
              array_fill(null::smallint, array[${base}::int]) || array_agg(coalesce(f.o, old.o[${base + 1}::int + i])::smallint order by i),
              array_fill(null::smallint, array[${base}::int]) || array_agg(coalesce(f.h, old.h[${base + 1}::int + i])::smallint order by i),
              array_fill(null::smallint, array[${base}::int]) || array_agg(coalesce(f.l, old.l[${base + 1}::int + i])::smallint order by i),
              array_fill(null::smallint, array[${base}::int]) || array_agg(coalesce(f.c, old.c[${base + 1}::int + i])::smallint order by i),
-             array_fill(null::int, array[${base}::int]) || array_agg(case when f.o is not null then f.n else old.n[${base + 1}::int + i] end order by i)
+             array_fill(null::int, array[${base}::int]) || array_agg(case when f.o is not null then f.n else old.n[${base + 1}::int + i] end order by i),
+             ${raw(
+               [...QUOTE_COLUMNS.map((c) => `case when s.hq then array_fill(null::smallint, array[${base}]) || array_agg(f.${c}::smallint order by i) end`),
+                `case when s.ht then array_fill(null::bigint, array[${base}]) || array_agg(f.v order by i) end`,
+                `case when s.ht then array_fill(null::float8, array[${base}]) || array_agg(f.nv order by i) end`,
+                `case when s.ht then array_fill(null::int, array[${base}]) || array_agg(f.tn order by i) end`].join(',\n             '),
+             )}
       from s cross join generate_series(0, 11) i
       left join f on f.series = s.series and f.j = i
       left join candles old on old.series = s.series and old.step = 300 and old.p = ${day}::int
-      group by s.series
+      group by s.series, s.hq, s.ht
       on conflict (series, step, p) do update
         set o[${base + 1}::int:${base + 12}::int] = excluded.o[${base + 1}::int:${base + 12}::int],
             h[${base + 1}::int:${base + 12}::int] = excluded.h[${base + 1}::int:${base + 12}::int],
             l[${base + 1}::int:${base + 12}::int] = excluded.l[${base + 1}::int:${base + 12}::int],
             c[${base + 1}::int:${base + 12}::int] = excluded.c[${base + 1}::int:${base + 12}::int],
-            n[${base + 1}::int:${base + 12}::int] = excluded.n[${base + 1}::int:${base + 12}::int]
+            n[${base + 1}::int:${base + 12}::int] = excluded.n[${base + 1}::int:${base + 12}::int],
+            ${spliced([...QUOTE_COLUMNS, ...TRADE_COLUMNS], base + 1, base + 12)}
       returning 1
     ), hour as (
-      insert into candles (series, step, p, o, h, l, c, n)
+      insert into candles (series, step, p, o, h, l, c, n, bo, bh, bl, bc, ao, ah, al, ac, v, nv, tn)
       select series, 3600, ${day}::int,
              array_fill(null::smallint, array[${hslot - 1}::int]) || array[o::smallint], array_fill(null::smallint, array[${hslot - 1}::int]) || array[h::smallint],
              array_fill(null::smallint, array[${hslot - 1}::int]) || array[l::smallint], array_fill(null::smallint, array[${hslot - 1}::int]) || array[c::smallint],
-             array_fill(null::int, array[${hslot - 1}::int]) || array[n]
+             array_fill(null::int, array[${hslot - 1}::int]) || array[n],
+             ${raw(
+               [...QUOTE_COLUMNS.map((c) => `case when hq then array_fill(null::smallint, array[${hslot - 1}]) || array[${c}::smallint] end`),
+                `case when ht then array_fill(null::bigint, array[${hslot - 1}]) || array[v] end`,
+                `case when ht then array_fill(null::float8, array[${hslot - 1}]) || array[nv] end`,
+                `case when ht then array_fill(null::int, array[${hslot - 1}]) || array[tn] end`].join(',\n             '),
+             )}
       from (
-        select series, (min(k * 16384 + o) % 16384)::int as o, max(h) as h, min(l) as l, (max(k * 16384 + c) % 16384)::int as c, sum(n)::int as n
+        select series, (min(k * 16384 + o) % 16384)::int as o, max(h) as h, min(l) as l, (max(k * 16384 + c) % 16384)::int as c, sum(n)::int as n,
+               (min(k * 16384 + bo) % 16384)::int as bo, max(bh) as bh, min(bl) as bl, (max(k * 16384 + bc) % 16384)::int as bc,
+               (min(k * 16384 + ao) % 16384)::int as ao, max(ah) as ah, min(al) as al, (max(k * 16384 + ac) % 16384)::int as ac,
+               sum(v)::bigint as v, sum(nv) as nv, sum(tn)::int as tn, bool_or(n is not null) as hq, bool_or(tn is not null) as ht
         from m group by 1
       ) g
       on conflict (series, step, p) do update
         set o[${hslot}::int] = excluded.o[${hslot}::int], h[${hslot}::int] = excluded.h[${hslot}::int], l[${hslot}::int] = excluded.l[${hslot}::int],
-            c[${hslot}::int] = excluded.c[${hslot}::int], n[${hslot}::int] = excluded.n[${hslot}::int]
+            c[${hslot}::int] = excluded.c[${hslot}::int], n[${hslot}::int] = excluded.n[${hslot}::int],
+            ${spliced([...QUOTE_COLUMNS, ...TRADE_COLUMNS], hslot, hslot)}
       returning series
     )
     select (select array_agg(series) from hour) as series,
-           (select coalesce(sum(n), 0) from m)::int as points,
+           (select coalesce(sum(n), 0) from m)::int as points, (select coalesce(sum(tn), 0) from m)::int as trades,
            (select count(*) from one)::int as ones, (select count(*) from five)::int as fives
   `);
   const row = rows[0];
   const touched = row?.series ?? [];
   await rollDays(tx, touched, [day]);
-  return row?.points ?? 0;
+  return { points: row?.points ?? 0, trades: row?.trades ?? 0 };
 }
 
 /** The oldest raw point's hour, from the oldest partition that holds any (null: none). */
@@ -128,7 +193,7 @@ export async function runRollup(
   opts: { now: number; maxSlices?: number; beforeCommit?: (slice: number) => Promise<void> },
 ): Promise<RollupResult> {
   const maxSlices = opts.maxSlices ?? 24 * 7;
-  const result: RollupResult = { slices: 0, points: 0, doneUntil: await rollupMark(db) };
+  const result: RollupResult = { slices: 0, points: 0, trades: 0, doneUntil: await rollupMark(db) };
   if (result.doneUntil === null) {
     const first = await firstRawHour(db);
     if (first === null) return result;
@@ -139,17 +204,18 @@ export async function runRollup(
       const rows: Array<{ done_until: number }> = await tx.query(sql`select done_until from history_progress where name = ${ROLLUP_PROGRESS} for update`);
       const a = rows[0]?.done_until;
       if (a === undefined) return null;
-      if (a + SLICE_SECONDS + LATE_POINT_SECONDS > opts.now) return { a, points: -1 };
-      const points = await rollupSlice(tx, a);
+      if (a + SLICE_SECONDS + LATE_POINT_SECONDS > opts.now) return { a, points: -1, trades: 0 };
+      const { points, trades } = await rollupSlice(tx, a);
       await tx.query(sql`update history_progress set done_until = ${a + SLICE_SECONDS}::int where name = ${ROLLUP_PROGRESS}`);
       await opts.beforeCommit?.(a);
-      return { a: a + SLICE_SECONDS, points };
+      return { a: a + SLICE_SECONDS, points, trades };
     });
     if (step === null) break;
     result.doneUntil = step.a;
     if (step.points < 0) break;
     result.slices++;
     result.points += step.points;
+    result.trades += step.trades;
   }
   return result;
 }

@@ -32,7 +32,13 @@ export interface RawPoint {
   /** Unix seconds. */
   t: number;
   chance: number;
+  /** The best bid and ask of the series' token when the point was taken (null or absent: that side empty). */
+  bid?: number | null;
+  ask?: number | null;
 }
+
+/** A book top price as stored: units of 1/10,000, null when absent or not a price. */
+const topUnits = (p: number | null | undefined): number | null => (p !== null && p !== undefined && Number.isFinite(p) && p >= 0 && p <= 1 ? toUnits(p) : null);
 
 /**
  * One multi-row insert of live points; a point already stored (same series and second) is skipped.
@@ -44,8 +50,9 @@ export async function insertRawPoints(db: Db, points: readonly RawPoint[]): Prom
   const insert = async () => {
     const rows: Array<{ n: number }> = await db.query(sql`
       with ins as (
-        insert into raw_points (series, t, chance)
-        select * from unnest(${points.map((p) => p.series)}::int[], ${points.map((p) => Math.floor(p.t))}::int[], ${points.map((p) => p.chance)}::real[])
+        insert into raw_points (series, t, chance, bid, ask)
+        select * from unnest(${points.map((p) => p.series)}::int[], ${points.map((p) => Math.floor(p.t))}::int[], ${points.map((p) => p.chance)}::real[],
+                             ${points.map((p) => topUnits(p.bid))}::smallint[], ${points.map((p) => topUnits(p.ask))}::smallint[])
         on conflict do nothing
         returning 1
       ) select count(*)::int as n from ins
@@ -109,7 +116,9 @@ export async function storeBackfill(db: Db, series: number, stepSeconds: 300 | 3
 
 /**
  * The 1d candles of `days` (day starts, Unix s) of `series`, made again from their 1-hour rows
- * (one row per series and day): open the first hour's open, close the last hour's close.
+ * (one row per series and day): open the first hour's open, close the last hour's close; a book
+ * side's open and close its first and last quoted hour; volume, notional and trades the hours' sums.
+ * A group with nothing in the day's hours (no point, no quote, no trade) keeps what the day slot had.
  */
 export async function rollDays(db: Queryable, series: readonly number[], days: readonly number[]): Promise<void> {
   if (series.length === 0 || days.length === 0) return;
@@ -120,30 +129,57 @@ export async function rollDays(db: Queryable, series: readonly number[], days: r
              (array_agg(k.o[i] order by i) filter (where k.o[i] is not null))[1] as o,
              max(k.h[i]) as h, min(k.l[i]) as l,
              (array_agg(k.c[i] order by i desc) filter (where k.c[i] is not null))[1] as c,
-             sum(k.n[i])::int as n
+             sum(k.n[i])::int as n,
+             (array_agg(k.bo[i] order by i) filter (where k.bo[i] is not null))[1] as bo, max(k.bh[i]) as bh, min(k.bl[i]) as bl,
+             (array_agg(k.bc[i] order by i desc) filter (where k.bc[i] is not null))[1] as bc,
+             (array_agg(k.ao[i] order by i) filter (where k.ao[i] is not null))[1] as ao, max(k.ah[i]) as ah, min(k.al[i]) as al,
+             (array_agg(k.ac[i] order by i desc) filter (where k.ac[i] is not null))[1] as ac,
+             bool_or(k.bo is not null) as hq,
+             sum(k.v[i])::bigint as v, sum(k.nv[i]) as nv, sum(k.tn[i])::int as tn
       from candles k cross join lateral generate_subscripts(k.o, 1) as i
       where k.series = any(${[...series]}::int[]) and k.step = 3600 and k.p = any(${[...days]}::int[])
       group by 1, 2
     ), s as (
-      select series, (day / ${period}::int) * ${period}::int as p, (day % ${period}::int) / 86400 + 1 as slot, o, h, l, c, n
-      from d where o is not null
+      select series, (day / ${period}::int) * ${period}::int as p, (day % ${period}::int) / 86400 + 1 as slot, o, h, l, c, n,
+             bo, bh, bl, bc, ao, ah, al, ac, hq, v, nv, tn
+      from d where o is not null or hq or tn is not null
     ), rows as (
-      select series, p, max(slot) as top from s group by 1, 2
+      select series, p, max(slot) as top, bool_or(hq) as hq, bool_or(tn is not null) as ht from s group by 1, 2
     ), merged as (
-      select r.series, r.p, i,
+      select r.series, r.p, i, r.hq, r.ht,
              case when s.o is not null then s.o else old.o[i] end as o, case when s.o is not null then s.h else old.h[i] end as h,
              case when s.o is not null then s.l else old.l[i] end as l, case when s.o is not null then s.c else old.c[i] end as c,
-             case when s.o is not null then s.n else old.n[i] end as n
+             case when s.o is not null then s.n else old.n[i] end as n,
+             case when s.hq then s.bo else old.bo[i] end as bo, case when s.hq then s.bh else old.bh[i] end as bh,
+             case when s.hq then s.bl else old.bl[i] end as bl, case when s.hq then s.bc else old.bc[i] end as bc,
+             case when s.hq then s.ao else old.ao[i] end as ao, case when s.hq then s.ah else old.ah[i] end as ah,
+             case when s.hq then s.al else old.al[i] end as al, case when s.hq then s.ac else old.ac[i] end as ac,
+             case when s.tn is not null then s.v else old.v[i] end as v, case when s.tn is not null then s.nv else old.nv[i] end as nv,
+             case when s.tn is not null then s.tn else old.tn[i] end as tn,
+             old.bo is not null as oq, old.v is not null as ot
       from rows r
       left join candles old on old.series = r.series and old.step = 86400 and old.p = r.p
       cross join lateral generate_series(1, greatest(r.top, coalesce(cardinality(old.o), 0))) i
       left join s on s.series = r.series and s.p = r.p and s.slot = i
     )
-    insert into candles (series, step, p, o, h, l, c, n)
+    insert into candles (series, step, p, o, h, l, c, n, bo, bh, bl, bc, ao, ah, al, ac, v, nv, tn)
     select series, 86400, p,
            array_agg(o::smallint order by i), array_agg(h::smallint order by i), array_agg(l::smallint order by i),
-           array_agg(c::smallint order by i), array_agg(n order by i)
+           array_agg(c::smallint order by i), array_agg(n order by i),
+           ${QUOTES}, ${TRADES}
     from merged group by series, p
-    on conflict (series, step, p) do update set o = excluded.o, h = excluded.h, l = excluded.l, c = excluded.c, n = excluded.n
+    on conflict (series, step, p) do update
+      set o = excluded.o, h = excluded.h, l = excluded.l, c = excluded.c, n = excluded.n,
+          bo = excluded.bo, bh = excluded.bh, bl = excluded.bl, bc = excluded.bc,
+          ao = excluded.ao, ah = excluded.ah, al = excluded.al, ac = excluded.ac,
+          v = excluded.v, nv = excluded.nv, tn = excluded.tn
   `);
 }
+
+/** The day row's quote and trade groups: present when this day or the row held one before (null otherwise). */
+const QUOTES = sql.__dangerous__rawValue(
+  ['bo', 'bh', 'bl', 'bc', 'ao', 'ah', 'al', 'ac'].map((c) => `case when bool_or(hq or oq) then array_agg(${c}::smallint order by i) end`).join(', '),
+);
+const TRADES = sql.__dangerous__rawValue(
+  ['v', 'nv', 'tn'].map((c) => `case when bool_or(ht or ot) then array_agg(${c} order by i) end`).join(', '),
+);

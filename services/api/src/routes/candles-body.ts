@@ -11,10 +11,51 @@ import type { PackedCandles } from '../pages/candles.js';
  */
 
 const UNITS = 10_000;
+/** Volume is read in units of 10^-6 share. */
+const SHARE_UNITS = 1_000_000;
+/** Null in the packed quotes: that side of the book was empty throughout the bucket. */
+const NULL_UNITS = -1;
+
+/** What each candle carries (`fields=`); absent groups are not written. */
+export interface CandleFields {
+  ohlc: boolean;
+  volume: boolean;
+  quotes: boolean;
+}
 
 /** The response with each market's candles packed. */
 export interface CandlesBody extends Omit<CandlesResponse, 'ok' | 'markets'> {
-  markets: Array<Omit<CandlesResponse['markets'][number], 'candles'> & { candles: PackedCandles }>;
+  /** Default: the chance's open, high, low and close only. */
+  fields?: CandleFields;
+  markets: Array<
+    Omit<CandlesResponse['markets'][number], 'candles'> & {
+      candles: PackedCandles;
+      /** With `quotes`: per candle bid o, h, l, c then ask o, h, l, c in units (NULL_UNITS: that side empty). */
+      quotes?: readonly number[];
+      /** With `volume`: per candle volume (10^-6 shares), notional, trades; NaN before the trade data begins. */
+      flows?: readonly number[];
+    }
+  >;
+}
+
+const OHLC_ONLY: CandleFields = { ohlc: true, volume: false, quotes: false };
+
+/** Dollars and prices to a millionth: notional is a sum of float products, vwap a ratio. */
+const micro = (x: number) => Math.round(x * 1e6) / 1e6;
+
+/** The volume group of candle k as the response has it. */
+function flowsOf(flows: readonly number[] | undefined, k: number): { volume: number | null; notional: number | null; trades: number | null; vwap: number | null } {
+  const v = flows?.[3 * k] ?? NaN;
+  if (Number.isNaN(v)) return { volume: null, notional: null, trades: null, vwap: null };
+  const nv = flows?.[3 * k + 1] as number;
+  return { volume: v / SHARE_UNITS, notional: micro(nv), trades: flows?.[3 * k + 2] as number, vwap: v > 0 ? micro(nv / (v / SHARE_UNITS)) : null };
+}
+
+function sideOf(quotes: readonly number[] | undefined, j: number): { open: number; high: number; low: number; close: number } | null {
+  const o = quotes?.[j] ?? NULL_UNITS;
+  if (o === NULL_UNITS) return null;
+  const q = quotes as readonly number[];
+  return { open: o / UNITS, high: (q[j + 1] as number) / UNITS, low: (q[j + 2] as number) / UNITS, close: (q[j + 3] as number) / UNITS };
 }
 
 /** The response as JSON.stringify sees it: a candle object per candle (for tests and comparison). */
@@ -29,13 +70,22 @@ export function unpackedBody(body: CandlesBody): CandlesResponse {
       market_id: m.market_id,
       question: m.question,
       outcome: m.outcome,
-      candles: Array.from({ length: m.candles.length / 5 }, (_, k) => ({
-        t: m.candles[5 * k] as number,
-        open: (m.candles[5 * k + 1] as number) / UNITS,
-        high: (m.candles[5 * k + 2] as number) / UNITS,
-        low: (m.candles[5 * k + 3] as number) / UNITS,
-        close: (m.candles[5 * k + 4] as number) / UNITS,
-      })),
+      candles: Array.from({ length: m.candles.length / 5 }, (_, k) => {
+        const fields = body.fields ?? OHLC_ONLY;
+        return {
+          t: m.candles[5 * k] as number,
+          ...(fields.ohlc
+            ? {
+                open: (m.candles[5 * k + 1] as number) / UNITS,
+                high: (m.candles[5 * k + 2] as number) / UNITS,
+                low: (m.candles[5 * k + 3] as number) / UNITS,
+                close: (m.candles[5 * k + 4] as number) / UNITS,
+              }
+            : {}),
+          ...(fields.volume ? flowsOf(m.flows, k) : {}),
+          ...(fields.quotes ? { bid: sideOf(m.quotes, 8 * k), ask: sideOf(m.quotes, 8 * k + 4) } : {}),
+        };
+      }),
     })),
   };
 }
@@ -57,6 +107,9 @@ const LOW = encoder.encode(',"low":');
 const CLOSE = encoder.encode(',"close":');
 /** The most a candle takes: its keys, a 16-digit t and four chances, each at most 26 characters when JSON.stringify writes it. */
 const CANDLE_MAX = T.length + OPEN.length + HIGH.length + LOW.length + CLOSE.length + 5 * 26 + 2;
+/** What the volume and quote groups add at most: their keys and numbers of at most 26 characters each. */
+const FLOWS_MAX = ',"volume":,"notional":,"trades":,"vwap":'.length + 4 * 26;
+const QUOTES_MAX = 2 * ',"bid":{"open":,"high":,"low":,"close":}'.length + 8 * 26;
 /** Room for a candle of looked-up chances and a t of up to 16 digits: what the buffer is first sized by. */
 const CANDLE_USUAL = T.length + OPEN.length + HIGH.length + LOW.length + CLOSE.length + 16 + 4 * 6 + 2;
 
@@ -70,7 +123,7 @@ export function writeCandlesBody(body: CandlesBody): Buffer {
   for (let m = 0; m < body.markets.length; m++) {
     const market = body.markets[m]!;
     text(`${m === 0 ? '' : ','}{"market_id":${JSON.stringify(market.market_id)},"question":${JSON.stringify(market.question)},"outcome":${JSON.stringify(market.outcome)},"candles":[`);
-    writeCandles(out, market.candles);
+    writeCandles(out, market, body.fields ?? OHLC_ONLY);
     text(']}');
   }
   text(']}');
@@ -90,24 +143,26 @@ function room(out: Out, bytes: number): void {
 }
 
 /** The candles, comma-separated: the hot loop, on locals (buffer and position) rather than closures. */
-function writeCandles(out: Out, candles: PackedCandles): void {
+function writeCandles(out: Out, market: CandlesBody['markets'][number], fields: CandleFields): void {
+  const { candles, flows, quotes } = market;
+  const most = CANDLE_MAX + (fields.volume ? FLOWS_MAX : 0) + (fields.quotes ? QUOTES_MAX : 0);
   let buf = out.buf;
   let n = out.n;
-  for (let i = 0; i < candles.length; i += 5) {
-    if (n + CANDLE_MAX > buf.length) {
+  for (let i = 0, k = 0; i < candles.length; i += 5, k++) {
+    if (n + most > buf.length) {
       out.n = n;
-      room(out, CANDLE_MAX);
+      room(out, most);
       buf = out.buf;
     }
     if (i > 0) buf[n++] = 44; // ,
-    for (let k = 0; k < T.length; k++) buf[n++] = T[k] as number;
-    let x = candles[i] as number;
-    if (Number.isSafeInteger(x) && x >= 0) {
+    for (let x = 0; x < T.length; x++) buf[n++] = T[x] as number;
+    let t = candles[i] as number;
+    if (Number.isSafeInteger(t) && t >= 0) {
       const from = n;
       do {
-        buf[n++] = 48 + (x % 10);
-        x = Math.floor(x / 10);
-      } while (x > 0);
+        buf[n++] = 48 + (t % 10);
+        t = Math.floor(t / 10);
+      } while (t > 0);
       // Written least significant first.
       for (let p = from, q = n - 1; p < q; p++, q--) {
         const d = buf[p] as number;
@@ -115,19 +170,55 @@ function writeCandles(out: Out, candles: PackedCandles): void {
         buf[q] = d;
       }
     } else {
-      n += buf.write(JSON.stringify(x), n, 'latin1');
+      n += buf.write(JSON.stringify(t), n, 'latin1');
     }
-    for (let k = 0; k < OPEN.length; k++) buf[n++] = OPEN[k] as number;
-    n = chance(buf, n, candles[i + 1] as number);
-    for (let k = 0; k < HIGH.length; k++) buf[n++] = HIGH[k] as number;
-    n = chance(buf, n, candles[i + 2] as number);
-    for (let k = 0; k < LOW.length; k++) buf[n++] = LOW[k] as number;
-    n = chance(buf, n, candles[i + 3] as number);
-    for (let k = 0; k < CLOSE.length; k++) buf[n++] = CLOSE[k] as number;
-    n = chance(buf, n, candles[i + 4] as number);
+    if (fields.ohlc) {
+      for (let x = 0; x < OPEN.length; x++) buf[n++] = OPEN[x] as number;
+      n = chance(buf, n, candles[i + 1] as number);
+      for (let x = 0; x < HIGH.length; x++) buf[n++] = HIGH[x] as number;
+      n = chance(buf, n, candles[i + 2] as number);
+      for (let x = 0; x < LOW.length; x++) buf[n++] = LOW[x] as number;
+      n = chance(buf, n, candles[i + 3] as number);
+      for (let x = 0; x < CLOSE.length; x++) buf[n++] = CLOSE[x] as number;
+      n = chance(buf, n, candles[i + 4] as number);
+    }
+    if (fields.volume) {
+      const f = flowsOf(flows, k);
+      n += buf.write(`,"volume":${JSON.stringify(f.volume)},"notional":${JSON.stringify(f.notional)},"trades":${JSON.stringify(f.trades)},"vwap":${JSON.stringify(f.vwap)}`, n, 'latin1');
+    }
+    if (fields.quotes) {
+      n = side(buf, n, BID, quotes, 8 * k);
+      n = side(buf, n, ASK, quotes, 8 * k + 4);
+    }
     buf[n++] = 125; // }
   }
   out.n = n;
+}
+
+const BID = encoder.encode(',"bid":');
+const ASK = encoder.encode(',"ask":');
+const NULL = encoder.encode('null');
+const S_OPEN = encoder.encode('{"open":');
+
+/** One side's candle (`,"bid":{…}` or null) at n; returns the position after it. */
+function side(buf: Buffer, n: number, key: Uint8Array, quotes: readonly number[] | undefined, j: number): number {
+  for (let x = 0; x < key.length; x++) buf[n++] = key[x] as number;
+  const o = quotes?.[j] ?? NULL_UNITS;
+  if (o === NULL_UNITS) {
+    for (let x = 0; x < NULL.length; x++) buf[n++] = NULL[x] as number;
+    return n;
+  }
+  const q = quotes as readonly number[];
+  for (let x = 0; x < S_OPEN.length; x++) buf[n++] = S_OPEN[x] as number;
+  n = chance(buf, n, o);
+  for (let x = 0; x < HIGH.length; x++) buf[n++] = HIGH[x] as number;
+  n = chance(buf, n, q[j + 1] as number);
+  for (let x = 0; x < LOW.length; x++) buf[n++] = LOW[x] as number;
+  n = chance(buf, n, q[j + 2] as number);
+  for (let x = 0; x < CLOSE.length; x++) buf[n++] = CLOSE[x] as number;
+  n = chance(buf, n, q[j + 3] as number);
+  buf[n++] = 125; // }
+  return n;
 }
 
 /** The JSON text of a chance of `u` units at n; returns the position after it. */

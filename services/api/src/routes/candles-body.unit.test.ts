@@ -21,7 +21,12 @@ const ODD_UNITS = [-1, 10_001, 32_767, -32_768, 0.5, Number.NaN];
 function body(next: () => number): CandlesBody {
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)] as T;
   const units = () => (next() < 0.95 ? Math.floor(next() * 10_001) : pick(ODD_UNITS));
+  // Each candle's volume group (NaN: before trade data; 0 trades; odd volumes and notionals) and quotes (-1: an empty side).
+  const flow = () => (next() < 0.2 ? [NaN, NaN, NaN] : next() < 0.3 ? [0, 0, 0] : [Math.floor(next() * 1e12), next() * 1e5, Math.floor(next() * 1e4)]);
+  const side = () => (next() < 0.2 ? [-1, -1, -1, -1] : [units(), units(), units(), units()]);
+  const fields = { ohlc: next() < 0.7, volume: next() < 0.5, quotes: next() < 0.5 };
   return {
+    fields,
     event: pick(ODD_STRINGS) + 'slug',
     interval: pick(['1m', '5m', '1h', '1d'] as const),
     start: Math.floor(next() * 2e9),
@@ -30,19 +35,26 @@ function body(next: () => number): CandlesBody {
       market_id: String(540_000 + m),
       question: pick(ODD_STRINGS),
       outcome: pick(['Yes', 'No', pick(ODD_STRINGS)]),
-      candles: Array.from({ length: Math.floor(next() * 300) }, (_, i) => [
-        next() < 0.95 ? 1_764_000_000 + i * 60 : pick([0, -60, 2 ** 53, 1.5, 2 ** 53 + 2]),
-        units(),
-        units(),
-        units(),
-        units(),
-      ]).flat(),
+      ...(() => {
+        const n = Math.floor(next() * 300);
+        return {
+          candles: Array.from({ length: n }, (_, i) => [
+            next() < 0.95 ? 1_764_000_000 + i * 60 : pick([0, -60, 2 ** 53, 1.5, 2 ** 53 + 2]),
+            units(),
+            units(),
+            units(),
+            units(),
+          ]).flat(),
+          flows: Array.from({ length: n }, flow).flat(),
+          quotes: Array.from({ length: n }, () => [...side(), ...side()]).flat(),
+        };
+      })(),
     })),
   };
 }
 
 describe('writeCandlesBody', () => {
-  it('writes what JSON.stringify writes of the unpacked response: any units, odd numbers and strings, empty lists', () => {
+  it('writes what JSON.stringify writes of the unpacked response: any fields, units, volumes, empty sides, odd numbers and strings, empty lists', () => {
     const next = random(7);
     for (let run = 0; run < 300; run++) {
       const b = body(next);

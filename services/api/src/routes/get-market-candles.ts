@@ -1,9 +1,10 @@
-import { ceilTo, DEFAULT_CANDLE_INTERVAL, floorTo, LATE_POINT_SECONDS, RETENTION_SECONDS, STEP_SECONDS, CANDLE_INTERVALS } from '@pm/shared/api';
+import { NULL_UNITS } from '@pm/shared/history';
+import { CANDLE_FIELDS, DEFAULT_CANDLE_FIELDS, listed, ceilTo, DEFAULT_CANDLE_INTERVAL, floorTo, LATE_POINT_SECONDS, RETENTION_SECONDS, STEP_SECONDS, CANDLE_INTERVALS } from '@pm/shared/api';
 import { ApiError } from '../http/errors.js';
 import type { Handler } from '../app/handler.js';
 import { eventOf } from './event-market.js';
-import type { PackedCandles } from '../pages/candles.js';
-import { writeCandlesBody } from './candles-body.js';
+import type { CandleSet, PackedCandles } from '../pages/candles.js';
+import { writeCandlesBody, type CandlesBody } from './candles-body.js';
 
 /**
  * GET /api/v1/markets/{eventSlug}/candles (docs/history.md). The event snapshot says which markets
@@ -26,6 +27,33 @@ function coveringInterval(start: number, now: number): (typeof CANDLE_INTERVALS)
     if (kept === null || start >= now - kept) return interval;
   }
   return '1d';
+}
+
+/**
+ * Outcome 1's book top from outcome 0's (the books are complementary): its bid is 1 − outcome 0's
+ * ask and its ask 1 − outcome 0's bid, each high the complement of the other's low; an empty side
+ * stays empty.
+ */
+function complementQuotes(quotes: readonly number[]): number[] {
+  const out = new Array<number>(quotes.length);
+  for (let i = 0; i < quotes.length; i += 8) {
+    for (let side = 0; side < 8; side += 4) {
+      const from = i + (side === 0 ? 4 : 0);
+      const empty = quotes[from] === NULL_UNITS;
+      out[i + side] = empty ? NULL_UNITS : 10_000 - (quotes[from] as number);
+      out[i + side + 1] = empty ? NULL_UNITS : 10_000 - (quotes[from + 2] as number);
+      out[i + side + 2] = empty ? NULL_UNITS : 10_000 - (quotes[from + 1] as number);
+      out[i + side + 3] = empty ? NULL_UNITS : 10_000 - (quotes[from + 3] as number);
+    }
+  }
+  return out;
+}
+
+/** The market's candles as the outcome asked sees them: outcome 1's chance and quotes are outcome 0's complement; volume is already its own token's. */
+function forOutcome(set: CandleSet | undefined, outcome: number): Pick<CandlesBody['markets'][number], 'candles' | 'quotes' | 'flows'> {
+  if (set === undefined) return { candles: [] };
+  if (outcome !== 1) return { candles: set.ohlc, ...(set.quotes ? { quotes: set.quotes } : {}), ...(set.flows ? { flows: set.flows } : {}) };
+  return { candles: complement(set.ohlc), ...(set.quotes ? { quotes: complementQuotes(set.quotes) } : {}), ...(set.flows ? { flows: set.flows } : {}) };
 }
 
 /** Outcome 1 of a two-outcome market: the complement of outcome 0 (its high the complement of the low), in units. */
@@ -82,7 +110,17 @@ export const getMarketCandles: Handler<'/api/v1/markets/{eventSlug}/candles'> = 
     }
   }
 
-  const candles = await ctx.candles.read({ marketIds: chosen.map((m) => m.id), step, start: from, end: to, now });
+  const asked = listed(params.fields, CANDLE_FIELDS, DEFAULT_CANDLE_FIELDS);
+  const fields = { ohlc: asked.has('ohlc'), volume: asked.has('volume'), quotes: asked.has('quotes') };
+  const candles = await ctx.candles.read({
+    marketIds: chosen.map((m) => m.id),
+    step,
+    start: from,
+    end: to,
+    now,
+    quotes: fields.quotes,
+    ...(fields.volume ? { volumeOf: params.outcome } : {}),
+  });
   return {
     // Up to 20 markets of 2,000 candles: written straight from the packed candles (candles-body.ts).
     json: writeCandlesBody({
@@ -90,15 +128,13 @@ export const getMarketCandles: Handler<'/api/v1/markets/{eventSlug}/candles'> = 
       interval,
       start: from,
       end: to,
-      markets: chosen.map((m) => {
-        const list = candles.get(m.id) ?? [];
-        return {
-          market_id: m.id,
-          question: m.question,
-          outcome: m.outcomes[params.outcome]?.name ?? '',
-          candles: params.outcome === 1 ? complement(list) : list,
-        };
-      }),
+      fields,
+      markets: chosen.map((m) => ({
+        market_id: m.id,
+        question: m.question,
+        outcome: m.outcomes[params.outcome]?.name ?? '',
+        ...forOutcome(candles.get(m.id), params.outcome),
+      })),
     }),
     immutable: to <= floorTo(now, step) && to + LATE_POINT_SECONDS <= now,
   };

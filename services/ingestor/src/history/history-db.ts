@@ -4,11 +4,13 @@ import type { PricePoint } from './history-client.js';
 
 /** Raw point and backfill writes of the history recorder (the tiers: docs/history.md). */
 
-/** A live point as the recorder holds it: token, Unix ms, chance. */
+/** A live point as the recorder holds it: token, Unix ms, chance, and the book top (null: that side empty). */
 export interface LivePoint {
   tokenId: string;
   atMs: number;
   chance: number;
+  bid?: number | null;
+  ask?: number | null;
 }
 
 /**
@@ -34,7 +36,7 @@ export async function insertPoints(db: Db, series: SeriesCache, points: readonly
   const ids = await series(points.map((p) => p.tokenId));
   return insertRawPoints(
     db,
-    points.map((p) => ({ series: ids.get(p.tokenId) as number, t: Math.floor(p.atMs / 1000), chance: p.chance })),
+    points.map((p) => ({ series: ids.get(p.tokenId) as number, t: Math.floor(p.atMs / 1000), chance: p.chance, bid: p.bid, ask: p.ask })),
   );
 }
 

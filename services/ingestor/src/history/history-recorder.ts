@@ -18,9 +18,10 @@ import { createSeriesCache, insertPoints, storeFetched, tokensWithoutPast } from
  * makes candles of them (docs/history.md).
  *
  * Live points: the chance publisher reports every move (`offer`); a token gets a point when its
- * chance differs from its last recorded point, and otherwise one a minute (so a quiet market still
- * has a point per minute and its chart reaches to now). Within one flush window (default 5 s) the
- * latest chance of a token wins: at most one point per token per window. Each flush is one
+ * chance or its book top (best bid, best ask: the candles' bid and ask) differs from its last
+ * recorded point, and otherwise one a minute (so a quiet market still has a point per minute and
+ * its chart reaches to now). Within one flush window (default 5 s) the latest of a token wins: at
+ * most one point per token per window. Each flush is one
  * multi-row insert, then the markets whose history changed are added to `dirtyHistory` for the
  * worker's throttled history snapshots.
  *
@@ -29,15 +30,17 @@ import { createSeriesCache, insertPoints, storeFetched, tokensWithoutPast } from
  * (history-backfill.ts), which never blocks the feed.
  */
 
-/** The decision for one token at one instant (pure; unit-tested). */
-export function pointDue(
-  last: { at: number; chance: number } | undefined,
-  chance: number,
-  now: number,
-  minuteMs = 60_000,
-): 'first' | 'move' | 'minute' | null {
+/** What a point records of a token: its displayed chance and the book top it came from (null: that side empty). */
+export interface Top {
+  chance: number;
+  bid: number | null;
+  ask: number | null;
+}
+
+/** The decision for one token at one instant (pure; unit-tested). A move of the chance or of either side of the top is a move. */
+export function pointDue(last: (Top & { at: number }) | undefined, top: Top, now: number, minuteMs = 60_000): 'first' | 'move' | 'minute' | null {
   if (last === undefined) return 'first';
-  if (chance !== last.chance) return 'move';
+  if (top.chance !== last.chance || top.bid !== last.bid || top.ask !== last.ask) return 'move';
   if (now - last.at >= minuteMs) return 'minute';
   return null;
 }
@@ -66,8 +69,8 @@ export interface HistoryRecorderStats {
 }
 
 export interface HistoryRecorder {
-  /** A token's displayed chance moved (called by the chance publisher). Ignores tokens that are not first outcomes. */
-  offer(tokenId: string, chance: number): void;
+  /** A token's displayed chance or its book top moved (called by the chance publisher). Ignores tokens that are not first outcomes. */
+  offer(tokenId: string, chance: number, top?: { bid: number | null; ask: number | null }): void;
   /** Write what is due now (also runs every `flushMs`). */
   flush(): Promise<void>;
   /** Resolves once queued backfills are done (tests). */
@@ -82,9 +85,9 @@ const PAST_MS = 3_600_000;
 export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryRecorder {
   const flushMs = opts.flushMs ?? 5_000;
   const minuteMs = opts.minuteMs ?? 60_000;
-  /** Token → its market and latest chance. */
-  const current = new Map<string, { marketId: string; chance: number }>();
-  const recorded = new Map<string, { at: number; chance: number }>();
+  /** Token → its market, latest chance and book top. */
+  const current = new Map<string, Top & { marketId: string }>();
+  const recorded = new Map<string, Top & { at: number }>();
   /** Tokens seen for the first time, not yet checked for a past. */
   let unchecked = new Set<string>();
   let closed = false;
@@ -119,22 +122,22 @@ export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryReco
       }
     }
 
-    const due: Array<{ tokenId: string; chance: number }> = [];
+    const due: Array<Top & { tokenId: string }> = [];
     const markets = new Set<string>();
-    for (const [tokenId, { marketId, chance }] of current) {
+    for (const [tokenId, { marketId, ...top }] of current) {
       if (opts.firstOutcomeMarket(tokenId) === undefined) {
         // Closed since (or no longer known): stop recording it.
         current.delete(tokenId);
         recorded.delete(tokenId);
         continue;
       }
-      if (pointDue(recorded.get(tokenId), chance, now, minuteMs) === null) continue;
-      due.push({ tokenId, chance });
+      if (pointDue(recorded.get(tokenId), top, now, minuteMs) === null) continue;
+      due.push({ tokenId, ...top });
       markets.add(marketId);
     }
     if (due.length === 0) return;
-    await insertPoints(opts.db, series, due.map((p) => ({ tokenId: p.tokenId, atMs: now, chance: p.chance })));
-    for (const p of due) recorded.set(p.tokenId, { at: now, chance: p.chance });
+    await insertPoints(opts.db, series, due.map((p) => ({ tokenId: p.tokenId, atMs: now, chance: p.chance, bid: p.bid, ask: p.ask })));
+    for (const { tokenId, ...top } of due) recorded.set(tokenId, { at: now, ...top });
     stats.points += due.length;
     await opts.redis.sadd(opts.keys.dirtyHistory, ...markets);
   }
@@ -157,12 +160,12 @@ export function createHistoryRecorder(opts: HistoryRecorderOptions): HistoryReco
   timer.unref();
 
   return {
-    offer(tokenId, chance) {
+    offer(tokenId, chance, top) {
       if (closed) return;
       const marketId = opts.firstOutcomeMarket(tokenId);
       if (marketId === undefined) return;
       if (!current.has(tokenId) && !recorded.has(tokenId)) unchecked.add(tokenId);
-      current.set(tokenId, { marketId, chance });
+      current.set(tokenId, { marketId, chance, bid: top?.bid ?? null, ask: top?.ask ?? null });
     },
     flush,
     backfillIdle: () => backfill.idle(),

@@ -3,14 +3,21 @@ import { parseHistoryBody } from './history-client.js';
 import { pointDue } from './history-recorder.js';
 
 describe('when a live history point is due', () => {
+  const top = (chance: number, bid: number | null = 0.49, ask: number | null = 0.51) => ({ chance, bid, ask });
   it('the first chance of a token is always recorded', () => {
-    expect(pointDue(undefined, 0.5, 0)).toBe('first');
+    expect(pointDue(undefined, top(0.5), 0)).toBe('first');
   });
   it('a move is recorded at once; the same chance only once a minute passed', () => {
-    const last = { at: 1_000, chance: 0.5 };
-    expect(pointDue(last, 0.51, 1_001)).toBe('move');
-    expect(pointDue(last, 0.5, 60_999)).toBeNull();
-    expect(pointDue(last, 0.5, 61_000)).toBe('minute');
+    const last = { at: 1_000, ...top(0.5) };
+    expect(pointDue(last, top(0.51), 1_001)).toBe('move');
+    expect(pointDue(last, top(0.5), 60_999)).toBeNull();
+    expect(pointDue(last, top(0.5), 61_000)).toBe('minute');
+  });
+  it('a move of the book top is a move though the chance held; a side emptied is one too', () => {
+    const last = { at: 1_000, ...top(0.5) };
+    expect(pointDue(last, top(0.5, 0.48), 1_001)).toBe('move');
+    expect(pointDue(last, top(0.5, 0.49, 0.52), 1_001)).toBe('move');
+    expect(pointDue(last, top(0.5, null), 1_001)).toBe('move');
   });
 });
 

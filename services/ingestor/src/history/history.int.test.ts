@@ -203,6 +203,32 @@ describe('live points', () => {
     expect(stored.map((p) => p.t - (NOW_S + 10_000))).toEqual([0, 1, 61]);
   });
 
+  it('records the book top with each point: a move of a side alone is a point, an empty side a null', async () => {
+    const token = TOKEN(12);
+    behaviour.set(token, 'none');
+    const r = recorder(new Map([[token, 'm12']]));
+    now = (NOW_S + 20_000) * 1000;
+    r.offer(token, 0.5, { bid: 0.49, ask: 0.51 });
+    await r.flush();
+    now += 5_000;
+    r.offer(token, 0.5, { bid: 0.48, ask: 0.51 }); // the chance held, the bid moved
+    await r.flush();
+    now += 5_000;
+    r.offer(token, 0.5, { bid: null, ask: 0.51 }); // the bid side emptied
+    await r.flush();
+    now += 5_000;
+    r.offer(token, 0.5, { bid: null, ask: 0.51 }); // nothing moved
+    await r.flush();
+    const rows: Array<{ t: number; chance: number; bid: number | null; ask: number | null }> = await database.db.query(
+      sql`select r.t, r.chance::float8 as chance, r.bid, r.ask from raw_points r join series s on s.id = r.series where s.token_id = ${token} order by r.t`,
+    );
+    expect(rows.map((p) => [p.t - (NOW_S + 20_000), p.bid, p.ask])).toEqual([
+      [0, 4_900, 5_100],
+      [5, 4_800, 5_100],
+      [10, null, 5_100],
+    ]);
+  });
+
   it('ignores tokens that are not an open market\'s first outcome', async () => {
     const r = recorder(new Map());
     r.offer(TOKEN(11), 0.5);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, resetDatabase, type TestDatabase } from '@pm/shared/testing';
 import { ensureRawPartitions, insertRawPoints, rawPartitions, rollupMark, runRollup, runUpkeep, type RawPoint } from '@pm/shared/history';
+import { PRICE_UNITS, recordTrades } from '@pm/shared/trades';
 
 /**
  * The rollup of raw points into the candle tiers against a real Postgres: exact against a plain
@@ -45,6 +46,100 @@ async function stored(step: number): Promise<Map<string, Cell>> {
   return out;
 }
 
+type Quotes = Array<number | null>;
+
+/** Every stored bid/ask candle of a step: `series:t` → [bo, bh, bl, bc, ao, ah, al, ac] (slots with a quoted side). */
+async function storedQuotes(step: number): Promise<Map<string, Quotes>> {
+  const rows: Array<{ series: number; p: number; q: Array<Array<number | null>> | null }> = await tdb.db.query(
+    sql`select series, p, case when bo is not null then array[bo, bh, bl, bc, ao, ah, al, ac] end as q from candles where step = ${step}`,
+  );
+  const out = new Map<string, Quotes>();
+  for (const r of rows) {
+    if (r.q === null) continue;
+    for (let i = 0; i < r.q[0]!.length; i++) {
+      const cell = r.q.map((a) => a[i] ?? null);
+      if (cell[0] !== null || cell[4] !== null) out.set(`${r.series}:${r.p + i * step}`, cell);
+    }
+  }
+  return out;
+}
+
+/** The plain recomputation of the book tops: per series and bucket, each side's first, highest, lowest and last quoted price. */
+function recomputeQuotes(points: readonly RawPoint[], step: number, before: number): Map<string, Quotes> {
+  const out = new Map<string, Quotes>();
+  const sorted = [...points].filter((p) => p.t < before).sort((a, b) => a.t - b.t);
+  for (const p of sorted) {
+    const key = `${p.series}:${Math.floor(p.t / step) * step}`;
+    const cell = out.get(key) ?? [null, null, null, null, null, null, null, null];
+    [p.bid, p.ask].forEach((price, side) => {
+      if (price === null || price === undefined) return;
+      const u = Math.round(price * 10_000);
+      const j = 4 * side;
+      cell[j] ??= u;
+      cell[j + 1] = Math.max(cell[j + 1] ?? u, u);
+      cell[j + 2] = Math.min(cell[j + 2] ?? u, u);
+      cell[j + 3] = u;
+    });
+    if (cell[0] !== null || cell[4] !== null) out.set(key, cell);
+  }
+  return out;
+}
+
+/** A print on the tape as `trade_prints` gives it: exchange time in ms, price in dollars, size in shares. */
+interface Trade {
+  series: number;
+  atMs: number;
+  price: number;
+  size: number;
+  side: 'BUY' | 'SELL';
+}
+
+/** Trades onto the tape through its writer (each with its own identity key); the rollup reads them back from it. */
+/** Identity keys: every print drawn is a distinct trade. */
+let nextKey = 1;
+
+async function insertTrades(trades: readonly Trade[]): Promise<void> {
+  await tdb.db.query(sql`insert into series (id, token_id) select s, 't' || s from generate_series(1, 6) s on conflict do nothing`);
+  const stored = await recordTrades(
+    tdb.db,
+    trades.map((t) => ({ series: t.series, atMs: t.atMs, px: Math.round(t.price * PRICE_UNITS), sz: t.side === 'SELL' ? -t.size : t.size, key: String(nextKey++) })),
+  );
+  expect(stored).toHaveLength(trades.length);
+}
+
+type Flow = [v: number, nv: number, tn: number];
+
+/** Every stored bucket with a trade of a step: `series:t` → [volume in 10^-6 shares, notional, trades]. */
+async function storedFlows(step: number): Promise<Map<string, Flow>> {
+  const rows: Array<{ series: number; p: number; v: Array<number | null>; nv: number[]; tn: number[] }> = await tdb.db.query(
+    sql`select series, p, v::float8[] as v, nv, tn from candles where step = ${step} and v is not null`,
+  );
+  const out = new Map<string, Flow>();
+  for (const r of rows) r.v.forEach((v, i) => v !== null && out.set(`${r.series}:${r.p + i * step}`, [v, r.nv[i]!, r.tn[i]!]));
+  return out;
+}
+
+/** The plain recomputation from the tape: per series and bucket (by the exchange's time), Σ size, Σ price × size, count. */
+function recomputeFlows(trades: readonly Trade[], step: number, before: number): Map<string, Flow> {
+  const out = new Map<string, Flow>();
+  for (const t of trades) {
+    if (t.atMs >= before * 1000) continue;
+    const key = `${t.series}:${Math.floor(t.atMs / 1000 / step) * step}`;
+    const held = out.get(key) ?? [0, 0, 0];
+    out.set(key, [held[0] + Math.round(t.size * 1e6), held[1] + t.price * t.size, held[2] + 1]);
+  }
+  return out;
+}
+
+function expectFlows(got: Map<string, Flow>, want: Map<string, Flow>, label: string): void {
+  expect([...got.keys()].sort(), label).toEqual([...want.keys()].sort());
+  for (const [key, [v, nv, tn]] of want) {
+    const [gv, gnv, gtn] = got.get(key)!;
+    expect([gv, gtn], `${label} ${key}`).toEqual([v, tn]);
+    expect(gnv, `${label} ${key} notional`).toBeCloseTo(nv, 6);
+  }
+}
+
 /** The plain recomputation: per series and bucket, first, highest, lowest, last point and count. */
 function recompute(points: readonly RawPoint[], step: number, before: number): Map<string, Cell> {
   const out = new Map<string, Cell>();
@@ -70,47 +165,58 @@ function dedupe(points: readonly RawPoint[]): RawPoint[] {
   return points.filter((p) => !seen.has(`${p.series}:${p.t}`) && seen.add(`${p.series}:${p.t}`));
 }
 
-async function expectExact(points: readonly RawPoint[], before: number, label: string): Promise<void> {
+async function expectExact(points: readonly RawPoint[], before: number, label: string, trades: readonly Trade[] = []): Promise<void> {
   for (const step of [60, 300, 3600, 86_400]) {
-    const want = recompute(points, step, step === 86_400 ? Math.floor(before / DAY) * DAY + DAY : before);
-    const got = await stored(step);
-    if (step === 86_400) {
-      // The day holding the mark is partial in the tier (its hours so far): compare closed days and
-      // the partial day against its hours.
-      const partial = recompute(points, step, before);
-      expect(got, `${label} step ${step}`).toEqual(partial);
-    } else {
-      expect(got, `${label} step ${step}`).toEqual(want);
-    }
+    expectFlows(await storedFlows(step), recomputeFlows(trades, step, before), `${label} trades step ${step}`);
+    // The day holding the mark is partial in the 1d tier (its hours so far): it is compared with
+    // those hours, as every other tier is with the points before the mark.
+    expect(await stored(step), `${label} step ${step}`).toEqual(recompute(points, step, before));
+    expect(await storedQuotes(step), `${label} quotes step ${step}`).toEqual(recomputeQuotes(points, step, before));
   }
 }
+
+const tradeArb = fc.record({
+  series: fc.integer({ min: 2, max: 4 }),
+  atMs: fc.integer({ min: (T0 - 3 * 3600) * 1000, max: (T0 + 5 * 3600) * 1000 - 1 }),
+  price: fc.integer({ min: 1, max: 999 }).map((u) => u / 1000),
+  size: fc.integer({ min: 1, max: 50_000_000 }).map((u) => u / 1_000_000),
+  side: fc.constantFrom('BUY' as const, 'SELL' as const),
+});
 
 const pointArb = fc.record({
   series: fc.integer({ min: 1, max: 3 }),
   t: fc.integer({ min: T0 - 3 * 3600, max: T0 + 5 * 3600 - 1 }),
   chance: fc.integer({ min: 0, max: 10_000 }).map((u) => u / 10_000),
+  bid: fc.option(fc.integer({ min: 0, max: 10_000 }).map((u) => u / 10_000), { nil: null }),
+  ask: fc.option(fc.integer({ min: 0, max: 10_000 }).map((u) => u / 10_000), { nil: null }),
 });
 
 describe('rollup', () => {
-  it('random points → every tier equals a plain recomputation from the points', async () => {
+  it('random points and trades → every tier (chance, book tops, volume) equals a plain recomputation from them', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(pointArb, { minLength: 1, maxLength: 400 }), async (raw) => {
+      fc.asyncProperty(fc.array(pointArb, { minLength: 1, maxLength: 400 }), fc.array(tradeArb, { maxLength: 300 }), async (raw, drawn) => {
         await resetDatabase(tdb.db);
         const points = dedupe(raw);
+        // The rollup starts at the first point's hour: trades before it are not in any tier.
+        const first = Math.floor(Math.min(...points.map((q) => q.t)) / 3600) * 3600;
+        const trades = drawn.filter((t) => t.atMs >= first * 1000);
         await insert(points);
+        await insertTrades(drawn);
         const now = T0 + 5 * 3600 + 600;
         const result = await runRollup(tdb.db, { now });
         expect(result.doneUntil).toBe(T0 + 5 * 3600);
-        expect(result.points).toBe(points.filter((p) => p.t >= Math.floor(Math.min(...points.map((q) => q.t)) / 3600) * 3600).length);
-        await expectExact(points, T0 + 5 * 3600, 'once');
-        // Again from an earlier mark (the same slices recomputed): the same candles.
+        expect(result.points).toBe(points.filter((p) => p.t >= first).length);
+        expect(result.trades).toBe(trades.length);
+        await expectExact(points, T0 + 5 * 3600, 'once', trades);
+        // Again from an earlier mark (the same slices recomputed): the same candles, no trade twice
+        // (and now every trade drawn: the mark is before them all).
         await tdb.db.query(sql`update history_progress set done_until = ${T0 - 3 * 3600}`);
         await runRollup(tdb.db, { now });
-        await expectExact(points, T0 + 5 * 3600, 'again');
+        await expectExact(points, T0 + 5 * 3600, 'again', drawn);
       }),
       { numRuns: 12 },
     );
-  });
+  }, 120_000);
 
   it('waits for the late-point margin: an hour is rolled up only 2 minutes after it closed', async () => {
     await insert([{ series: 1, t: T0 + 10, chance: 0.5 }]);
@@ -121,23 +227,35 @@ describe('rollup', () => {
 
   it('after a day of downtime catches up every hour, then leaves no gap and no double with two workers at once', async () => {
     const points: RawPoint[] = [];
-    for (let t = T0; t < T0 + 30 * 3600; t += 47) points.push({ series: 1 + (t % 2), t, chance: ((t * 7) % 10_000) / 10_000 });
+    for (let t = T0; t < T0 + 30 * 3600; t += 47) points.push({ series: 1 + (t % 2), t, chance: ((t * 7) % 10_000) / 10_000, bid: t % 5 === 0 ? null : ((t * 3) % 9_000) / 10_000, ask: ((t * 3) % 9_000 + 500) / 10_000 });
+    const trades: Trade[] = [];
+    for (let ms = T0 * 1000; ms < (T0 + 30 * 3600) * 1000; ms += 61_003) {
+      trades.push({ series: 1 + (ms % 3), atMs: ms, price: (1 + (ms % 997)) / 1000, size: (ms % 7_000_000) / 1_000_000 + 1, side: ms % 2 === 0 ? 'BUY' : 'SELL' });
+    }
     await insert(points.filter((p) => p.t < T0 + 2 * 3600));
+    await insertTrades(trades.filter((t) => t.atMs < (T0 + 2 * 3600) * 1000));
     await runRollup(tdb.db, { now: T0 + 2 * 3600 + 200 });
     expect(await rollupMark(tdb.db)).toBe(T0 + 2 * 3600);
-    // The worker is down for a day while points keep arriving.
+    // The worker is down for a day while points and trades keep arriving.
     await insert(points.filter((p) => p.t >= T0 + 2 * 3600));
+    await insertTrades(trades.filter((t) => t.atMs >= (T0 + 2 * 3600) * 1000));
     const now = T0 + 30 * 3600 + 200;
     const [a, b] = await Promise.all([runRollup(tdb.db, { now }), runRollup(tdb.db, { now })]);
     expect(a.slices + b.slices).toBe(28);
+    expect(a.trades + b.trades).toBe(trades.filter((t) => t.atMs >= (T0 + 2 * 3600) * 1000).length);
     expect(await rollupMark(tdb.db)).toBe(T0 + 30 * 3600);
-    await expectExact(points, T0 + 30 * 3600, 'caught up');
+    await expectExact(points, T0 + 30 * 3600, 'caught up', trades);
   });
 
-  it('a rollup killed (SIGKILL) inside a slice is repeated without counting a point twice', async () => {
+  it('a rollup killed (SIGKILL) inside a slice is repeated without counting a point or a trade twice', async () => {
     const points: RawPoint[] = [];
-    for (let t = T0; t < T0 + 3 * 3600; t += 13) points.push({ series: 1 + (t % 3), t, chance: ((t * 13) % 10_000) / 10_000 });
+    for (let t = T0; t < T0 + 3 * 3600; t += 13) points.push({ series: 1 + (t % 3), t, chance: ((t * 13) % 10_000) / 10_000, bid: ((t * 11) % 9_000) / 10_000, ask: t % 7 === 0 ? null : ((t * 11) % 9_000 + 100) / 10_000 });
+    const trades: Trade[] = [];
+    for (let ms = T0 * 1000; ms < (T0 + 3 * 3600) * 1000; ms += 7_919) {
+      trades.push({ series: 1 + (ms % 4), atMs: ms, price: (1 + (ms % 997)) / 1000, size: (ms % 3_000_000) / 1_000_000 + 0.5, side: 'BUY' });
+    }
     await insert(points);
+    await insertTrades(trades);
     const now = T0 + 3 * 3600 + 200;
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'rollup-child.ts'), JSON.stringify({ databaseUrl: tdb.url, now })], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -156,7 +274,8 @@ describe('rollup', () => {
     const result = await runRollup(tdb.db, { now });
     expect(result.slices).toBe(3);
     expect(result.points).toBe(points.length);
-    await expectExact(points, T0 + 3 * 3600, 'after the kill');
+    expect(result.trades).toBe(trades.length);
+    await expectExact(points, T0 + 3 * 3600, 'after the kill', trades);
   });
 
   it('drops raw partitions past 48 hours once rolled up, never one the rollup still needs', async () => {

@@ -1,7 +1,7 @@
 // The chart page's script (served by chart-page.ts at /api/v1/charts/charts.js). It reads the public
 // endpoints only, as any client would: the busiest events (/api/v1/markets), the chosen event
-// (/api/v1/markets/{slug}) and its candles (/candles), and keeps every chance shown live from the
-// stream's price messages. The charts are TradingView's Lightweight Charts (window.LightweightCharts,
+// (/api/v1/markets/{slug}) and its candles with their volume (/candles), and keeps every chance
+// shown live from the stream's price messages. The charts are TradingView's Lightweight Charts (window.LightweightCharts,
 // loaded before this module). Text goes in as text (textContent), never as HTML.
 
 const LC = window.LightweightCharts;
@@ -19,7 +19,22 @@ const REFRESH_MS = 60_000;
 /** After a stream the API refused (a 429, say), the next try; an open stream reconnects by itself. */
 const STREAM_RETRY_MS = 5_000;
 
-const COLORS = { up: '#26a69a', down: '#ef5350', text: '#8b949e', grid: '#21262d', line: '#2a313c', panel: '#161b22', now: '#58a6ff' };
+const COLORS = { up: '#26a69a', down: '#ef5350', text: '#8b949e', grid: '#21262d', line: '#2a313c', panel: '#161b22', now: '#58a6ff', upVolume: 'rgba(38, 166, 154, 0.5)', downVolume: 'rgba(239, 83, 80, 0.5)' };
+
+/** The volume pane's share of a chart's height (the candles have the rest). */
+const VOLUME_PANE = 0.25;
+
+/**
+ * The chance axis's range for candles spanning [low, high]: a little room around them, but never
+ * past 0 % or 100 % (the library's own autoscale pads by a share of the pane, which near a
+ * certainty ran the axis to 104 %). Returned with no margins of its own: this is the whole axis.
+ */
+function chanceRange(auto) {
+  const range = auto()?.priceRange;
+  if (!range) return null;
+  const pad = Math.max(0.005, (range.maxValue - range.minValue) * 0.08);
+  return { priceRange: { minValue: Math.max(0, range.minValue - pad), maxValue: Math.min(1, range.maxValue + pad) }, margins: { above: 0, below: 0 } };
+}
 
 const state = {
   /** The event shown, its slug; null before the list has given one. */
@@ -215,7 +230,8 @@ function createMarketChart(market, readAt) {
     // The library's logo would add a <style> element, which the page's CSP refuses: the footer credits it.
     layout: { background: { type: LC.ColorType.Solid, color: COLORS.panel }, textColor: COLORS.text, fontSize: 11, attributionLogo: false },
     grid: { vertLines: { color: COLORS.grid }, horzLines: { color: COLORS.grid } },
-    rightPriceScale: { borderColor: COLORS.line },
+    // No margins: the chance axis is exactly the range chanceRange gives, inside 0-100 %.
+    rightPriceScale: { borderColor: COLORS.line, scaleMargins: { top: 0, bottom: 0 } },
     timeScale: { borderColor: COLORS.line, timeVisible: true, secondsVisible: false },
     crosshair: { mode: LC.CrosshairMode.Normal },
   });
@@ -228,9 +244,14 @@ function createMarketChart(market, readAt) {
     priceLineVisible: false,
     lastValueVisible: false,
     priceFormat: { type: 'custom', minMove: 0.0001, formatter: (p) => `${(p * 100).toFixed(1)}%` },
+    autoscaleInfoProvider: chanceRange,
   });
+  // Shares traded per candle, in a pane of their own under the candles (so they never cover a wick).
+  const volume = chart.addSeries(LC.HistogramSeries, { priceFormat: { type: 'volume' }, priceLineVisible: false, lastValueVisible: false }, 1);
+  chart.panes()[0].setStretchFactor(1 - VOLUME_PANE);
+  chart.panes()[1].setStretchFactor(VOLUME_PANE);
   const line = series.createPriceLine({ price: chance ?? 0, color: COLORS.now, lineWidth: 1, lineStyle: LC.LineStyle.Dotted, axisLabelVisible: chance !== null, title: 'now' });
-  state.charts.set(market.id, { article, chart, series, line, empty, window: null });
+  state.charts.set(market.id, { article, chart, series, volume, line, empty, window: null });
 }
 
 function clearCharts() {
@@ -295,6 +316,8 @@ async function loadCandles() {
     const shown = state.charts.get(m.market_id);
     if (!shown) continue;
     shown.series.setData(m.candles.map((c) => ({ time: c.t, open: c.open, high: c.high, low: c.low, close: c.close })));
+    // A bar per candle with its volume, coloured as the candle; none (a gap) before the market's trade data begins.
+    shown.volume.setData(m.candles.map((c) => (c.volume === null ? { time: c.t } : { time: c.t, value: c.volume, color: c.close >= c.open ? COLORS.upVolume : COLORS.downVolume })));
     shown.chart.applyOptions({ timeScale: { timeVisible: body.interval !== '1d' } });
     shown.window = { interval: body.interval, start: body.start, end: body.end };
     shown.empty.hidden = m.candles.length > 0;
@@ -334,7 +357,8 @@ for (const button of document.querySelectorAll('.intervals button')) button.addE
 
 /**
  * What the charts hold, for anyone checking them (the browser tests): per market, the candles its
- * series draws — the series' own data, not a copy kept aside — and the window they were read for.
+ * series draws and the volume bars under them — the series' own data, not a copy kept aside — the
+ * window they were read for, and the chance axis's visible range.
  */
 window.chartPage = {
   drawn: () =>
@@ -342,6 +366,8 @@ window.chartPage = {
       market_id: marketId,
       ...c.window,
       candles: c.series.data().map((d) => ({ t: d.time, open: d.open, high: d.high, low: d.low, close: d.close })),
+      volume: c.volume.data().map((d) => ({ t: d.time, volume: d.value ?? null })),
+      axis: c.series.priceScale().getVisibleRange(),
     })),
 };
 
