@@ -147,12 +147,14 @@ export function endpointRoute<P extends EndpointPath>(
     const result = await handler(params, noted);
     const { immutable } = result;
     // A body that can never change (a closed window of history) is held like a snapshot's, whatever
-    // it was read from, until a snapshot it read has a new version or the cache's bounds push it out.
+    // it was read from, until the cache's bounds push it out: not retired by a new version of a
+    // snapshot it read (the event's, for its markets' questions, which a price move renews many times
+    // a minute), since every client and shared cache may keep it a day anyway (IMMUTABLE).
     const held = !fromPostgres || immutable === true;
     const json = 'json' in result ? result.json : JSON.stringify({ ok: true, ...result.data });
     const body = Buffer.isBuffer(json) ? json : Buffer.from(json);
     const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body, fromPostgres)), immutable ? IMMUTABLE : cacheControl, body, fromPostgres);
-    if (held) readyCache.remember(target, { ready, versions, live });
+    if (held) readyCache.remember(target, immutable === true ? { ready, versions: [], live: undefined } : { ready, versions, live });
     return ready;
   }
 }

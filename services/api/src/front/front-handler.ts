@@ -1,8 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from '@pm/shared/logger';
 import type { RequestObserver } from '../ops/metrics.js';
-import type { RateLimitInfo } from 'express-rate-limit';
-import { decisionOf, type RateLimitDecision, type RateLimiter } from '../http/rate-limit.js';
+import type { RateLimitDecision, RateLimiter } from '../http/rate-limit.js';
 import type { ReadyCache } from './ready-cache.js';
 import { serveReady } from './ready-response.js';
 import { requestIdOf, sendError, sendRateLimited, setBaseHeaders, setCorsHeaders, setRateLimitHeaders } from '../http/respond.js';
@@ -26,25 +25,22 @@ export function frontHandler(deps: {
   const { app, readyCache, limiter, observer, logger } = deps;
 
   const answer = (req: IncomingMessage, res: ServerResponse, target: string) => {
-    limiter.count(req).then(
-      (info) => {
-        try {
-          answerCounted(req, res, target, info);
-        } catch (err) {
-          fail(req, res, err, undefined, decisionOf(info));
-        }
-      },
+    limiter.count(req, (err, decision) => {
       // Redis could not count: Express takes the request, exactly as it would a miss.
-      () => app(req, res),
-    );
+      if (err) return app(req, res);
+      try {
+        answerCounted(req, res, target, decision);
+      } catch (failure) {
+        fail(req, res, failure, undefined, decision);
+      }
+    });
   };
 
-  const answerCounted = (req: IncomingMessage, res: ServerResponse, target: string, info: RateLimitInfo) => {
-    const decision = decisionOf(info);
+  const answerCounted = (req: IncomingMessage, res: ServerResponse, target: string, decision: RateLimitDecision) => {
     const ready = readyCache.lookup(target);
     // Retired during the counter's round trip: Express answers, with this count (not another).
     if (!ready && !decision.limited) {
-      limiter.handOver(req, info);
+      limiter.handOver(req, decision);
       return app(req, res);
     }
     const requestId = requestIdOf(req);
@@ -73,7 +69,7 @@ export function frontHandler(deps: {
 
   return (req, res) => {
     const target = req.url ?? '/';
-    if ((req.method === 'GET' || req.method === 'HEAD') && readyCache.lookup(target)) return answer(req, res, target);
+    if ((req.method === 'GET' || req.method === 'HEAD') && readyCache.holds(target)) return answer(req, res, target);
     app(req, res);
   };
 }

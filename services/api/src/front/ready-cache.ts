@@ -35,6 +35,11 @@ export interface ReadyEntry {
 }
 
 export interface ReadyCache {
+  /**
+   * Whether a response is held for this target, current or not: the front handler's first look, which
+   * decides that it counts the request itself; `lookup` after the count says whether it answers it.
+   */
+  holds(target: string): boolean;
   /** The current ready response for this target, if one is held and still current. */
   lookup(target: string): ReadyResponse | undefined;
   remember(target: string, entry: ReadyEntry): void;
@@ -42,9 +47,17 @@ export interface ReadyCache {
 
 export function createReadyCache(snapshots: Pick<SnapshotStore, 'version' | 'live'>, maxEntries = 2000, maxBytes = 24 * 1024 * 1024): ReadyCache {
   const entries = new LRUCache<string, ReadyEntry>({ max: maxEntries, maxSize: maxBytes, sizeCalculation: weight });
-  const current = (entry: ReadyEntry) =>
-    (entry.live === undefined || entry.live === snapshots.live()) && entry.versions.every(([name, etag]) => snapshots.version(name) === etag);
+  const current = (entry: ReadyEntry) => {
+    if (entry.live !== undefined && entry.live !== snapshots.live()) return false;
+    // A plain loop: a hundred markets by id carry up to a hundred versions, checked on every request.
+    const { versions } = entry;
+    for (let i = 0; i < versions.length; i++) if (snapshots.version(versions[i]![0]) !== versions[i]![1]) return false;
+    return true;
+  };
   return {
+    holds(target) {
+      return entries.has(target);
+    },
     lookup(target) {
       const entry = entries.get(target);
       if (!entry) return undefined;
