@@ -92,18 +92,13 @@ export function endpointRoute<P extends EndpointPath>(
   readyCache: ReadyCache,
 ): RequestHandler {
   const cacheControl = `public, max-age=${CACHE_MAX_AGE_SECONDS[endpoint.cache]}`;
-  // Requests for one target that miss together (a new version just swapped in, 64 clients waiting)
-  // share one build instead of each serialising the same body.
-  const building = new Map<string, Promise<ReadyResponse>>();
   return async (req: Request, res: Response) => {
     res.locals['route'] = endpoint.path;
     const target = req.originalUrl;
-    let ready = building.get(target);
-    if (!ready) {
-      ready = build(req, target).finally(() => building.delete(target));
-      building.set(target, ready);
-    }
-    await serveReady(req, res, await ready);
+    // Requests for one target that miss together (a new version just swapped in, 64 clients waiting)
+    // share one build instead of each serialising the same body; the front handler answers those
+    // that arrive while it is made (ready-cache.ts `share`).
+    await serveReady(req, res, await readyCache.share(target, () => build(req, target)));
   };
 
   async function build(req: Request, target: string): Promise<ReadyResponse> {
