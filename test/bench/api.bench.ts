@@ -1,12 +1,21 @@
 /**
  * npm run bench:api — the real stack against baselines serving the same bytes:
- * a bare node:http server, Fastify and bare Express (bare-server.ts), all driven by wrk (autocannon
- * in its own process where wrk is missing), BENCH_CONNECTIONS (64) connections, each hot path. The
- * API runs with everything on: rate limit (a limit high enough for one client, set by config), CORS,
- * metrics, ETag. Once with one API process, then with one per core. Prints per path
- *   bench:api <path> api=<req/s> raw=<req/s> ratio=<r> p99=<ms> fastify=<r> express=<r> raw_p99=<ms> slice_ratio_median=<r> feed=live
+ * a bare node:http server, Fastify and bare Express (bare-server.ts), all driven by wrk (installed
+ * with apt-get when missing and allowed; autocannon in its own process otherwise),
+ * BENCH_CONNECTIONS (64) connections, each hot path. The API runs with everything on: rate limit (a
+ * limit high enough for one client, set by config), CORS, metrics, ETag, request id. Once with one
+ * API process, then with one per core. Prints per path
+ *   bench:api <path> api=<req/s> raw=<req/s> ratio=<r> p99=<ms> fastify=<r> express=<r> raw_p99=<ms> slice_ratio_median=<r>
+ *     api_cpu_us=<µs> raw_cpu_us=<µs> cpu_ratio=<r> feed=live
  * (fastify and express as ratios to raw) and the API's peak RSS (the sum over its processes).
- * Each path is measured twice: with the exchange feed live (the simulator moving 5,000 events' books,
+ * Two measures of one thing: requests per second, which on a small machine say as much about the
+ * load generator sharing the cores as about the server, and CPU per request, which does not depend
+ * on how fast the client asks: each side's server processes' user + system time over a slice
+ * (/proc/<pid>/stat), less what the same processes spend over as long with no load (the idle slice,
+ * in the same rotation: the feed's background work), divided by the requests served; the median of
+ * the slices. `cpu_ratio` is raw's CPU per request over the API's; `--check` exits 1 when a path's
+ * falls below its bound (CPU_BOUND), for use before a release — a benchmark, not a test.
+ * Each path is measured with the exchange feed live (the simulator moving 5,000 events' books,
  * the ingestor, worker and Postgres working beside the API on the same cores), and again, API and raw
  * baseline only, with the simulator paused (`feed=paused`: nearer the API's own cost per request on a
  * machine of its own; the stack is still up, its catalog syncs still run, and the API still holds 5,000 events).
@@ -23,40 +32,62 @@
  * The simulator keeps BENCH_EVENTS (default 5,000) open events (SIM_EVENTS), the size the API's
  * memory is judged at; the leaderboard is measured only once it has rows (the demo crowd's calls
  * settle within a minute or two), never as an empty board.
- *   BENCH_SECONDS (default 8), BENCH_CONNECTIONS (default 64), BENCH_PROCESSES (default "1,<cores>"),
- *   BENCH_EVENTS (default 5000), BENCH_PLACE (default 1)
+ *   BENCH_SECONDS (default 6), BENCH_CONNECTIONS (default 64), BENCH_PROCESSES (default "1,<cores>"),
+ *   BENCH_EVENTS (default 5000), BENCH_PLACE (default 1), BENCH_FEED (default "live,paused"),
+ *   BENCH_PEERS (default 1)
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtEntry } from '../../scripts/lib/build.js';
 import { API_NODE_ARGS } from '../../scripts/lib/api-node-args.js';
 import { processAlive } from '@pm/shared/testing';
 import { until } from '@pm/shared/wait';
+import { LATE_POINT_SECONDS } from '@pm/shared/api';
 import { freePort, startStack, type Stack } from '../support/stack.js';
 import { benchCli } from './cli.js';
+import { CAN_READ_CPU, cpuSeconds, measured, median } from './process-cpu.js';
 
-benchCli('bench:api', `usage: npm run bench:api
+const { values: cli } = benchCli(
+  'bench:api',
+  `usage: npm run bench:api [-- --check]
 The real stack (one API process, then one per core) against a bare node:http server, Fastify and bare
 Express serving the same bytes, driven by wrk (else autocannon), on each hot path; prints
-  bench:api <path> api=<req/s> raw=<req/s> ratio=<r> p99=<ms> fastify=<r> express=<r> raw_p99=<ms> slice_ratio_median=<r> feed=live
-then API and raw again with the simulator paused (feed=paused), and the API's peak RSS. Settings (environment):
-  BENCH_SECONDS      seconds per target (default 8)
+  bench:api <path> api=<req/s> raw=<req/s> ratio=<r> p99=<ms> fastify=<r> express=<r> raw_p99=<ms> slice_ratio_median=<r>
+    api_cpu_us=<µs> raw_cpu_us=<µs> cpu_ratio=<r> feed=live
+(CPU per request: each side's server processes, less their idle background, median of the slices;
+cpu_ratio is raw's over the API's), then API and raw again with the simulator paused (feed=paused),
+and the API's peak RSS. Settings (environment):
+  BENCH_SECONDS      seconds per target (default 6: three 2-second slices)
   BENCH_CONNECTIONS  connections (default 64)
   BENCH_PROCESSES    API process counts to run, comma list (default "1,<cores>")
   BENCH_EVENTS       open events in the simulator (default 5000)
   BENCH_PLACE        1 (default): the measured server on cores of its own, wrk and the stack on the
                      others (taskset); 0: wherever the kernel puts them
-  --help             this text`);
+  BENCH_FEED         which phases to run, comma list of live, paused (default "live,paused")
+  BENCH_PEERS        1 (default): Fastify and bare Express beside raw on the live phase; 0: raw only
+  --check            exit 1 when a path's cpu_ratio is below its bound (${'0.80'}), after the run
+  --help             this text`,
+  { check: { type: 'boolean', default: false } },
+);
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+const seconds = Number(process.env.BENCH_SECONDS ?? 6);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const openEvents = Number(process.env.BENCH_EVENTS ?? 5000);
 const cores = availableParallelism();
 const processCounts = (process.env.BENCH_PROCESSES ?? `1,${cores}`).split(',').map(Number);
-const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
+const feeds = (process.env.BENCH_FEED ?? 'live,paused').split(',').map((f) => f.trim());
+if (feeds.some((f) => f !== 'live' && f !== 'paused')) throw new Error(`BENCH_FEED must list live and/or paused; got ${process.env.BENCH_FEED}`);
+const withPeers = process.env.BENCH_PEERS !== '0';
+/**
+ * The least raw ÷ API CPU per request a path may show under `--check`: the API may spend a quarter
+ * more than a bare server writing the same bytes, for the rate limit's count, CORS, metrics, the
+ * request id and the conditional request.
+ */
+const CPU_BOUND = 0.8;
+const hasWrk = findWrk();
 const canPlace = process.env.BENCH_PLACE !== '0' && cores >= 2 && spawnSync('taskset', ['--version']).error === undefined;
 
 /**
@@ -89,6 +120,8 @@ const SLICE_SECONDS = 2;
 
 interface Load {
   rps: number;
+  /** Requests answered in the run. */
+  requests: number;
   p99ms: number;
   non2xx: number;
   /** wrk only: the run's requests and the latency (ms) of every 0.1 % of them, to merge runs into one p99. */
@@ -101,16 +134,17 @@ function load(url: string, duration: number): Load {
     const args = ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', path.join(here, 'wrk-quantiles.lua'), url];
     const out = execFileSync(...placed(placement?.rest, 'wrk', args), { encoding: 'utf8' });
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+    const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
     const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
     const p99ms = p99 ? Number(p99[1]) * (p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1) : NaN;
     const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
     const q = /QUANTILES (\d+) ([\d.,]+)/.exec(out);
     const quantiles = q ? { requests: Number(q[1]), ms: q[2]!.split(',').map((us) => Number(us) / 1000) } : undefined;
-    return { rps, p99ms, non2xx, ...(quantiles ? { quantiles } : {}) };
+    return { rps, requests, p99ms, non2xx, ...(quantiles ? { quantiles } : {}) };
   }
   const out = execFileSync('npx', ['autocannon', '-j', '-c', String(connections), '-d', String(duration), url], { encoding: 'utf8' });
-  const r = JSON.parse(out) as { requests: { average: number }; latency: { p99: number }; non2xx: number };
-  return { rps: r.requests.average, p99ms: r.latency.p99, non2xx: r.non2xx };
+  const r = JSON.parse(out) as { requests: { average: number; total: number }; latency: { p99: number }; non2xx: number };
+  return { rps: r.requests.average, requests: r.requests.total, p99ms: r.latency.p99, non2xx: r.non2xx };
 }
 
 /**
@@ -130,6 +164,85 @@ function mergedP99(runs: readonly Load[]): number {
   return points.at(-1)?.ms ?? NaN;
 }
 
+/** One server under load in `inTurn`: its URL and the processes that serve it. */
+interface Server {
+  url: string;
+  pids: readonly number[];
+}
+
+/** One side's figures over a path's slices. */
+interface Side {
+  all: Load;
+  slices: Load[];
+  /** CPU µs per request served: the median over the slices, the idle background taken out. */
+  cpuUs: number;
+}
+
+/**
+ * Every server in the same slices of SLICE_SECONDS, in turn, the order turning by one each slice
+ * (API, raw, Fastify, Express, idle; raw, Fastify, Express, idle, API; …; BENCH_SECONDS each in
+ * all): the stack's own work (the history backfill after start, snapshot builds, the periodic full
+ * build, catalog syncs) and the other load on the machine come in bursts of a second or two, and a
+ * peer measured on its own, before or after the others, got whichever state the machine was in then:
+ * Fastify measured after the API/raw pair came out below bare Express, and raw, measured beside the
+ * API alone, was the one peer every burst fell on. Requests/s are averaged over the slices; p99 is
+ * over all of a side's requests (mergedP99).
+ *
+ * The idle slice loads nothing: what each server's processes spend in it is their background (for
+ * the API, the feed: price messages, snapshot announcements, catalog syncs), taken out of every
+ * slice's CPU at its rate before dividing by the requests served.
+ */
+function inTurn(servers: readonly Server[]): Side[] {
+  const slices = Math.max(2, Math.round(seconds / SLICE_SECONDS));
+  const slice = Math.max(1, Math.round(seconds / slices));
+  for (const s of servers) load(s.url, 2); // warm, each alike
+  const runs = servers.map((): Array<{ load: Load; cpu: number; wall: number }> => []);
+  // Per server: CPU seconds and wall seconds of its processes in the idle slices.
+  const idle = servers.map(() => ({ cpu: 0, wall: 0 }));
+  const turn = servers.length + 1;
+  for (let i = 0; i < slices; i++) {
+    for (let k = 0; k < turn; k++) {
+      const which = (i + k) % turn;
+      if (which === servers.length) {
+        const before = servers.map((s) => cpuSeconds(s.pids));
+        const started = performance.now();
+        execFileSync('sleep', [String(slice)]);
+        const wall = (performance.now() - started) / 1000;
+        servers.forEach((s, n) => {
+          idle[n]!.cpu += cpuSeconds(s.pids) - before[n]!;
+          idle[n]!.wall += wall;
+        });
+        continue;
+      }
+      const server = servers[which]!;
+      const m = measured(server.pids, () => load(server.url, slice));
+      runs[which]!.push({ load: m.result, cpu: m.cpu, wall: m.wall });
+    }
+  }
+  return runs.map((rs, n) => {
+    const ls = rs.map((r) => r.load);
+    const background = idle[n]!.wall > 0 ? idle[n]!.cpu / idle[n]!.wall : 0;
+    return {
+      slices: ls,
+      all: {
+        rps: ls.reduce((sum, l) => sum + l.rps, 0) / ls.length,
+        requests: ls.reduce((sum, l) => sum + l.requests, 0),
+        p99ms: mergedP99(ls),
+        non2xx: ls.reduce((sum, l) => sum + l.non2xx, 0),
+      },
+      cpuUs: median(rs.map((r) => ((r.cpu - background * r.wall) / r.load.requests) * 1e6)),
+    };
+  });
+}
+
+/** The median over slices of the API's requests/s over raw's in the same slice: whether one burst decided a row. */
+function sliceMedian(api: readonly Load[], raw: readonly Load[]): number {
+  return median(api.map((a, i) => a.rps / raw[i]!.rps));
+}
+
+/** Paths whose CPU ratio fell below CPU_BOUND (`--check`). */
+const failures: string[] = [];
+
 async function startBaseline(kind: 'raw' | 'fastify' | 'express', routes: Record<string, Buffer>) {
   const port = await freePort();
   // The node binary and V8 options the stack starts the API with: the peers differ from it in their code only.
@@ -139,7 +252,7 @@ async function startBaseline(kind: 'raw' | 'fastify' | 'express', routes: Record
     child.stdout.once('data', () => resolve());
     child.once('exit', (code) => reject(new Error(`${kind} baseline exited ${code}`)));
   });
-  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() };
+  return { url: `http://127.0.0.1:${port}`, pids: [child.pid!], stop: () => child.kill() };
 }
 
 /** Every process under the run line `rootPid` (itself included), with its resident memory (KB), and whether it is the API. */
@@ -218,8 +331,10 @@ async function benchStack(apiProcesses: number): Promise<void> {
       { timeoutMs: 600_000, everyMs: 1000, context: () => stack.logs().slice(-4000) },
     );
     const paths = ['/api/v1/markets', `/api/v1/markets/${slug}`, '/api/v1/leaderboard', '/api/v1/odds?chance=0.25'];
-    // The catalog's hot paths: a market's order book, and 100 markets by id in one request.
-    paths.push(`/api/v1/markets/${slug}/book`, await hundredIdsPath(stack.apiUrl));
+    // The catalog's hot paths: a market's order book, 100 markets by id in one request, and an
+    // hour of a market's minute candles that ended before the last late point could land (a closed
+    // window: immutable, held like a snapshot).
+    paths.push(`/api/v1/markets/${slug}/book`, await hundredIdsPath(stack.apiUrl), closedCandlesPath(slug));
     const bodies: Record<string, Buffer> = {};
     for (const p of paths) {
       const res = await fetch(`${stack.apiUrl}${p}`, { headers: { 'accept-encoding': 'identity' } });
@@ -228,62 +343,39 @@ async function benchStack(apiProcesses: number): Promise<void> {
     }
     const [raw, fastify, express] = await Promise.all([startBaseline('raw', bodies), startBaseline('fastify', bodies), startBaseline('express', bodies)]);
     baselines.push(raw, fastify, express);
-    /**
-     * Every peer in the same slices of SLICE_SECONDS, in turn, the order turning by one each slice
-     * (API, raw, Fastify, Express; raw, Fastify, Express, API; …; BENCH_SECONDS each in all): the
-     * stack's own work (the history backfill after start, snapshot builds, the periodic full build,
-     * catalog syncs) and the other load on the machine come in bursts of a second or two, and a peer
-     * measured on its own, before or after the others, got whichever state the machine was in then:
-     * Fastify measured after the API/raw pair came out below bare Express, and raw, measured beside
-     * the API alone, was the one peer every burst fell on. Requests/s are averaged over the slices;
-     * p99 is over all of a side's requests (mergedP99).
-     */
-    const inTurn = (urls: readonly string[]): Array<{ all: Load; slices: Load[] }> => {
-      const slices = Math.max(2, Math.round(seconds / SLICE_SECONDS));
-      const slice = Math.max(1, Math.round(seconds / slices));
-      for (const url of urls) load(url, 2); // warm, each alike
-      const runs = urls.map((): Load[] => []);
-      for (let i = 0; i < slices; i++) {
-        for (let k = 0; k < urls.length; k++) {
-          const which = (i + k) % urls.length;
-          runs[which]!.push(load(urls[which]!, slice));
-        }
-      }
-      return runs.map((ls) => ({
-        slices: ls,
-        all: { rps: ls.reduce((sum, l) => sum + l.rps, 0) / ls.length, p99ms: mergedP99(ls), non2xx: ls.reduce((sum, l) => sum + l.non2xx, 0) },
-      }));
-    };
-    /** The median over slices of the API's requests/s over raw's in the same slice: whether one burst decided a row. */
-    const sliceMedian = (api: Load[], raw: Load[]) => {
-      const ratios = api.map((a, i) => a.rps / raw[i]!.rps).sort((x, y) => x - y);
-      const mid = ratios.length / 2;
-      return ratios.length % 2 === 1 ? ratios[Math.floor(mid)]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
-    };
-    const line = (p: string, api: Load, r: Load, median: number, others: string, feed: string) =>
-      process.stdout.write(
-        `bench:api ${p.replace(slug, '{slug}').replace(/ids=[^&]*/, 'ids=<100 ids>')} api=${Math.round(api.rps)} raw=${Math.round(r.rps)} ratio=${(api.rps / r.rps).toFixed(2)} p99=${api.p99ms.toFixed(1)}${others}` +
-          ` raw_p99=${r.p99ms.toFixed(1)} slice_ratio_median=${median.toFixed(2)} feed=${feed} processes=${apiProcesses} bytes=${bodies[p]!.length}${api.non2xx ? ` non2xx=${api.non2xx}` : ''}\n`,
-      );
-    for (const p of paths) {
-      const [api, r, f, e] = inTurn([`${stack.apiUrl}${p}`, `${raw.url}${p}`, `${fastify.url}${p}`, `${express.url}${p}`]);
+    const apiPids = stackProcesses(stack.pid)
+      .filter((p) => p.api)
+      .map((p) => p.pid);
+    const api = { url: stack.apiUrl, pids: apiPids };
+    const line = (p: string, sides: Side[], feed: string) => {
+      const [a, r, f, e] = sides as [Side, Side, Side?, Side?];
       // The peers' known order (raw ≥ Fastify ≫ bare Express, within noise): when it does not hold,
       // the machine, not the API, decided the row, and its ratio is not to be trusted.
-      const inOrder = f!.all.rps <= 1.1 * r!.all.rps && e!.all.rps < 0.8 * f!.all.rps;
-      const others = ` fastify=${(f!.all.rps / r!.all.rps).toFixed(2)} express=${(e!.all.rps / r!.all.rps).toFixed(2)} peers_in_order=${inOrder ? 'yes' : 'no'}`;
-      line(p, api!.all, r!.all, sliceMedian(api!.slices, r!.slices), others, 'live');
-    }
-    // The same paths with the exchange feed paused: no book moves, so no price ingest and no price
-    // builds. The catalog syncs go on (every 30 s): the first one after the pause still brings back the
-    // events whose volumes and catalog prices the live phase moved, and they are rebuilt as usual.
-    await pauseFeed(stack, true);
-    try {
-      for (const p of paths) {
-        const [api, r] = inTurn([`${stack.apiUrl}${p}`, `${raw.url}${p}`]);
-        line(p, api!.all, r!.all, sliceMedian(api!.slices, r!.slices), '', 'paused');
+      const peers =
+        f && e
+          ? ` fastify=${(f.all.rps / r.all.rps).toFixed(2)} express=${(e.all.rps / r.all.rps).toFixed(2)} peers_in_order=${f.all.rps <= 1.1 * r.all.rps && e.all.rps < 0.8 * f.all.rps ? 'yes' : 'no'}`
+          : '';
+      const cpuRatio = r.cpuUs / a.cpuUs;
+      const name = p.replace(slug, '{slug}').replace(/ids=[^&]*/, 'ids=<100 ids>');
+      if (cli.check && CAN_READ_CPU && !(cpuRatio >= CPU_BOUND)) failures.push(`${name} feed=${feed} processes=${apiProcesses}: cpu_ratio ${cpuRatio.toFixed(2)} < ${CPU_BOUND}`);
+      process.stdout.write(
+        `bench:api ${name} api=${Math.round(a.all.rps)} raw=${Math.round(r.all.rps)} ratio=${(a.all.rps / r.all.rps).toFixed(2)} p99=${a.all.p99ms.toFixed(1)}${peers}` +
+          ` raw_p99=${r.all.p99ms.toFixed(1)} slice_ratio_median=${sliceMedian(a.slices, r.slices).toFixed(2)}` +
+          (CAN_READ_CPU ? ` api_cpu_us=${a.cpuUs.toFixed(1)} raw_cpu_us=${r.cpuUs.toFixed(1)} cpu_ratio=${cpuRatio.toFixed(2)}` : '') +
+          ` feed=${feed} processes=${apiProcesses} bytes=${bodies[p]!.length}${a.all.non2xx ? ` non2xx=${a.all.non2xx}` : ''}\n`,
+      );
+    };
+    const servers = (p: string) => [api, raw, ...(withPeers ? [fastify, express] : [])].map((s) => ({ url: `${s.url}${p}`, pids: s.pids }));
+    for (const feed of feeds) {
+      // Paused: no book moves, so no price ingest and no price builds. The catalog syncs go on (every
+      // 30 s): the first one after the pause still brings back the events whose volumes and catalog
+      // prices the live phase moved, and they are rebuilt as usual.
+      if (feed === 'paused') await pauseFeed(stack, true);
+      try {
+        for (const p of paths) line(p, inTurn(feed === 'live' ? servers(p) : servers(p).slice(0, 2)), feed);
+      } finally {
+        if (feed === 'paused') await pauseFeed(stack, false);
       }
-    } finally {
-      await pauseFeed(stack, false);
     }
     peakKb = Math.max(peakKb, apiRssKb(stack.pid));
     const state = (await (await stack.simControl('/_sim/state')).json()) as { openEvents?: number };
@@ -301,13 +393,17 @@ async function benchStack(apiProcesses: number): Promise<void> {
 
 async function main() {
   process.stdout.write(
-    `bench:api — ${hasWrk ? 'wrk -t1' : 'autocannon'}, ${connections} connections, ${seconds} s per target, node ${process.version}; rate limit, CORS, metrics and ETag on\n`,
+    `bench:api — ${hasWrk ? 'wrk -t1' : 'autocannon'}, ${connections} connections, ${seconds} s per target, node ${process.version}; rate limit, CORS, metrics, ETag and request id on; feed ${feeds.join(' then ')}; load ${loadAverage()}\n`,
   );
   for (const n of processCounts) await benchStack(n);
+  if (cli.check && !CAN_READ_CPU) throw new Error('--check needs /proc to read CPU time (Linux)');
+  for (const f of failures) process.stdout.write(`bench:api check failed: ${f}\n`);
+  if (cli.check) process.stdout.write(`bench:api check: ${failures.length === 0 ? 'every path' : `${failures.length} path(s) not`} within cpu_ratio ${CPU_BOUND}\n`);
+  return failures.length === 0 ? 0 : 1;
 }
 
 main().then(
-  () => process.exit(0),
+  (code) => process.exit(code),
   (err) => {
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);
@@ -327,4 +423,31 @@ async function hundredIdsPath(apiUrl: string): Promise<string> {
   }
   if (ids.length < 100) throw new Error(`only ${ids.length} market ids on the open list`);
   return `/api/v1/markets/by-id?ids=${ids.join(',')}`;
+}
+
+/** An hour of minute candles of the event's markets, ending before the last late point could land: a closed window. */
+function closedCandlesPath(slug: string): string {
+  const now = Math.floor(Date.now() / 1000);
+  const end = Math.floor((now - LATE_POINT_SECONDS) / 60) * 60 - 60;
+  return `/api/v1/markets/${slug}/candles?interval=1m&start=${end - 3600}&end=${end}`;
+}
+
+/** The load average (1, 5, 15 minutes), to print beside the figures: other work on the machine moves them. */
+function loadAverage(): string {
+  return loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+}
+
+/**
+ * wrk's path, installing Debian's package first when it is missing and this runs as root with
+ * apt-get (as on the project's CI machines); false when there is still none (autocannon is used).
+ */
+function findWrk(): boolean {
+  const has = () => spawnSync('wrk', ['--version']).error === undefined;
+  if (has()) return true;
+  if (process.getuid?.() !== 0 || spawnSync('apt-get', ['--version']).error !== undefined) return false;
+  process.stdout.write('wrk is missing: installing it with apt-get…\n');
+  spawnSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq wrk'], { stdio: 'inherit' });
+  return has();
 }

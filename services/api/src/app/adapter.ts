@@ -92,18 +92,13 @@ export function endpointRoute<P extends EndpointPath>(
   readyCache: ReadyCache,
 ): RequestHandler {
   const cacheControl = `public, max-age=${CACHE_MAX_AGE_SECONDS[endpoint.cache]}`;
-  // Requests for one target that miss together (a new version just swapped in, 64 clients waiting)
-  // share one build instead of each serialising the same body.
-  const building = new Map<string, Promise<ReadyResponse>>();
   return async (req: Request, res: Response) => {
     res.locals['route'] = endpoint.path;
     const target = req.originalUrl;
-    let ready = building.get(target);
-    if (!ready) {
-      ready = build(req, target).finally(() => building.delete(target));
-      building.set(target, ready);
-    }
-    await serveReady(req, res, await ready);
+    // Requests for one target that miss together (a new version just swapped in, 64 clients waiting)
+    // share one build instead of each serialising the same body; the front handler answers those
+    // that arrive while it is made (ready-cache.ts `share`).
+    await serveReady(req, res, await readyCache.share(target, () => build(req, target)));
   };
 
   async function build(req: Request, target: string): Promise<ReadyResponse> {
@@ -147,12 +142,14 @@ export function endpointRoute<P extends EndpointPath>(
     const result = await handler(params, noted);
     const { immutable } = result;
     // A body that can never change (a closed window of history) is held like a snapshot's, whatever
-    // it was read from, until a snapshot it read has a new version or the cache's bounds push it out.
+    // it was read from, until the cache's bounds push it out: not retired by a new version of a
+    // snapshot it read (the event's, for its markets' questions, which a price move renews many times
+    // a minute), since every client and shared cache may keep it a day anyway (IMMUTABLE).
     const held = !fromPostgres || immutable === true;
     const json = 'json' in result ? result.json : JSON.stringify({ ok: true, ...result.data });
     const body = Buffer.isBuffer(json) ? json : Buffer.from(json);
     const ready = readyResponse(endpoint.path, strongEtag(cacheIdentity(endpoint.path, params, versions, live, body, fromPostgres)), immutable ? IMMUTABLE : cacheControl, body, fromPostgres);
-    if (held) readyCache.remember(target, { ready, versions, live });
+    if (held) readyCache.remember(target, immutable === true ? { ready, versions: [], live: undefined } : { ready, versions, live });
     return ready;
   }
 }

@@ -35,16 +35,49 @@ export interface ReadyEntry {
 }
 
 export interface ReadyCache {
+  /**
+   * Whether a response is held for this target, current or not: the front handler's first look, which
+   * decides that it counts the request itself; `lookup` after the count says whether it answers it.
+   */
+  holds(target: string): boolean;
   /** The current ready response for this target, if one is held and still current. */
   lookup(target: string): ReadyResponse | undefined;
   remember(target: string, entry: ReadyEntry): void;
+  /**
+   * The response for this target being made now (the Express path's build, adapter.ts), shared by
+   * every request for it that arrives meanwhile: those the front handler counted wait for it there
+   * instead of each walking Express's router to the same build.
+   */
+  building(target: string): Promise<ReadyResponse> | undefined;
+  /** `make`'s response for this target, made once for all the requests that ask while it is made. */
+  share(target: string, make: () => Promise<ReadyResponse>): Promise<ReadyResponse>;
 }
 
 export function createReadyCache(snapshots: Pick<SnapshotStore, 'version' | 'live'>, maxEntries = 2000, maxBytes = 24 * 1024 * 1024): ReadyCache {
   const entries = new LRUCache<string, ReadyEntry>({ max: maxEntries, maxSize: maxBytes, sizeCalculation: weight });
-  const current = (entry: ReadyEntry) =>
-    (entry.live === undefined || entry.live === snapshots.live()) && entry.versions.every(([name, etag]) => snapshots.version(name) === etag);
+  const current = (entry: ReadyEntry) => {
+    if (entry.live !== undefined && entry.live !== snapshots.live()) return false;
+    // A plain loop: a hundred markets by id carry up to a hundred versions, checked on every request.
+    const { versions } = entry;
+    for (let i = 0; i < versions.length; i++) if (snapshots.version(versions[i]![0]) !== versions[i]![1]) return false;
+    return true;
+  };
+  const inFlight = new Map<string, Promise<ReadyResponse>>();
   return {
+    holds(target) {
+      return entries.has(target);
+    },
+    building(target) {
+      return inFlight.get(target);
+    },
+    share(target, make) {
+      let made = inFlight.get(target);
+      if (!made) {
+        made = make().finally(() => inFlight.delete(target));
+        inFlight.set(target, made);
+      }
+      return made;
+    },
     lookup(target) {
       const entry = entries.get(target);
       if (!entry) return undefined;

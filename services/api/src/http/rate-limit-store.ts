@@ -41,10 +41,12 @@ interface PipelineWithScript {
   exec(): Promise<unknown>;
 }
 
-interface Waiter {
-  resolve(info: ClientRateLimitInfo): void;
-  reject(err: Error): void;
-}
+/**
+ * Told one request's place in its client's count (`totalHits`) and when the window resets (Unix ms),
+ * or why it could not be counted. A plain callback: the front handler's count of a cached read is
+ * one call, without the promises and info objects of express-rate-limit's `increment`.
+ */
+export type Counted = (err: Error | undefined, totalHits: number, resetMs: number) => void;
 
 export interface RedisStoreOptions {
   /** Prepended to every client key (the deployment's Redis prefix and what the keys are). */
@@ -63,7 +65,7 @@ export class RedisRateLimitStore implements Store {
   private readonly timeoutMs: number;
   private readonly clock: () => number;
   private readonly pipelined: boolean;
-  private pending = new Map<string, Waiter[]>();
+  private pending = new Map<string, Counted[]>();
   private scheduled = false;
 
   constructor(
@@ -85,15 +87,20 @@ export class RedisRateLimitStore implements Store {
 
   increment(key: string): Promise<ClientRateLimitInfo> {
     return new Promise((resolve, reject) => {
-      const waiting = this.pending.get(key);
-      if (waiting) waiting.push({ resolve, reject });
-      else this.pending.set(key, [{ resolve, reject }]);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        // After the I/O callbacks of this turn: every request parsed in it goes in the same write.
-        setImmediate(this.flush);
-      }
+      this.count(key, (err, totalHits, resetMs) => (err ? reject(err) : resolve({ totalHits, resetTime: new Date(resetMs) })));
     });
+  }
+
+  /** `increment` as a callback (the front handler's path). */
+  count(key: string, done: Counted): void {
+    const waiting = this.pending.get(key);
+    if (waiting) waiting.push(done);
+    else this.pending.set(key, [done]);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      // After the I/O callbacks of this turn: every request parsed in it goes in the same write.
+      setImmediate(this.flush);
+    }
   }
 
   async decrement(key: string): Promise<void> {
@@ -108,11 +115,13 @@ export class RedisRateLimitStore implements Store {
     this.scheduled = false;
     const batch = this.pending;
     this.pending = new Map();
-    const pipeline = this.pipelined ? (this.redis.pipeline() as unknown as PipelineWithScript) : undefined;
+    // One client this turn (the usual case under load from one address, and every case behind a
+    // proxy whose hops are not trusted): the one command goes as it is, without building a pipeline.
+    const pipeline = this.pipelined && batch.size > 1 ? (this.redis.pipeline() as unknown as PipelineWithScript) : undefined;
     let open = batch.size;
     const timer = setTimeout(() => {
       const err = new Error(`rate-limit counter did not answer within ${this.timeoutMs} ms`);
-      for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
+      for (const waiters of batch.values()) for (const w of waiters) w(err, 0, 0);
       batch.clear();
     }, this.timeoutMs);
     for (const [key, waiters] of batch) {
@@ -122,14 +131,14 @@ export class RedisRateLimitStore implements Store {
         if (--open === 0) clearTimeout(timer);
         if (err || !reply) {
           const failure = err ?? new Error('no reply from the rate-limit counter');
-          for (const w of waiters) w.reject(failure);
+          for (const w of waiters) w(failure, 0, 0);
           return;
         }
         const [count, ttl] = reply;
-        const resetTime = new Date(this.clock() + ttl);
+        const resetMs = this.clock() + ttl;
         // The first request of the batch holds place count - n + 1, the next one after it, and so on.
         const first = count - waiters.length + 1;
-        for (let i = 0; i < waiters.length; i++) waiters[i]!.resolve({ totalHits: first + i, resetTime });
+        for (let i = 0; i < waiters.length; i++) waiters[i]!(undefined, first + i, resetMs);
       };
       const n = waiters.length;
       if (pipeline) pipeline.pmRateLimitIncrement(this.prefix + key, this.windowMs, n, replied);

@@ -40,6 +40,8 @@ export interface RateLimiterOptions {
 }
 
 export interface RateLimitDecision extends RateLimitState {
+  /** This request's place in its client's count in the window. */
+  used: number;
   /** Over the limit: answer 429. */
   limited: boolean;
 }
@@ -47,18 +49,28 @@ export interface RateLimitDecision extends RateLimitState {
 export interface RateLimiter {
   /** express-rate-limit over the shared store, then the headers of the count: for the Express app. */
   middleware: RequestHandler[];
-  /** The front handler's count of `req`: the same store's increment. Rejects when Redis could not count. */
-  count(req: IncomingMessage): Promise<RateLimitInfo>;
+  /**
+   * The front handler's count of `req`: the same store's increment, as a callback (a cached read's
+   * count allocates its decision and nothing else). `err` when Redis could not count.
+   */
+  count(req: IncomingMessage, done: (err: Error | undefined, decision: RateLimitDecision) => void): void;
   /** Hands a request counted by `count` to Express with its count, so the middleware does not count it again. */
-  handOver(req: IncomingMessage, info: RateLimitInfo): void;
+  handOver(req: IncomingMessage, decision: RateLimitDecision): void;
 }
 
 /** express-rate-limit's own request property (its `requestPropertyName` default). */
 type Counted = IncomingMessage & { rateLimit?: RateLimitInfo };
 
 export function decisionOf(info: RateLimitInfo): RateLimitDecision {
-  return { limit: info.limit, remaining: info.remaining, resetMs: info.resetTime?.getTime() ?? 0, limited: info.used > info.limit };
+  return decided(info.limit, info.used, info.resetTime?.getTime() ?? 0);
 }
+
+function decided(limit: number, used: number, resetMs: number): RateLimitDecision {
+  return { limit, used, remaining: Math.max(0, limit - used), resetMs, limited: used > limit };
+}
+
+/** No count: what `count` hands its callback with an error. */
+const UNCOUNTED: RateLimitDecision = Object.freeze(decided(0, 0, 0));
 
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const { redis, limit, trustProxy, logger } = options;
@@ -94,18 +106,17 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
 
   return {
     middleware: [limiter, writeHeaders],
-    count: async (req) => {
-      const key = clientKey(req, trustProxy);
-      try {
-        const { totalHits, resetTime } = await store.increment(key);
-        return { limit, used: totalHits, remaining: Math.max(0, limit - totalHits), resetTime, key };
-      } catch (err) {
-        couldNotCount(err);
-        throw err;
-      }
+    count: (req, done) => {
+      store.count(clientKey(req, trustProxy), (err, totalHits, resetMs) => {
+        if (err) {
+          couldNotCount(err);
+          return done(err, UNCOUNTED);
+        }
+        done(undefined, decided(limit, totalHits, resetMs));
+      });
     },
-    handOver: (req, info) => {
-      (req as Counted).rateLimit = info;
+    handOver: (req, decision) => {
+      (req as Counted).rateLimit = { limit, used: decision.used, remaining: decision.remaining, resetTime: new Date(decision.resetMs), key: clientKey(req, trustProxy) };
     },
   };
 }
