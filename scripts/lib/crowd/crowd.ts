@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { eventually } from '@pm/shared/wait';
 import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
-import { RecordRefused, type Records } from '@pm/shared/records';
+import { newWriteKey, RecordRefused, retryInDoubt, type Records } from '@pm/shared/records';
 import { callableMarkets, openMarketIds, type CallableMarket, type CallableQuery } from './markets.js';
 import { PERSONAS, type Persona } from './people.js';
 import { copyThesis, fadeThesis, pick, thesisFor, updateFor, type Random } from './theses.js';
@@ -70,10 +70,19 @@ export function createCrowd(deps: CrowdDeps): Crowd {
   let acting: Promise<void> = Promise.resolve();
   let lastResolveAt = clock();
 
-  /** Run one write; a refusal (stale price, market just closed…) is part of life, not an error. */
-  async function attempt<T>(what: string, op: () => Promise<T>): Promise<T | undefined> {
+  /**
+   * Run one write; a refusal (stale price, market just closed…) is part of life, not an error. A write
+   * in doubt (Postgres lost the connection or failed over mid-commit) is sent again with the same
+   * idempotency key until it is answered (retryInDoubt): a call that was written is answered, not
+   * made twice. `op` builds the whole input before it is called, so every send is the same write; the
+   * writes without a key (people, follows) are idempotent by themselves.
+   */
+  async function attempt<T>(what: string, op: (key: string) => Promise<T>): Promise<T | undefined> {
+    const key = newWriteKey();
     try {
-      return await op();
+      return await retryInDoubt(() => op(key), {
+        onRetry: (err, n) => logger.warn({ what, key, attempt: n, err: err.message }, 'crowd write in doubt; sending it again with its key'),
+      });
     } catch (err) {
       if (err instanceof RecordRefused) {
         logger.debug({ what, code: err.code, reason: err.message }, 'crowd write refused');
@@ -156,7 +165,7 @@ export function createCrowd(deps: CrowdDeps): Crowd {
 
   async function call(p: Persona, m: CallableMarket, outcomeIndex: number, extra: { madeAt?: Date; copiedFrom?: string; isFade?: boolean; thesis?: string } = {}) {
     const thesis = extra.thesis ?? thesisFor(random, m.outcomes[outcomeIndex] ?? 'This', m.chances[outcomeIndex] ?? 0.5);
-    return attempt('recordCall', () =>
+    return attempt('recordCall', (key) =>
       records.recordCall({
         handle: p.handle,
         marketId: m.id,
@@ -165,6 +174,7 @@ export function createCrowd(deps: CrowdDeps): Crowd {
         ...(extra.copiedFrom ? { copiedFrom: extra.copiedFrom } : {}),
         ...(extra.isFade ? { isFade: true } : {}),
         ...(extra.madeAt ? { madeAt: extra.madeAt } : {}),
+        key,
       }),
     );
   }
@@ -227,7 +237,8 @@ export function createCrowd(deps: CrowdDeps): Crowd {
       if (a && b) combos.push([PERSONAS[REGULARS + k], [leg(a, drawOutcome(a)), leg(b, drawOutcome(b))]]);
     }
     for (const [p, legs] of combos) {
-      if (p) await attempt('recordCombo', () => records.recordCombo({ handle: p.handle, legs, madeAt: ago((1 + random() * 20) * HOUR) }));
+      const madeAt = ago((1 + random() * 20) * HOUR);
+      if (p) await attempt('recordCombo', (key) => records.recordCombo({ handle: p.handle, legs, madeAt, key }));
     }
 
     // Everyone else makes an open call or two; some regulars explain themselves further.
@@ -250,7 +261,8 @@ export function createCrowd(deps: CrowdDeps): Crowd {
     const rows = await db.query(sql`select id from calls where status = 'open' order by made_at desc limit ${n}`);
     for (const r of rows) {
       const { id } = z.object({ id: z.string() }).parse(r);
-      await attempt('addThesisUpdate', () => records.addThesisUpdate(id, updateFor(random)));
+      const body = updateFor(random);
+      await attempt('addThesisUpdate', (key) => records.addThesisUpdate(id, body, { key }));
     }
   }
 
@@ -305,7 +317,7 @@ export function createCrowd(deps: CrowdDeps): Crowd {
         used.add(m.eventId);
         legs.push({ marketId: m.id, outcomeIndex: drawOutcome(m) });
       }
-      if (legs.length >= 2) await attempt('recordCombo', () => records.recordCombo({ handle: p.handle, legs }));
+      if (legs.length >= 2) await attempt('recordCombo', (key) => records.recordCombo({ handle: p.handle, legs, key }));
       return;
     }
     const m = pick(random, pool);
