@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { eventually } from '@pm/shared/wait';
 import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
-import { newWriteKey, RecordRefused, retryInDoubt, type Records } from '@pm/shared/records';
+import type { Records } from '@pm/shared/records';
+import { crowdWrite } from './write.js';
 import { callableMarkets, openMarketIds, type CallableMarket, type CallableQuery } from './markets.js';
 import { PERSONAS, type Persona } from './people.js';
 import { copyThesis, fadeThesis, pick, thesisFor, updateFor, type Random } from './theses.js';
@@ -70,27 +71,7 @@ export function createCrowd(deps: CrowdDeps): Crowd {
   let acting: Promise<void> = Promise.resolve();
   let lastResolveAt = clock();
 
-  /**
-   * Run one write; a refusal (stale price, market just closed…) is part of life, not an error. A write
-   * in doubt (Postgres lost the connection or failed over mid-commit) is sent again with the same
-   * idempotency key until it is answered (retryInDoubt): a call that was written is answered, not
-   * made twice. `op` builds the whole input before it is called, so every send is the same write; the
-   * writes without a key (people, follows) are idempotent by themselves.
-   */
-  async function attempt<T>(what: string, op: (key: string) => Promise<T>): Promise<T | undefined> {
-    const key = newWriteKey();
-    try {
-      return await retryInDoubt(() => op(key), {
-        onRetry: (err, n) => logger.warn({ what, key, attempt: n, err: err.message }, 'crowd write in doubt; sending it again with its key'),
-      });
-    } catch (err) {
-      if (err instanceof RecordRefused) {
-        logger.debug({ what, code: err.code, reason: err.message }, 'crowd write refused');
-        return undefined;
-      }
-      throw err;
-    }
-  }
+  const attempt = <T>(what: string, op: (key: string) => Promise<T>) => crowdWrite(logger, what, op);
 
   async function ensurePeople(): Promise<void> {
     const now = clock();
