@@ -123,7 +123,7 @@ async function run(command: Command, args: string[], records: Records, db: Db): 
     }
     case 'combo': {
       const handle = need(values, 'user', command);
-      const legs = [];
+      const legs: Array<{ marketId: string; outcomeIndex: number }> = [];
       for (const leg of (values['leg'] as string[] | undefined) ?? []) {
         const at = leg.lastIndexOf(':');
         if (at <= 0 || at === leg.length - 1) usageError({ command: `${COMMAND} combo`, usage: USAGE }, `--leg must be <market id>:<outcome>, got ${JSON.stringify(leg)}`);

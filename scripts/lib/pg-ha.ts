@@ -252,6 +252,7 @@ export async function startPostgresHa(opts: HaOptions): Promise<PostgresHa> {
     spawnLogged('haproxy', 'haproxy', ['-db', '-f', path.join(root, 'haproxy.cfg')], false);
     await until('haproxy', () => portOpen('127.0.0.1', opts.haproxyPort, 300), { timeoutMs: 10_000, everyMs: 100 });
 
+    let lastCluster: Awaited<ReturnType<PostgresHa['cluster']>> | undefined;
     const ha: PostgresHa = {
       primaryUrl: `postgres://postgres:${PASSWORD}@127.0.0.1:${opts.haproxyPort}/postgres`,
       replicaUrl: `postgres://postgres:${PASSWORD}@127.0.0.1:${replicaPort}/postgres`,
@@ -305,8 +306,9 @@ export async function startPostgresHa(opts: HaOptions): Promise<PostgresHa> {
         await until(
           () => `every member streaming from the leader (${JSON.stringify(lastCluster)})`,
           async () => {
-            lastCluster = await ha.cluster();
-            const ms = lastCluster.members;
+            const now = await ha.cluster();
+            lastCluster = now;
+            const ms = now.members;
             const leader = ms.find((x) => x.role === 'leader' && x.state === 'running');
             if (ms.length !== members.length || !leader || !ms.every((x) => x.state === 'running' && x.timeline === leader.timeline)) return false;
             // Patroni 3.0 says `running` of a standby that is not streaming yet too: the leader's own view decides.
@@ -323,7 +325,6 @@ export async function startPostgresHa(opts: HaOptions): Promise<PostgresHa> {
       },
       stop: stopAll,
     };
-    let lastCluster: unknown;
     await ha.healthy();
     log(`postgres HA: Patroni members ${members.map((m) => `${m.name} :${m.port} (REST :${m.apiPort})`).join(', ')}; etcd :${opts.etcdClientPort}; HAProxy primary :${opts.haproxyPort}, standbys :${replicaPort}; logs in ${root}`);
     return ha;
