@@ -90,19 +90,27 @@ export function createReadPool(opts: ReadPoolOptions): ReadPool {
 
   async function probe(): Promise<void> {
     const at = Date.now();
-    try {
-      const [p] = (await probePrimary.query(sql`select pg_current_wal_lsn()::text as lsn`)) as Array<{ lsn: string }>;
-      noted.push({ at, lsn: lsnBytes(p!.lsn) });
+    // Both asked at once: a primary that is away (a failover under way) makes its look wait for the
+    // connection timeout, and the replica's measurement must not wait behind it — reads stay on the
+    // replica only while it was measured recently. Asked in parallel, the replica's position may be
+    // read a moment before the primary's: it then counts as fresh as of the previous look, never fresher.
+    const [p, r] = await Promise.allSettled([
+      probePrimary.query(sql`select pg_current_wal_lsn()::text as lsn`) as Promise<Array<{ lsn: string }>>,
+      probeReplica.query(sql`select pg_last_wal_replay_lsn()::text as lsn`) as Promise<Array<{ lsn: string | null }>>,
+    ]);
+    if (p.status === 'fulfilled') {
+      noted.push({ at, lsn: lsnBytes(p.value[0]!.lsn) });
       primaryDown = false;
-    } catch {
+    } else {
       // The primary away: nothing is committed meanwhile, so the replica (if it answers) is as fresh as
       // anything can be, and the reads stay on it rather than fail on the primary.
       primaryDown = true;
     }
     try {
-      const [r] = (await probeReplica.query(sql`select pg_last_wal_replay_lsn()::text as lsn`)) as Array<{ lsn: string | null }>;
-      if (r?.lsn == null) throw new Error('not a streaming replica (pg_last_wal_replay_lsn() is null)');
-      const replayed = lsnBytes(r.lsn);
+      if (r.status === 'rejected') throw r.reason;
+      const lsn = r.value[0]?.lsn;
+      if (lsn == null) throw new Error('not a streaming replica (pg_last_wal_replay_lsn() is null)');
+      const replayed = lsnBytes(lsn);
       while (noted.length > 0 && noted[0]!.lsn <= replayed) freshAsOf = noted.shift()!.at;
       if (primaryDown) freshAsOf = at;
       measuredAt = Date.now();
