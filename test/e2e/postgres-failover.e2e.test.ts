@@ -244,6 +244,12 @@ describe('Postgres under Patroni: SIGKILL of the primary', () => {
       `[ha] ${rounds.join('\n[ha] ')}\n[ha] calls acknowledged ${w.acked()}, in doubt ${inDoubt.length} (of which the retry found ${doubtWritten} already written), refused ${w.written.filter((x) => x.refused).length}, failed ${w.written.filter((x) => x.failed).length}; ` +
         `lost ${lost.length}, doubled ${doubled.length}; API ${api.statuses.ok}/${api.statuses.total} answered 200 (${((100 * api.statuses.ok) / api.statuses.total).toFixed(2)} %; others: ${failures || 'none'}); wall ${((Date.now() - started) / 1000).toFixed(0)} s`,
     );
+    // Why the API's page reads left the standbys, as its read pool logged it (the first 80 characters of each reason).
+    const readReasons = [...stack.logs().split('\n').filter((l) => l.includes('reads on the primary')).reduce((m, l) => {
+      const reason = (/"reason":"([^"]{0,80})/.exec(l)?.[1] ?? '?').replace(/\d+/g, 'N');
+      return m.set(reason, (m.get(reason) ?? 0) + 1);
+    }, new Map<string, number>())].map(([r, n]) => `${r} ×${n}`);
+    console.log(`[ha] the API's reads moved to the primary: ${readReasons.join('; ') || 'never'}`);
     expect({ lost, doubled, doubtNotOnce }).toEqual({ lost: [], doubled: [], doubtNotOnce: [] });
     expect(w.written.filter((x) => x.failed).map((x) => x.failed)).toEqual([]);
     expect(inDoubt.every((x) => x.inDoubt!.retried !== undefined)).toBe(true);
