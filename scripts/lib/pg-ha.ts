@@ -288,8 +288,16 @@ export async function startPostgresHa(opts: HaOptions): Promise<PostgresHa> {
           for (const m of members) {
             if (ha.running(m) || restarting.has(m.name)) continue;
             restarting.add(m.name);
-            say(`postgres HA: ${m.name}'s Patroni is gone; starting it again (it rejoins as a standby, rewound if it diverged)`);
-            void ha.restart(m).finally(() => restarting.delete(m.name));
+            say(`postgres HA: ${m.name}'s Patroni is gone; starting it again once another member leads (it rejoins as a standby, rewound if it diverged)`);
+            // Not before another member holds the leader key: started at once, it would find its own key
+            // not yet expired and take it back — no failover to watch. A lone survivor gets it back after a minute.
+            void until(`another member than ${m.name} to lead`, async () => {
+              const now = await ha.leader();
+              return now !== undefined && now.name !== m.name;
+            }, { timeoutMs: 60_000, everyMs: 500 })
+              .catch(() => {})
+              .then(() => (stopping ? undefined : ha.restart(m)))
+              .finally(() => restarting.delete(m.name));
           }
         }, 1_000);
         timer.unref();

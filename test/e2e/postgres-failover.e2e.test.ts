@@ -58,7 +58,11 @@ beforeAll(async () => {
   records = createRecords({ db, redis, prefix: stack.prefix });
   handle = `ha_${Date.now().toString(36)}`;
   await records.createUser({ handle, displayName: 'Failover' });
-  markets = await until('four callable markets that stay open', async () => {
+}, 300_000);
+
+/** Four callable markets, one per event, that stay open through a test (each test calls on its own: the first resolves its markets at its end). */
+function pickMarkets(): Promise<string[]> {
+  return until('four callable markets that stay open', async () => {
     const lasting = (await db.query(sql`
       select m.id from markets m where m.id = any(${await openMarketIds(db)}::text[])
         and (m.closes_at is null or m.closes_at > now() + interval '20 minutes')
@@ -67,7 +71,7 @@ beforeAll(async () => {
     const perEvent = [...new Map(found.map((m) => [m.eventId, m])).values()].slice(0, 4);
     return perEvent.length === 4 ? perEvent.map((m) => m.id) : undefined;
   }, { timeoutMs: 90_000, everyMs: 500, context: () => stack.logs() });
-}, 300_000);
+}
 
 afterAll(async () => {
   redis?.disconnect();
@@ -201,6 +205,7 @@ describe('Postgres under Patroni: SIGKILL of the primary', () => {
   // Not retried (the e2e tier retries once): a second run of five failovers would double its time, and a loss is never flaky.
   it(`${ROUNDS} failovers while calls are written: every acknowledged call once on the new primary, every call in doubt at most once (once after its keyed retry), the outbox relayed, the markets settled, the API answering`, { retry: 0, timeout: 900_000 }, async () => {
     const started = Date.now();
+    markets = await pickMarkets();
     const api = pollApi();
     const w = writers('ha', { retry: true });
     const rounds: string[] = [];
@@ -274,6 +279,7 @@ describe('Postgres under Patroni: SIGKILL of the primary', () => {
 
   it('the negative control: synchronous replication off, the standbys\' WAL receivers stopped, a lagging standby allowed to be promoted — the same count finds acknowledged calls lost', async () => {
     await ha.healthy();
+    markets = await pickMarkets();
     // Patroni's dynamic configuration, as an operator would change it (PATCH /config).
     const patch = await fetch(`http://127.0.0.1:${ha.members[0]!.apiPort}/config`, {
       method: 'PATCH',
