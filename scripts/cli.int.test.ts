@@ -104,7 +104,7 @@ describe('npm run records', SPAWNS, () => {
     await setChance(tr.redis, tr.prefix, 'cli1', 1, '0.4');
     const call = await run('records.ts', ['call', '--user', 'tess', '--market', 'cli1', '--outcome', 'no', '--thesis', 'Too short a price.']);
     expect(call.code, call.stderr).toBe(0);
-    expect(Object.keys(JSON.parse(call.stdout) as object).sort()).toEqual(['chance_at_call', 'id', 'made_at']);
+    expect(Object.keys(JSON.parse(call.stdout) as object).sort()).toEqual(['chance_at_call', 'id', 'made_at', 'repeated']);
     expect(JSON.parse(call.stdout)).toMatchObject({ chance_at_call: 0.4 });
 
     const [unknownMarket, unknownOutcome] = await Promise.all([
@@ -114,4 +114,18 @@ describe('npm run records', SPAWNS, () => {
     expect([unknownMarket.code, unknownMarket.stderr.trim()]).toEqual([1, 'refused (unknown_market): no market with id no-such-market']);
     expect([unknownOutcome.code, unknownOutcome.stderr.trim()]).toEqual([1, 'refused (unknown_outcome): market cli1 has no outcome named "Maybe" (its outcomes: Yes, No)']);
   });
+
+  it('--key: the same call sent again answers the first ("repeated": true), and the key with other content is refused', async () => {
+    await run('records.ts', ['user', '--handle', 'kit', '--name', 'Kit']);
+    await setChance(tr.redis, tr.prefix, 'cli1', 0, '0.55');
+    const args = ['call', '--user', 'kit', '--market', 'cli1', '--outcome', 'yes', '--thesis', 'Once only.', '--key', 'kit-call-1'];
+    const first = await run('records.ts', args);
+    expect(first.code, first.stderr).toBe(0);
+    const again = await run('records.ts', args);
+    expect(again.code, again.stderr).toBe(0);
+    const [a, b] = [JSON.parse(first.stdout) as { id: string; repeated: boolean }, JSON.parse(again.stdout) as { id: string; repeated: boolean }];
+    expect([a.repeated, b.repeated, b.id]).toEqual([false, true, a.id]);
+    const other = await run('records.ts', ['call', '--user', 'kit', '--market', 'cli1', '--outcome', 'no', '--key', 'kit-call-1']);
+    expect([other.code, other.stderr.trim()]).toEqual([1, 'refused (key_reused): key "kit-call-1" was already used for a call with different content; a retry must send the same content, a new write needs a new key']);
+  }, SPAWNS.timeout);
 });

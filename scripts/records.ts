@@ -8,7 +8,7 @@ import { loadConfig } from '@pm/shared/config';
 import { createRedis } from '@pm/shared/redis';
 import { createDb, migrate, sql, tables, type Db } from '@pm/shared/db';
 import { brierOf, calibration, CATEGORIES, clvOf, skillSums, type SkillCall } from '@pm/shared/domain';
-import { createRecords, RecordRefused, RecordsUnavailable, type Records } from '@pm/shared/records';
+import { createRecords, newWriteKey, RecordRefused, RecordsUnavailable, retryInDoubt, type Records } from '@pm/shared/records';
 import { parseCli, printJson, usageError } from './lib/cli.js';
 
 const USAGE = `usage: npm run records -- <command> [options]
@@ -18,15 +18,21 @@ and REDIS_PREFIX. Prints the result as JSON.
 
 commands:
   user      --handle <h> --name <display name> [--bio <text>] [--interests "Football: EPL,Crypto"] [--avatar <url>]
-  call      --user <h> --market <market id> --outcome <index|name> [--thesis <text>] [--copy <call id>] [--fade]
-  update    --call <call id> --body <text>
-  combo     --user <h> --leg <market id>:<index|name> --leg <market id>:<index|name> …   (2 to 6 legs)
+  call      --user <h> --market <market id> --outcome <index|name> [--thesis <text>] [--copy <call id>] [--fade] [--key <k>]
+  update    --call <call id> --body <text> [--key <k>]
+  combo     --user <h> --leg <market id>:<index|name> --leg <market id>:<index|name> … [--key <k>]   (2 to 6 legs)
   follow    --user <h> --target <h>
   unfollow  --user <h> --target <h>
   show      --handle <h> [--category <category>]   a person's record with its skill figures (brier,
             calibration, clv), recomputed from their settled calls and the markets' closing chances
 
-exit codes: 0 recorded · 1 refused (the message says why) · 2 usage error
+--key: the write's idempotency key (one person's, any text up to 200 characters; one is made when
+  not given). A write whose answer was lost with the connection (Postgres restarting or failing over)
+  is sent again with its key for up to a minute: if it was written, the answer is that one
+  ("repeated": true), never a second call. Sent again later with the same --key, it does the same;
+  the same key with different content is refused.
+
+exit codes: 0 recorded · 1 refused or not confirmed (the message says why) · 2 usage error
   -h, --help  this text`;
 
 const COMMAND = 'records';
@@ -39,9 +45,9 @@ function textOptions<K extends string>(...names: K[]): Record<K, { type: 'string
 /** The options of each command; any other option is a usage error naming it. */
 const COMMANDS = {
   user: textOptions('handle', 'name', 'bio', 'interests', 'avatar'),
-  call: { ...textOptions('user', 'market', 'outcome', 'thesis', 'copy'), fade: { type: 'boolean', default: false } },
-  update: textOptions('call', 'body'),
-  combo: { ...textOptions('user'), leg: { type: 'string', multiple: true } },
+  call: { ...textOptions('user', 'market', 'outcome', 'thesis', 'copy', 'key'), fade: { type: 'boolean', default: false } },
+  update: textOptions('call', 'body', 'key'),
+  combo: { ...textOptions('user', 'key'), leg: { type: 'string', multiple: true } },
   follow: textOptions('user', 'target'),
   unfollow: textOptions('user', 'target'),
   show: textOptions('handle', 'category'),
@@ -68,10 +74,23 @@ async function outcomeIndex(db: Db, marketId: string, given: string): Promise<nu
   return match.outcome_index;
 }
 
+/** How long a write in doubt is sent again: longer than a failover of the primary takes. */
+const IN_DOUBT_RETRY_MS = 60_000;
+
 async function run(command: Command, args: string[], records: Records, db: Db): Promise<unknown> {
   const { values: parsed } = parseCli({ command: `${COMMAND} ${command}`, usage: USAGE, options: COMMANDS[command], args });
   const values = parsed as Record<string, string | boolean | string[] | undefined>;
   const text = (name: string): string | undefined => (typeof values[name] === 'string' ? values[name] : undefined);
+  const key = text('key') ?? newWriteKey();
+  /** A keyed write, sent again with its key while it is in doubt (each retry said on stderr). */
+  const keyed = <T>(write: () => Promise<T>): Promise<T> =>
+    retryInDoubt(write, {
+      timeoutMs: IN_DOUBT_RETRY_MS,
+      onRetry: (err, attempt) => process.stderr.write(`in doubt (attempt ${attempt}): ${err.message}; sending it again with key ${JSON.stringify(key)}\n`),
+    }).catch((err: unknown) => {
+      if (err instanceof RecordsUnavailable) err.message += `; to send it again later: --key ${JSON.stringify(key)}`;
+      throw err;
+    });
   switch (command) {
     case 'user': {
       const interests = text('interests');
@@ -87,27 +106,31 @@ async function run(command: Command, args: string[], records: Records, db: Db): 
       const handle = need(values, 'user', command);
       const marketId = need(values, 'market', command);
       const outcome = need(values, 'outcome', command);
-      return records.recordCall({
+      const input = {
         handle,
         marketId,
         outcomeIndex: await outcomeIndex(db, marketId, outcome),
         thesis: text('thesis') ?? '',
         copiedFrom: text('copy') ?? null,
         isFade: values['fade'] === true,
-      });
+        key,
+      };
+      return keyed(() => records.recordCall(input));
     }
-    case 'update':
-      return records.addThesisUpdate(need(values, 'call', command), need(values, 'body', command));
+    case 'update': {
+      const [callId, body] = [need(values, 'call', command), need(values, 'body', command)];
+      return keyed(() => records.addThesisUpdate(callId, body, { key }));
+    }
     case 'combo': {
       const handle = need(values, 'user', command);
-      const legs = [];
+      const legs: Array<{ marketId: string; outcomeIndex: number }> = [];
       for (const leg of (values['leg'] as string[] | undefined) ?? []) {
         const at = leg.lastIndexOf(':');
         if (at <= 0 || at === leg.length - 1) usageError({ command: `${COMMAND} combo`, usage: USAGE }, `--leg must be <market id>:<outcome>, got ${JSON.stringify(leg)}`);
         const marketId = leg.slice(0, at);
         legs.push({ marketId, outcomeIndex: await outcomeIndex(db, marketId, leg.slice(at + 1)) });
       }
-      return records.recordCombo({ handle, legs });
+      return keyed(() => records.recordCombo({ handle, legs, key }));
     }
     case 'follow':
       await records.follow(need(values, 'user', command), need(values, 'target', command));

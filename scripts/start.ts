@@ -13,6 +13,10 @@
  *                             and the crowd; and a streaming replica of Postgres
  *                             (PG_REPLICA_PORT, default 5434) the API reads from (docs/operations.md
  *                             "Cluster mode", docs/replicas.md)
+ *   npm start -- --ha         Postgres that survives the loss of its primary: three Patroni members of
+ *                             the packaged Postgres (5441–5443, REST API 8008–8010), etcd (2479) and
+ *                             HAProxy (primary 5440, standbys 5444); every service through HAProxy, a
+ *                             killed member started again (docs/replicas.md "Postgres under Patroni")
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -25,6 +29,7 @@ import { until } from '@pm/shared/wait';
 import { ensureInfra, InfraError, portOpen } from './lib/infra.js';
 import { startRedisCluster, type LocalRedisCluster } from './lib/redis-cluster.js';
 import { startPostgresReplica, type PostgresReplica } from './lib/pg-replica.js';
+import { startPostgresHa, type PostgresHa } from './lib/pg-ha.js';
 import { createSupervisor, describeStatus, type ServiceSpec } from './lib/supervisor.js';
 import { NODE_ARGS } from './lib/node-args.js';
 import { buildServices, builtEntry } from './lib/build.js';
@@ -45,7 +50,7 @@ function say(line: string) {
   process.stdout.write(`${'start'.padEnd(12)} ${line}\n`);
 }
 
-const USAGE = `usage: npm start [-- --live | --scenario <folder> [--speed N] | --no-sim] [--cluster]
+const USAGE = `usage: npm start [-- --live | --scenario <folder> [--speed N] | --no-sim] [--cluster] [--ha]
 
 Finds or starts Postgres and Redis, migrates, and runs the exchange simulator (with the demo crowd
 unless CROWD=0), ingestor, worker and API together. The API listens on PORT (3000).
@@ -59,6 +64,10 @@ options:
                        names one), two API replicas (PORT, PORT+100), two workers, two ingestors, and a
                        streaming Postgres replica for the API's reads (PG_REPLICA_PORT, 5434; PG_REPLICA=0:
                        none; DATABASE_READ_URL: that one); docs/operations.md, docs/replicas.md
+  --ha                 Postgres under Patroni (apt-get install patroni etcd-server haproxy): three members
+                       of the packaged Postgres on PG_HA_PORT…+2 (5441), their REST API on 8008–8010,
+                       etcd on ETCD_PORT (2479), HAProxy's primary address on HAPROXY_PORT (5440) and
+                       its standbys' on HAPROXY_PORT+4; kill a member and watch it fail over and rejoin
   -h, --help           this text`;
 
 async function main() {
@@ -71,6 +80,7 @@ async function main() {
       speed: { type: 'string' },
       'no-sim': { type: 'boolean', default: false },
       cluster: { type: 'boolean', default: false },
+      ha: { type: 'boolean', default: false },
     },
   });
 
@@ -85,8 +95,39 @@ async function main() {
     redisCluster = await startRedisCluster(clusterPort, say, { nodeTimeoutMs });
     baseEnv.REDIS_URL = redisCluster.url;
   }
+  // HA mode: Postgres under Patroni, reached through HAProxy's stable addresses only.
+  let pgHa: PostgresHa | undefined;
+  if (values.ha) {
+    if (baseEnv.DATABASE_URL) throw new ConfigError('--ha starts its own Postgres members: unset DATABASE_URL (and DATABASE_READ_URL)');
+    const port = (name: string, fallback: number) => {
+      const n = Number(baseEnv[name] || fallback);
+      if (!Number.isInteger(n) || n < 1 || n > 65_530) throw new ConfigError(`${name}: must be a port, not "${baseEnv[name]}"`);
+      return n;
+    };
+    const pgPort = port('PG_HA_PORT', 5441);
+    // Not 2379: the etcd-server package starts a system etcd there.
+    const etcdPort = port('ETCD_PORT', 2479);
+    const proxyPort = port('HAPROXY_PORT', 5440);
+    pgHa = await startPostgresHa({
+      pgPorts: [pgPort, pgPort + 1, pgPort + 2],
+      apiPorts: [8008, 8009, 8010],
+      etcdClientPort: etcdPort,
+      etcdPeerPort: etcdPort + 1,
+      haproxyPort: proxyPort,
+      haproxyReplicaPort: proxyPort + 4,
+      log: say,
+    }).catch(async (err: unknown) => {
+      await redisCluster?.stop();
+      throw err;
+    });
+    pgHa.supervise(say);
+    const withDb = (url: string) => Object.assign(new URL(url), { pathname: '/predictions' }).toString();
+    baseEnv.DATABASE_URL = withDb(pgHa.primaryUrl);
+    baseEnv.DATABASE_READ_URL ??= withDb(pgHa.replicaUrl);
+  }
   const infra = await ensureInfra(root, baseEnv, say).catch(async (err: unknown) => {
     await redisCluster?.stop();
+    await pgHa?.stop();
     throw err;
   });
   const env: NodeJS.ProcessEnv = {
@@ -180,6 +221,7 @@ async function main() {
     await supervisor.stop();
     await pgReplica?.stop();
     await infra.stop();
+    await pgHa?.stop();
     await redisCluster?.stop();
     process.exit(code);
   };
@@ -194,6 +236,7 @@ async function main() {
   }
   supervisor.run(services);
   if (runCrowd) supervisor.run([crowd]);
+  if (pgHa) say(`postgres HA: Patroni's REST API on http://127.0.0.1:8008/cluster (8009, 8010); kill the leader's Patroni and postmaster (kill -9) to watch a failover`);
   if (values.cluster) say(`API replicas on http://localhost:${config.PORT} and http://localhost:${config.PORT + REPLICA_PORT_STEP} (/api/v1/markets) — Ctrl-C stops everything`);
   else say(`API on http://localhost:${config.PORT}/api/v1/markets, reference at http://localhost:${config.PORT}/api/v1/docs, charts at http://localhost:${config.PORT}/api/v1/charts — Ctrl-C stops everything`);
 }

@@ -1,12 +1,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { portOpen } from '@pm/shared/net';
 import { until } from '@pm/shared/wait';
 import { InfraError } from './infra.js';
+import { chownTree, postgresOsUser } from './pg-packaged.js';
 
 /**
  * A streaming replica of a Postgres on this machine, for the cluster mode (`npm start -- --cluster`)
@@ -74,24 +75,6 @@ function binary(name: string, major: number): string | undefined {
   return undefined;
 }
 
-/** uid/gid of the `postgres` OS user when we are root (Postgres will not run as root), else undefined. */
-function postgresUser(): { uid: number; gid: number } | undefined {
-  if (userInfo().uid !== 0) return undefined;
-  const uid = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
-  const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
-  if (uid.status !== 0) throw new InfraError('cannot start a Postgres replica as root without a `postgres` OS user');
-  return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
-}
-
-function chownTree(dir: string, owner: { uid: number; gid: number }): void {
-  chownSync(dir, owner.uid, owner.gid);
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) chownTree(p, owner);
-    else chownSync(p, owner.uid, owner.gid);
-  }
-}
-
 /** What a base backup leaves out of a data folder (the Postgres docs' list): runtime state and WAL, which the replica streams. */
 const SKIPPED_CONTENTS = /^(pg_wal|pg_replslot|pg_stat_tmp|pg_dynshmem|pg_notify|pg_serial|pg_snapshots|pg_subtrans)[/\\].+/;
 const SKIPPED_FILES = new Set(['postmaster.pid', 'postmaster.opts', 'backup_label', 'tablespace_map', 'standby.signal', 'recovery.signal']);
@@ -149,13 +132,14 @@ export async function startPostgresReplica(opts: ReplicaOptions): Promise<Postgr
       if (rows[0]!.spcmapfile) writeFileSync(path.join(dataDir, 'tablespace_map'), rows[0]!.spcmapfile);
       for (const d of ['pg_wal', 'pg_replslot', 'pg_stat_tmp', 'pg_dynshmem', 'pg_notify', 'pg_serial', 'pg_snapshots', 'pg_subtrans']) mkdirSync(path.join(dataDir, d), { recursive: true });
     }
+    await writePackagedLayoutConfig(primary, dataDir, opts.primaryUrl);
     writeFileSync(path.join(dataDir, 'standby.signal'), '');
     appendFileSync(
       path.join(dataDir, 'postgresql.auto.conf'),
       `\n# streaming replica (scripts/lib/pg-replica.ts)\nprimary_conninfo = '${conninfo.replace(/'/g, "\\'")}'\nprimary_slot_name = '${slot}'\nhot_standby = on\nhot_standby_feedback = on\n`,
     );
     chmodSync(dataDir, 0o700);
-    const owner = postgresUser();
+    const owner = postgresOsUser();
     if (owner) {
       chownSync(dir, owner.uid, owner.gid);
       chownTree(dataDir, owner);
@@ -229,6 +213,48 @@ export async function startPostgresReplica(opts: ReplicaOptions): Promise<Postgr
     rmSync(dir, { recursive: true, force: true });
     throw err instanceof InfraError ? err : new InfraError(`cannot start a Postgres replica: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/** Settings a hot standby must have at least as high as its primary's, or it refuses to start. */
+const STANDBY_MINIMUMS = ['max_connections', 'max_worker_processes', 'max_wal_senders', 'max_prepared_transactions', 'max_locks_per_transaction'];
+
+/**
+ * A packaged server (Debian's and Ubuntu's postgresql-common, some RPM layouts) keeps postgresql.conf,
+ * pg_hba.conf and pg_ident.conf outside its data folder (/etc/postgresql/<major>/<name>), so a base
+ * backup carries none of them and `postgres -D <copy>` stops at once ("could not access the server
+ * configuration file"). Each one missing from the copy is written: postgresql.conf with the settings a
+ * hot standby needs at least as high as its primary's (the rest are defaults or given on the command
+ * line); pg_hba.conf and pg_ident.conf copied from the primary's files when they can be read, else a
+ * pg_hba.conf that admits the primary's URL's user from 127.0.0.1 as the primary does (by password
+ * when the URL has one, the hashes being replicated) and an empty pg_ident.conf.
+ */
+async function writePackagedLayoutConfig(primary: pg.Client, dataDir: string, primaryUrl: string): Promise<void> {
+  const missing = (name: string) => !existsSync(path.join(dataDir, name));
+  if (!missing('postgresql.conf') && !missing('pg_hba.conf') && !missing('pg_ident.conf')) return;
+  const { rows } = await primary.query<{ name: string; setting: string }>(
+    `select name, setting from pg_settings where name = any($1::text[])`,
+    [[...STANDBY_MINIMUMS, 'hba_file', 'ident_file']],
+  );
+  const setting = new Map(rows.map((r) => [r.name, r.setting]));
+  if (missing('postgresql.conf')) {
+    const lines = STANDBY_MINIMUMS.filter((n) => setting.has(n)).map((n) => `${n} = ${setting.get(n)}`);
+    writeFileSync(path.join(dataDir, 'postgresql.conf'), `# the primary's configuration lives outside its data folder (a packaged layout): what a standby needs (scripts/lib/pg-replica.ts)\n${lines.join('\n')}\n`);
+  }
+  const copied = (name: string, from: string | undefined): boolean => {
+    if (!missing(name)) return true;
+    if (from === undefined || !existsSync(from)) return false;
+    try {
+      cpSync(from, path.join(dataDir, name));
+      return true;
+    } catch {
+      return false; // not readable by us: written below
+    }
+  };
+  if (!copied('pg_hba.conf', setting.get('hba_file'))) {
+    const method = new URL(primaryUrl).password ? 'scram-sha-256' : 'trust';
+    writeFileSync(path.join(dataDir, 'pg_hba.conf'), `local all all peer\nhost all all 127.0.0.1/32 ${method}\nhost all all ::1/128 ${method}\n`);
+  }
+  if (!copied('pg_ident.conf', setting.get('ident_file'))) writeFileSync(path.join(dataDir, 'pg_ident.conf'), '');
 }
 
 function redact(url: string): string {

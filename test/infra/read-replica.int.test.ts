@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import pg from 'pg';
 import { loadConfig } from '@pm/shared/config';
-import { createDb, ensureDatabase, migrate, sql, type Db, type ReadPool } from '@pm/shared/db';
+import { createDb, ensureDatabase, migrate, postgresCheck, sql, type Db, type ReadPool } from '@pm/shared/db';
+import { checkReadiness } from '@pm/shared/ops';
+import { isConnectionLoss } from '@pm/shared/records';
 import { createServiceMetrics, type ServiceMetrics } from '@pm/shared/metrics';
 import { createPageReader, type PageReader } from '../../services/api/src/pages/pages.js';
 import { createApiReadPool } from '../../services/api/src/pages/read-pool.js';
@@ -161,4 +163,33 @@ describe('the API read replica (DATABASE_READ_URL)', () => {
     });
     await until('the replica streaming again', async () => readDb.state().target === 'replica' && readDb.state().lagMs !== null, { timeoutMs: 30_000, everyMs: 100 });
   }, 60_000);
+
+  it('a writer\'s readiness check pointed at the replica says it is a standby, not the primary; on the primary it passes', async () => {
+    const onReplica = createDb(replica.url, { poolSize: 1 });
+    try {
+      const host = `127.0.0.1:${new URL(replica.url).port}`;
+      expect((await checkReadiness({ postgres: postgresCheck(onReplica, replica.url) })).checks['postgres']).toMatchObject({
+        ok: false,
+        error: `Postgres at ${host} is a read-only standby (in recovery), not the primary`,
+      });
+      expect((await checkReadiness({ postgres: postgresCheck(primaryDb, primaryUrl) })).checks['postgres']).toMatchObject({ ok: true });
+    } finally {
+      await onReplica.dispose();
+    }
+  });
+
+  it('a write on a connection that reached a standby (a failover\'s old primary, a proxy not yet moved) is a lost connection: retried by the writers\' rules, and the connection dropped from the pool', async () => {
+    const onReplica = createDb(replica.url, { poolSize: 1 });
+    try {
+      const pid = async () => ((await onReplica.query(sql`select pg_backend_pid() as pid`)) as Array<{ pid: number }>)[0]!.pid;
+      const before = await pid();
+      const err = await onReplica.query(sql`insert into thesis_updates (call_id, body) values ('a7', 'on a standby')`).catch((e: unknown) => e);
+      expect((err as { code?: string }).code).toBe('25006');
+      expect(isConnectionLoss(err)).toBe(true);
+      // The pool's one connection was closed, not handed out again: the next statement has a new session.
+      expect(await pid()).not.toBe(before);
+    } finally {
+      await onReplica.dispose();
+    }
+  });
 });

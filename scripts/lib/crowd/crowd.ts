@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { eventually } from '@pm/shared/wait';
 import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
-import { RecordRefused, type Records } from '@pm/shared/records';
+import type { Records } from '@pm/shared/records';
+import { crowdWrite } from './write.js';
 import { callableMarkets, openMarketIds, type CallableMarket, type CallableQuery } from './markets.js';
 import { PERSONAS, type Persona } from './people.js';
 import { copyThesis, fadeThesis, pick, thesisFor, updateFor, type Random } from './theses.js';
@@ -70,18 +71,7 @@ export function createCrowd(deps: CrowdDeps): Crowd {
   let acting: Promise<void> = Promise.resolve();
   let lastResolveAt = clock();
 
-  /** Run one write; a refusal (stale price, market just closed…) is part of life, not an error. */
-  async function attempt<T>(what: string, op: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await op();
-    } catch (err) {
-      if (err instanceof RecordRefused) {
-        logger.debug({ what, code: err.code, reason: err.message }, 'crowd write refused');
-        return undefined;
-      }
-      throw err;
-    }
-  }
+  const attempt = <T>(what: string, op: (key: string) => Promise<T>) => crowdWrite(logger, what, op);
 
   async function ensurePeople(): Promise<void> {
     const now = clock();
@@ -156,7 +146,7 @@ export function createCrowd(deps: CrowdDeps): Crowd {
 
   async function call(p: Persona, m: CallableMarket, outcomeIndex: number, extra: { madeAt?: Date; copiedFrom?: string; isFade?: boolean; thesis?: string } = {}) {
     const thesis = extra.thesis ?? thesisFor(random, m.outcomes[outcomeIndex] ?? 'This', m.chances[outcomeIndex] ?? 0.5);
-    return attempt('recordCall', () =>
+    return attempt('recordCall', (key) =>
       records.recordCall({
         handle: p.handle,
         marketId: m.id,
@@ -165,6 +155,7 @@ export function createCrowd(deps: CrowdDeps): Crowd {
         ...(extra.copiedFrom ? { copiedFrom: extra.copiedFrom } : {}),
         ...(extra.isFade ? { isFade: true } : {}),
         ...(extra.madeAt ? { madeAt: extra.madeAt } : {}),
+        key,
       }),
     );
   }
@@ -227,7 +218,8 @@ export function createCrowd(deps: CrowdDeps): Crowd {
       if (a && b) combos.push([PERSONAS[REGULARS + k], [leg(a, drawOutcome(a)), leg(b, drawOutcome(b))]]);
     }
     for (const [p, legs] of combos) {
-      if (p) await attempt('recordCombo', () => records.recordCombo({ handle: p.handle, legs, madeAt: ago((1 + random() * 20) * HOUR) }));
+      const madeAt = ago((1 + random() * 20) * HOUR);
+      if (p) await attempt('recordCombo', (key) => records.recordCombo({ handle: p.handle, legs, madeAt, key }));
     }
 
     // Everyone else makes an open call or two; some regulars explain themselves further.
@@ -250,7 +242,8 @@ export function createCrowd(deps: CrowdDeps): Crowd {
     const rows = await db.query(sql`select id from calls where status = 'open' order by made_at desc limit ${n}`);
     for (const r of rows) {
       const { id } = z.object({ id: z.string() }).parse(r);
-      await attempt('addThesisUpdate', () => records.addThesisUpdate(id, updateFor(random)));
+      const body = updateFor(random);
+      await attempt('addThesisUpdate', (key) => records.addThesisUpdate(id, body, { key }));
     }
   }
 
@@ -305,7 +298,7 @@ export function createCrowd(deps: CrowdDeps): Crowd {
         used.add(m.eventId);
         legs.push({ marketId: m.id, outcomeIndex: drawOutcome(m) });
       }
-      if (legs.length >= 2) await attempt('recordCombo', () => records.recordCombo({ handle: p.handle, legs }));
+      if (legs.length >= 2) await attempt('recordCombo', (key) => records.recordCombo({ handle: p.handle, legs, key }));
       return;
     }
     const m = pick(random, pool);

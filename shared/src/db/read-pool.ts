@@ -88,38 +88,60 @@ export function createReadPool(opts: ReadPoolOptions): ReadPool {
   let stopped = false;
   let lastReason: string | null = null;
 
-  async function probe(): Promise<void> {
+  // The two looks run on their own, each one at a time: a primary that is away (a failover under way)
+  // makes its look wait for the connection timeout, and the replica's measurement must not wait behind
+  // it — reads stay on the replica only while it was measured recently.
+  /** The replica's replayed position as last measured (bytes). */
+  let replayed = -1;
+  /** Every noted primary position the replica has replayed: it is fresh as of the newest of them. */
+  function catchUp(): void {
+    while (noted.length > 0 && noted[0]!.lsn <= replayed) freshAsOf = noted.shift()!.at;
+  }
+
+  async function lookAtPrimary(): Promise<void> {
     const at = Date.now();
     try {
       const [p] = (await probePrimary.query(sql`select pg_current_wal_lsn()::text as lsn`)) as Array<{ lsn: string }>;
       noted.push({ at, lsn: lsnBytes(p!.lsn) });
       primaryDown = false;
+      // A position the replica had already replayed when last measured: it was fresh as of this look.
+      catchUp();
     } catch {
       // The primary away: nothing is committed meanwhile, so the replica (if it answers) is as fresh as
       // anything can be, and the reads stay on it rather than fail on the primary.
       primaryDown = true;
     }
+    // Keep what is needed to measure a lag up to a minute.
+    while (noted.length > 0 && at - noted[0]!.at > 60_000) noted.shift();
+  }
+
+  async function lookAtReplica(): Promise<void> {
+    const at = Date.now();
     try {
       const [r] = (await probeReplica.query(sql`select pg_last_wal_replay_lsn()::text as lsn`)) as Array<{ lsn: string | null }>;
       if (r?.lsn == null) throw new Error('not a streaming replica (pg_last_wal_replay_lsn() is null)');
-      const replayed = lsnBytes(r.lsn);
-      while (noted.length > 0 && noted[0]!.lsn <= replayed) freshAsOf = noted.shift()!.at;
+      replayed = lsnBytes(r.lsn);
+      catchUp();
       if (primaryDown) freshAsOf = at;
       measuredAt = Date.now();
       replicaBroken = null;
     } catch (err) {
       replicaBroken = err instanceof Error ? err.message : String(err);
     }
-    // Keep what is needed to measure a lag up to a minute.
-    while (noted.length > 0 && at - noted[0]!.at > 60_000) noted.shift();
   }
 
-  // One probe at a time: on a slow machine a look may take longer than the period.
-  let probing = false;
+  // One look of each kind at a time: on a slow machine a look may take longer than the period.
+  const busy = { primary: false, replica: false };
   const look = () => {
-    if (probing || stopped) return;
-    probing = true;
-    void probe().finally(() => (probing = false));
+    if (stopped) return;
+    if (!busy.primary) {
+      busy.primary = true;
+      void lookAtPrimary().finally(() => (busy.primary = false));
+    }
+    if (!busy.replica) {
+      busy.replica = true;
+      void lookAtReplica().finally(() => (busy.replica = false));
+    }
   };
   const timer = setInterval(look, probeEveryMs);
   timer.unref();

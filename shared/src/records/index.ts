@@ -17,4 +17,6 @@ export {
 } from './trigger.js';
 export { readLiveChance, MAX_PRICE_AGE_MS } from './live-chance.js';
 export { newPublicId } from './ids.js';
+export { retryInDoubt, newWriteKey } from './retry.js';
+export { WRITE_KEYS_KEEP } from './write-keys.js';
 export { HANDLE_PATTERN, MAX_THESIS_LENGTH, parseHandle, parseInterest } from './validate.js';

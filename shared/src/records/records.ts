@@ -5,6 +5,7 @@ import type { Events, Markets, Outcomes, Users } from '../db/__generated__/index
 import { winsOn10 } from '../domain/money.js';
 import type { Logger } from '../logger.js';
 import { isConnectionLoss, RecordRefused, RecordsUnavailable } from './errors.js';
+import { isKeyRace, keepWrite, priorWrite } from './write-keys.js';
 import { newPublicId } from './ids.js';
 import { readLiveChance } from './live-chance.js';
 import { writeOutbox } from '../outbox.js';
@@ -33,7 +34,9 @@ import {
  * work is owed on it commit together, and the worker's relay turns the row into jobs. A Postgres
  * failure mid-write (a restart, a lost connection) rolls the whole transaction back and reaches the
  * caller as a RecordsUnavailable error; it is not retried here, since a commit whose answer was
- * lost may have written, and a blind retry would record a second call.
+ * lost may have written, and a blind retry would record a second call. A call, combo or thesis update
+ * sent with an idempotency key (`key`, write-keys.ts) can be sent again by its client with the same
+ * key: if the first committed, the retry answers it (`repeated: true`) and writes nothing.
  */
 
 export interface CreateUserInput {
@@ -54,21 +57,26 @@ export interface RecordCallInput {
   isFade?: boolean;
   /** Only for the demo crowd, to backdate a call; the chance is always the live one. */
   madeAt?: Date;
+  /** Idempotency key (write-keys.ts): the same call sent again with it answers the first. */
+  key?: string;
 }
 
 export interface RecordComboInput {
   handle: string;
   legs: Array<{ marketId: string; outcomeIndex: number }>;
   madeAt?: Date;
+  /** Idempotency key (write-keys.ts): the same combo sent again with it answers the first. */
+  key?: string;
 }
 
 export interface Records {
   createUser(input: CreateUserInput): Promise<{ id: number; handle: string }>;
   follow(followerHandle: string, followeeHandle: string): Promise<void>;
   unfollow(followerHandle: string, followeeHandle: string): Promise<void>;
-  recordCall(input: RecordCallInput): Promise<{ id: string; chanceAtCall: number; madeAt: Date }>;
-  addThesisUpdate(callId: string, body: string): Promise<{ at: Date }>;
-  recordCombo(input: RecordComboInput): Promise<{ id: string; chance: number; winsOn10: number }>;
+  /** `repeated`: a retry with the key of a call already recorded, answered with that call. */
+  recordCall(input: RecordCallInput): Promise<{ id: string; chanceAtCall: number; madeAt: Date; repeated: boolean }>;
+  addThesisUpdate(callId: string, body: string, opts?: { key?: string }): Promise<{ at: Date; repeated: boolean }>;
+  recordCombo(input: RecordComboInput): Promise<{ id: string; chance: number; winsOn10: number; repeated: boolean }>;
   /** Nothing to close any more (kept so callers need not change); closes neither db nor redis. */
   close(): Promise<void>;
 }
@@ -132,11 +140,15 @@ async function openOutcome(tx: Tx, marketId: string, outcomeIndex: number): Prom
 function guardedDb(db: Db): Pick<Db, 'tx'> {
   return {
     tx: (async (fn: Parameters<Db['tx']>[0]) => {
-      try {
-        return await db.tx(fn);
-      } catch (err) {
-        if (!(err instanceof RecordRefused) && isConnectionLoss(err)) throw new RecordsUnavailable(err);
-        throw err;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await db.tx(fn);
+        } catch (err) {
+          if (!(err instanceof RecordRefused) && isConnectionLoss(err)) throw new RecordsUnavailable(err);
+          // Two first writes with one key at once: the loser rolled back whole; once more, it finds the winner's key and answers it.
+          if (isKeyRace(err) && attempt === 0) continue;
+          throw err;
+        }
       }
     }) as Db['tx'],
   };
@@ -221,8 +233,21 @@ export function createRecords(deps: RecordsDeps): Records {
 
     async recordCall(input) {
       const parsed = parseInput(recordCallSchema, input, 'recordCall');
+      // What the key stands for: the call as asked (the chance is read, not asked).
+      const request = {
+        marketId: parsed.marketId,
+        outcomeIndex: parsed.outcomeIndex,
+        thesis: parsed.thesis,
+        copiedFrom: parsed.copiedFrom ?? null,
+        isFade: parsed.isFade ?? false,
+        madeAt: parsed.madeAt?.toISOString() ?? null,
+      };
+      type Kept = { id: string; chanceAtCall: number; madeAt: string };
       const made = await db.tx(async (tx) => {
         const user = await findUser(tx, parsed.handle);
+        // A retry of a call already recorded is answered before any check: its market may have closed since.
+        const prior = parsed.key === undefined ? undefined : await priorWrite<Kept>(tx, user.id, parsed.key, 'call', request);
+        if (prior) return { prior, fresh: undefined };
         const outcome = await openOutcome(tx, parsed.marketId, parsed.outcomeIndex);
         let copiedOwner: number | null = null;
         if (parsed.copiedFrom) {
@@ -250,24 +275,33 @@ export function createRecords(deps: RecordsDeps): Records {
         });
         const userIds = copiedOwner !== null && copiedOwner !== user.id ? [user.id, copiedOwner] : [user.id];
         await announce(tx, { userIds, marketIds: [parsed.marketId], dirty: [`call:${id}`, `market:${parsed.marketId}`] });
-        return { id, chanceAtCall: chance.value, madeAt, handle: user.handle, outcome };
+        if (parsed.key !== undefined) await keepWrite(tx, user.id, parsed.key, 'call', request, { id, chanceAtCall: chance.value, madeAt: madeAt.toISOString() } satisfies Kept);
+        return { prior: undefined, fresh: { id, chanceAtCall: chance.value, madeAt, handle: user.handle, outcome } };
       });
-      await appendStreamMessage(redis, prefix, callMessage({ ...parsed, ...made, outcome: made.outcome.name, eventSlug: made.outcome.eventSlug, chance: made.chanceAtCall }), deps.logger);
-      return { id: made.id, chanceAtCall: made.chanceAtCall, madeAt: made.madeAt };
+      if (made.prior) return { id: made.prior.id, chanceAtCall: made.prior.chanceAtCall, madeAt: new Date(made.prior.madeAt), repeated: true };
+      const call = made.fresh;
+      await appendStreamMessage(redis, prefix, callMessage({ ...parsed, ...call, outcome: call.outcome.name, eventSlug: call.outcome.eventSlug, chance: call.chanceAtCall }), deps.logger);
+      return { id: call.id, chanceAtCall: call.chanceAtCall, madeAt: call.madeAt, repeated: false };
     },
 
-    async addThesisUpdate(callId, body) {
-      const parsed = parseInput(thesisUpdateSchema, { callId, body }, 'addThesisUpdate');
+    async addThesisUpdate(callId, body, opts = {}) {
+      const parsed = parseInput(thesisUpdateSchema, { callId, body, ...opts }, 'addThesisUpdate');
+      const request = { callId: parsed.callId, body: parsed.body };
       const at = new Date(clock());
-      await db.tx(async (tx) => {
+      const prior = await db.tx(async (tx) => {
         const call = await tables.calls(tx).find({ id: parsed.callId }).select('user_id').one();
         if (!call) throw new RecordRefused('unknown_call', `no call with id ${parsed.callId}`);
+        // The key is the call's owner's.
+        const kept = parsed.key === undefined ? undefined : await priorWrite<{ at: string }>(tx, call.user_id, parsed.key, 'thesis_update', request);
+        if (kept) return kept;
         // Input: call id, body, time. Output: none. Hand-written: thesis_updates.id is an identity column,
         // which the generated insert type wrongly requires.
         await tx.query(sql`insert into thesis_updates (call_id, body, at) values (${parsed.callId}, ${parsed.body}, ${at})`);
         await announce(tx, { dirty: [`call:${parsed.callId}`] });
+        if (parsed.key !== undefined) await keepWrite(tx, call.user_id, parsed.key, 'thesis_update', request, { at: at.toISOString() });
+        return undefined;
       });
-      return { at };
+      return prior ? { at: new Date(prior.at), repeated: true } : { at, repeated: false };
     },
 
     async recordCombo(input) {
@@ -280,8 +314,12 @@ export function createRecords(deps: RecordsDeps): Records {
         if (markets.has(leg.marketId)) throw new RecordRefused('duplicate_leg_market', `two legs on market ${leg.marketId}; each leg needs its own market`);
         markets.add(leg.marketId);
       }
+      const request = { legs: parsed.legs.map((l) => ({ marketId: l.marketId, outcomeIndex: l.outcomeIndex })), madeAt: parsed.madeAt?.toISOString() ?? null };
+      type Kept = { id: string; chance: number; wins: number };
       const made = await db.tx(async (tx) => {
         const user = await findUser(tx, parsed.handle);
+        const prior = parsed.key === undefined ? undefined : await priorWrite<Kept>(tx, user.id, parsed.key, 'combo', request);
+        if (prior) return { ...prior, repeated: true };
         const outcomes = [];
         for (const leg of parsed.legs) outcomes.push(await openOutcome(tx, leg.marketId, leg.outcomeIndex));
         const now = clock();
@@ -305,9 +343,10 @@ export function createRecords(deps: RecordsDeps): Records {
           records: parsed.legs.map((leg, i) => ({ combo_id: id, leg_index: i, market_id: leg.marketId, outcome_index: leg.outcomeIndex, chance_at_call: chances[i]!.text })),
         });
         await announce(tx, { dirty: ['combos'] });
-        return { id, chance, wins };
+        if (parsed.key !== undefined) await keepWrite(tx, user.id, parsed.key, 'combo', request, { id, chance, wins } satisfies Kept);
+        return { id, chance, wins, repeated: false };
       });
-      return { id: made.id, chance: made.chance, winsOn10: made.wins };
+      return { id: made.id, chance: made.chance, winsOn10: made.wins, repeated: made.repeated };
     },
 
     async close() {},

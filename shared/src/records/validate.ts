@@ -50,6 +50,10 @@ export function parseInput<T>(schema: z.ZodType<T>, input: unknown, what: string
   throw new RecordRefused('bad_input', `${what}: ${field} ${issue?.message ?? 'is invalid'}`);
 }
 
+/** An idempotency key (write-keys.ts): any text of 1 to 200 characters the client chooses, one per write. */
+export const MAX_KEY_LENGTH = 200;
+const keySchema = z.string().trim().min(1, 'key must not be empty').max(MAX_KEY_LENGTH, `key must be at most ${MAX_KEY_LENGTH} characters`).optional();
+
 const trimmed = (max: number, name: string) =>
   z.string().trim().max(max, `${name} must be at most ${max} characters`);
 
@@ -70,15 +74,18 @@ export const recordCallSchema = z.object({
   copiedFrom: z.string().min(1).nullable().optional(),
   isFade: z.boolean().optional(),
   madeAt: z.date().optional(),
+  key: keySchema,
 });
 
 export const thesisUpdateSchema = z.object({
   callId: z.string().min(1, 'callId must not be empty'),
   body: trimmed(MAX_THESIS_LENGTH, 'body').min(1, 'body must not be empty'),
+  key: keySchema,
 });
 
 export const recordComboSchema = z.object({
   handle: z.string(),
   legs: z.array(z.object({ marketId: z.string().min(1), outcomeIndex: z.number().int().min(0) })),
   madeAt: z.date().optional(),
+  key: keySchema,
 });

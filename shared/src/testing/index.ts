@@ -135,6 +135,7 @@ export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promis
 }
 export { createTestRedisPrefixes, resetDatabase, type TestRedisPrefix, type TestRedisPrefixes } from './reset.js';
 export { startOwnRedis, type OwnRedis } from './own-redis.js';
+export { startCommitCutter, type CommitCutter } from './commit-cutter.js';
 export {
   chooseTestServices,
   dockerReachable,

@@ -191,4 +191,17 @@ describe('the reconciler', () => {
       await metrics.close();
     }
   });
+
+  it('keeps idempotency keys at least 30 days: a pass prunes only those past the retention', async () => {
+    const users: Array<{ id: number }> = await tdb.db.query(sql`insert into users (handle, display_name) values ('keyed', 'K') returning id`);
+    for (const [key, days] of [['fresh', 0], ['month', 31], ['old', 36]] as const) {
+      await tdb.db.query(sql`
+        insert into write_keys (user_id, key, kind, request, result, made_at)
+        values (${users[0]!.id}, ${key}, 'call', '{}', '{}', now() - ${`${days} days`}::interval)
+      `);
+    }
+    await reconciler.pass();
+    const kept: Array<{ key: string }> = await tdb.db.query(sql`select key from write_keys order by key`);
+    expect(kept.map((k) => k.key)).toEqual(['fresh', 'month']);
+  });
 });

@@ -4,7 +4,7 @@ import { queuePrefix, settleJobId, type JobData } from '@pm/shared/queues';
 import { redisKeyBase, redisKeys } from '@pm/shared/redis';
 import type { Logger } from '@pm/shared/logger';
 import { sql, type Db } from '@pm/shared/db';
-import type { RecordsTrigger } from '@pm/shared/records';
+import { WRITE_KEYS_KEEP, type RecordsTrigger } from '@pm/shared/records';
 import { marketsPendingSettlement } from '../settlement/settle-market.js';
 import { SETTLE_JOB_OPTIONS } from './relay.js';
 
@@ -22,7 +22,8 @@ import { SETTLE_JOB_OPTIONS } from './relay.js';
  *
  * Every job it adds is idempotent, so a repair that was not needed costs work, never correctness.
  * Each pass reads indexed sets whose size follows recent activity, not the size of the data.
- * It also prunes outbox rows sent more than a day ago.
+ * It also prunes outbox rows sent more than a day ago, and idempotency keys past their retention
+ * (WRITE_KEYS_KEEP, 35 days: a key answers its retries for at least the 30 days promised).
  */
 
 export type RepairKind = 'settle' | 'projection' | 'snapshot';
@@ -168,6 +169,13 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     await deps.db.query(sql`
       delete from outbox where id in (
         select id from outbox where created_at < now() - ${OUTBOX_KEEP}::interval and sent_at is not null limit 10000
+      )
+    `);
+    // Input: the keys' retention. Output: none; up to 10,000 idempotency keys older than it are deleted
+    // (a retry of a write that old is answered as a new write would be).
+    await deps.db.query(sql`
+      delete from write_keys where (user_id, key) in (
+        select user_id, key from write_keys where made_at < now() - ${WRITE_KEYS_KEEP}::interval limit 10000
       )
     `);
   }
