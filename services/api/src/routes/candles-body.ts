@@ -1,5 +1,5 @@
 import type { CandlesResponse } from '@pm/shared/api';
-import type { PackedCandles } from '../pages/candles.js';
+import { NULL_UNITS, SHARE_UNITS, type PackedCandles } from '../pages/candles.js';
 
 /**
  * The candles response written as JSON bytes straight from packed candles (integers in units of
@@ -11,10 +11,6 @@ import type { PackedCandles } from '../pages/candles.js';
  */
 
 const UNITS = 10_000;
-/** Volume is read in units of 10^-6 share. */
-const SHARE_UNITS = 1_000_000;
-/** Null in the packed quotes: that side of the book was empty throughout the bucket. */
-const NULL_UNITS = -1;
 
 /** What each candle carries (`fields=`); absent groups are not written. */
 export interface CandleFields {

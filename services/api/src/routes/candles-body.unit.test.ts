@@ -60,7 +60,8 @@ describe('writeCandlesBody', () => {
       const b = body(next);
       expect(writeCandlesBody(b).toString('latin1'), `run ${run}`).toBe(Buffer.from(JSON.stringify(unpackedBody(b))).toString('latin1'));
     }
-  });
+    // 300 bodies of up to 300 candles with every group: a few seconds on a loaded machine.
+  }, 30_000);
 
   it('every unit from 0 to 10,000, in a body longer than its first guess, and the contract it parses as', () => {
     const candles = Array.from({ length: 10_001 }, (_, u) => [u, u, u, u, u]).flat();

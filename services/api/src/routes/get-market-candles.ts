@@ -1,9 +1,8 @@
-import { NULL_UNITS } from '@pm/shared/history';
 import { CANDLE_FIELDS, DEFAULT_CANDLE_FIELDS, listed, ceilTo, DEFAULT_CANDLE_INTERVAL, floorTo, LATE_POINT_SECONDS, RETENTION_SECONDS, STEP_SECONDS, CANDLE_INTERVALS } from '@pm/shared/api';
 import { ApiError } from '../http/errors.js';
 import type { Handler } from '../app/handler.js';
 import { eventOf } from './event-market.js';
-import type { CandleSet, PackedCandles } from '../pages/candles.js';
+import { NULL_UNITS, type CandleSet, type PackedCandles } from '../pages/candles.js';
 import { writeCandlesBody, type CandlesBody } from './candles-body.js';
 
 /**
