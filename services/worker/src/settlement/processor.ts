@@ -7,7 +7,7 @@ import { settlementMessage, type StreamWriter } from '@pm/shared/stream';
 import type { RecordsDirtyMember, RecordsTrigger } from '@pm/shared/records';
 import { withDeadline } from '@pm/shared/wait';
 import { tidyRecords, TIDY_RECORDS_AFTER } from '../projections/run.js';
-import { settleMarket, UnknownMarket, UnresolvedMarket } from './settle-market.js';
+import { settleMarket, UnknownMarket, UnresolvedMarket, type SettleOptions } from './settle-market.js';
 
 const jobDataSchema = z.object({ marketId: z.string().min(1) });
 
@@ -32,6 +32,8 @@ export interface SettleMarketDeps {
   followUpDeadlineMs?: number;
   /** A settlement that moved this many people's records vacuums them after its commit. Default TIDY_RECORDS_AFTER. */
   tidyAfter?: number;
+  /** The parts a market settles in (settle-market.ts); defaults there. */
+  parts?: SettleOptions;
 }
 
 /**
@@ -60,17 +62,18 @@ export function createSettleMarketProcessor(deps: SettleMarketDeps) {
     const { marketId } = parsed.data;
     let settled;
     try {
-      settled = await settleMarket(deps.db, marketId, now());
+      settled = await settleMarket(deps.db, marketId, now(), deps.parts);
     } catch (err) {
       if (err instanceof UnknownMarket || err instanceof UnresolvedMarket) throw new UnrecoverableError(err.message);
       throw err;
     }
-    deps.logger.info({ marketId, calls: settled.calls, legs: settled.legs, combos: settled.combos.length, recomputed: settled.recomputed, ms: settled.ms }, 'market settled');
+    deps.logger.info({ marketId, calls: settled.calls, legs: settled.legs, combos: settled.combos.length, parts: settled.parts, recomputed: settled.recomputed, ms: settled.ms }, 'market settled');
     // Beside the follow-ups below, on a connection of its own: the pages read right after a big
     // settlement count ranks over the records it just rewrote (projections/run.ts tidyRecords).
     const tidied = settled.userIds.length >= (deps.tidyAfter ?? TIDY_RECORDS_AFTER) ? tidy(deps, marketId) : Promise.resolve();
-    // The event stream hears of a settlement once: the run that settled the market or anything on it.
-    if (settled.first || settled.calls.won + settled.calls.lost + settled.calls.void + settled.legs > 0) deps.stream?.append(settlementMessage(settled, Date.now()));
+    // The event stream hears of a settlement once, with its totals: from the run whose last part
+    // finished the market (settle-market.ts), whichever runs settled the parts before it.
+    if (settled.totals !== null) deps.stream?.append(settlementMessage({ ...settled, ...settled.totals }, Date.now()));
     const changed = settled.first || settled.legs > 0 || Object.values(settled.calls).some((n) => n > 0);
     if (!deps.records || !(changed || job.attemptsMade > 0)) return tidied;
     // The market names its settled calls: its build remakes the objects of those its lists show (a
