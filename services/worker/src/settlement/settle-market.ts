@@ -359,7 +359,7 @@ export interface SettleOptions {
   rankEveryMs?: number;
   announceEveryMs?: number;
   /** Called after each committed part (the fault test's and the bench's window onto the run). */
-  onPart?: (part: { calls: number; finished: boolean }) => void;
+  onPart?: (part: { calls: number; finished: boolean }) => Promise<void> | void;
 }
 
 /**
@@ -396,7 +396,7 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: Se
     for (const { id, status, xp } of part.combos) combos.push({ id, status, xp });
     for (const id of part.userIds) userIds.push(id);
     for (const [step, n] of Object.entries(part.ms)) ms[step] = (ms[step] ?? 0) + n;
-    opts.onPart?.({ calls: part.calls.won + part.calls.lost + part.calls.void, finished: part.finished });
+    await opts.onPart?.({ calls: part.calls.won + part.calls.lost + part.calls.void, finished: part.finished });
     if (part.finished) {
       const { locked, totals } = part;
       return {
