@@ -42,12 +42,12 @@ export interface SettleMarketDeps {
  * repeated or reconciled job settles by the recorded truth. Invalid data, an unknown market or a market with
  * no recorded resolution fail without retry (UnrecoverableError): waiting would not fix them, and
  * the failed job stays visible in the failed set. Anything else (a lost connection) is retried
- * with the job's backoff; the transaction makes each attempt all or nothing. The follow-up work
- * (record snapshots of the calls, the market and the combos) is an outbox row of that same
- * transaction, not an enqueue here.
+ * with the job's backoff; each part's transaction is all or nothing, and a retry goes on from the
+ * parts that committed (settle-market.ts). The follow-up work (record snapshots of the calls, the
+ * market and the combos) is an outbox row of the parts' transactions, not an enqueue here.
  *
- * The people's records and the boards are projected inside the settlement's transaction
- * (settle-market.ts). Right after the commit the job requests the snapshots and starts this
+ * The people's records and the boards are projected inside each part's transaction
+ * (settle-market.ts). Right after the last commit the job requests the snapshots and starts this
  * process's build, instead of waiting for the relay, its coalescing window and a queue (what
  * remains between a 10,000-call settlement's commit and every page showing it is that build and
  * the pages' own reads: docs/benchmarks.md, bench:settle). A worker that dies after the commit loses nothing:

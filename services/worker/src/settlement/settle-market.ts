@@ -162,6 +162,8 @@ interface PartOptions {
   rank: boolean;
   /** Have the market object's `settling` rebuilt after this part (an events-changed outbox row). */
   announce: boolean;
+  /** People recomputed whole are computed as of at least this time (see `recordsAsOf`). */
+  asOf: Date;
 }
 
 async function settlePart(db: Db, marketId: string, now: Date, o: PartOptions): Promise<Part> {
@@ -301,7 +303,7 @@ async function settlePart(db: Db, marketId: string, now: Date, o: PartOptions): 
     // only when the run asks (at most every few seconds).
     const moved = calls.length > 0 || decided.length > 0 || recompute.length > 0;
     const rank = (finished && (moved || locked.progress !== null)) || (o.rank && moved);
-    const done = await finishSettlement(tx, { recompute, asOf }, now, rank);
+    const done = await finishSettlement(tx, { recompute, asOf: asOf > o.asOf ? asOf : o.asOf }, now, rank);
     Object.assign(ms, done.ms);
     t0 = performance.now();
 
@@ -347,6 +349,23 @@ async function settlePart(db: Db, marketId: string, now: Date, o: PartOptions): 
   });
 }
 
+/**
+ * The time the people a settlement recomputes whole are computed as of: its own, or the latest time
+ * of a record it touches when that is later (a settlement with a clock behind the records', as a
+ * rebuild's or a test's), so that no record moves back in time and every part's recomputed people
+ * share one time, as they did in one transaction. Input: market id, settle time. Output: that time.
+ * Reads each open call's and open leg's person's record by key, once per run.
+ */
+async function recordsAsOf(db: Db, marketId: string, now: Date): Promise<Date> {
+  const [row]: Array<{ at: Date | null }> = await db.query(sql`
+    select max(r.updated_at) as at from user_records r
+    where r.updated_at > ${now} and r.user_id in (
+      select user_id from calls where market_id = ${marketId} and status = 'open'
+      union select k.user_id from combo_legs l join combos k on k.id = l.combo_id where l.market_id = ${marketId} and l.status = 'open')
+  `);
+  return row?.at ?? now;
+}
+
 /** Open calls a part settles, about (it ends at the last call of a person). */
 export const SETTLE_PART_CALLS = 5_000;
 /** Between the parts of one market, the boards re-rank at most this often (and always after the last). */
@@ -378,13 +397,14 @@ export async function settleMarket(db: Db, marketId: string, now: Date, opts: Se
   let recomputed = 0;
   let parts = 0;
   let after: number | null = null;
+  const asOf = await recordsAsOf(db, marketId, now);
   let rankedAt = performance.now();
   let announcedAt = performance.now();
   for (;;) {
     const started = performance.now();
     const rank = started - rankedAt >= rankEveryMs;
     const announce = started - announcedAt >= announceEveryMs;
-    const part = await settlePart(db, marketId, now, { after, partCalls, rank, announce });
+    const part = await settlePart(db, marketId, now, { after, partCalls, rank, announce, asOf });
     parts += 1;
     if (rank) rankedAt = performance.now();
     if (announce) announcedAt = performance.now();
