@@ -193,7 +193,14 @@ async function settlePart(db: Db, marketId: string, now: Date, o: PartOptions): 
       where market_id = ${marketId} and status = 'open' and (${o.after}::bigint is null or user_id > ${o.after}::bigint)
       order by user_id offset ${o.partCalls - 1} limit 1
     `);
-    const through = bound === undefined ? null : Number(bound.user_id);
+    let through = bound === undefined ? null : Number(bound.user_id);
+    if (through !== null) {
+      // Input: market id, the part's last person. Output: whether anyone after them has an open
+      // call; if not, this part is the last range (it takes the remaining legs too).
+      const [more]: Array<{ more: boolean }> = await tx.query(sql`
+        select exists (select 1 from calls where market_id = ${marketId} and status = 'open' and user_id > ${through}::bigint) as more`);
+      if (more?.more !== true) through = null;
+    }
     const people = (column: ReturnType<typeof sql>) =>
       sql`(${o.after}::bigint is null or ${column} > ${o.after}::bigint) and (${through}::bigint is null or ${column} <= ${through}::bigint)`;
     lap('bound');
@@ -288,10 +295,16 @@ async function settlePart(db: Db, marketId: string, now: Date, o: PartOptions): 
     lap('window_records');
 
     // Input: market id. Output: whether any call or leg of the market is still open (after this part).
-    const [left]: Array<{ open: boolean }> = await tx.query(sql`
-      select exists (select 1 from calls where market_id = ${marketId} and status = 'open')
-          or exists (select 1 from combo_legs where market_id = ${marketId} and status = 'open') as open
-    `);
+    // Only after a part that took everyone left (a part that ends at a person leaves calls after
+    // them): the look walks the open-calls index past every call the parts
+    // before settled (dead entries until a vacuum), which made each part's cost grow with the market.
+    const [left]: Array<{ open: boolean }> =
+      through !== null
+        ? [{ open: true }]
+        : await tx.query(sql`
+            select exists (select 1 from calls where market_id = ${marketId} and status = 'open')
+                or exists (select 1 from combo_legs where market_id = ${marketId} and status = 'open') as open
+          `);
     const finished = left?.open !== true;
     lap('left');
 
