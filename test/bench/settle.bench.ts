@@ -41,6 +41,7 @@ import { datasetSteps, resolveMarket } from '../support/records-dataset.js';
 import { until } from '@pm/shared/wait';
 import { BOARDS, pickWatched, readBefore, readExpected, readKeptRanking, waitForSettlement, type Affected, type Expected, type KeptRanking, type Picked } from './settle-visible.js';
 import { benchCli } from './cli.js';
+import { settleSizes } from './settle-sizes.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values } = benchCli('bench:settle', `usage: npm run bench:settle [-- --calls N --users N --hot N --keep]
@@ -51,12 +52,15 @@ prints bench:settle calls=<n> settled_visible_s=<s> and bench:rebuild calls=<n> 
   --hot N     open calls on the settled market (default 10000)
   --keep      leave the scratch database for inspection
   --replica   on a Postgres of its own with a streaming replica the API reads; prints the replica's lag
+  --hot-sizes N,N,…  instead: one market of each size settled in parts, the first size three times,
+              and during the largest small settlements and call writes beside it (settle-sizes.ts)
   --help      this text`, {
     calls: { type: 'string', default: '1000000' },
     users: { type: 'string', default: '50000' },
     hot: { type: 'string', default: '10000' },
     keep: { type: 'boolean', default: false },
     replica: { type: 'boolean', default: false },
+    'hot-sizes': { type: 'string' },
 });
 const CALLS = Number(values.calls);
 const USERS = Number(values.users);
@@ -407,7 +411,9 @@ function sampleLag(primaryUrl: string, replicaUrl: string): { stop(): Promise<nu
   };
 }
 
-main().then(
+const sizes = values['hot-sizes']?.split(',').map(Number);
+if (sizes?.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--hot-sizes must be positive integers separated by commas');
+(sizes === undefined ? main() : settleSizes(sizes)).then(
   () => process.exit(0),
   (err: unknown) => {
     process.stderr.write(`bench:settle failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -835,6 +835,13 @@ export interface components {
             resolved_outcome: number | null;
             /** @description When the market resolved; null while it has not. The history then ends with a point at the final price at this time. */
             resolved_at: string | null;
+            /** @description While a resolved market's calls are being settled (a big market settles in parts, over seconds to a minute), how far it has got; null otherwise (before the resolution, and once every call is settled). The people's records and the boards count a call from the moment it is settled. */
+            settling: {
+                /** @description Calls on the market settled so far */
+                settled: number;
+                /** @description Calls the settlement began with */
+                calls: number;
+            } | null;
             /** @description 24-hour change in chance */
             change_24h: number;
             url: string;

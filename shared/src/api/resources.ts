@@ -117,6 +117,16 @@ export const marketSchema = z
       .nullable()
       .meta({ description: 'Once resolved: the index of the winning outcome, or null when the market was voided. Null while unresolved (see resolved_at).' }),
     resolved_at: timestamp.nullable().meta({ description: 'When the market resolved; null while it has not. The history then ends with a point at the final price at this time.' }),
+    settling: z
+      .object({
+        settled: z.number().int().min(0).meta({ description: 'Calls on the market settled so far' }),
+        calls: z.number().int().min(0).meta({ description: 'Calls the settlement began with' }),
+      })
+      .nullable()
+      .meta({
+        description:
+          "While a resolved market's calls are being settled (a big market settles in parts, over seconds to a minute), how far it has got; null otherwise (before the resolution, and once every call is settled). The people's records and the boards count a call from the moment it is settled.",
+      }),
     change_24h: z.number().meta({ description: '24-hour change in chance' }),
     url: z.string(),
   })

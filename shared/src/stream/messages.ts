@@ -94,7 +94,8 @@ export function settlementMessage(
     closingChances?: ReadonlyArray<number | null> | null;
     calls: { won: number; lost: number; void: number };
     legs: number;
-    combos: readonly unknown[];
+    /** Combos the settlement decided. */
+    combos: number;
   },
   atMs: number,
 ): StreamMessage {
@@ -109,7 +110,7 @@ export function settlementMessage(
       closing_chances: settled.closingChances === undefined || settled.closingChances === null ? null : [...settled.closingChances],
       calls: { ...settled.calls },
       combo_legs: settled.legs,
-      combos: settled.combos.length,
+      combos: settled.combos,
       at: iso(atMs),
     },
   };

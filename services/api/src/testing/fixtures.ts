@@ -39,6 +39,7 @@ export function market(id: string, question: string, chance = 0.5): Market {
     closed: false,
     resolved_outcome: null,
     resolved_at: null,
+    settling: null,
     change_24h: 0.01,
     url: `${WEB}/m/${id}`,
   };

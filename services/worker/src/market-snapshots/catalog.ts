@@ -43,7 +43,7 @@ type LoadedEvent = Omit<EventRow, 'category' | 'teams'> & { category: Category; 
 type MarketRow = AsNumber<
   Pick<Markets, 'id' | 'event_id' | 'position' | 'question' | 'label' | 'kind' | 'closes_at' | 'closed' | 'one_day_price_change' | 'resolved_outcome_index' | 'voided' | 'resolved_at'>,
   'one_day_price_change'
-> & { closing_chances: Array<number | null> | null };
+> & { closing_chances: Array<number | null> | null; settling: { settled: number; calls: number } | null };
 type OutcomeRow = AsNumber<Pick<Outcomes, 'market_id' | 'outcome_index' | 'name' | 'token_id' | 'catalog_price'>, 'catalog_price'>;
 /** updated_at as text: full precision, to notice a change. */
 type GameRow = Pick<Games, 'game_id' | 'league' | 'live' | 'ended' | 'score' | 'clock' | 'period'> & { event_id: string; updated_at: string };
@@ -84,7 +84,11 @@ export async function loadCatalog(db: Db, filter: EventFilter): Promise<CatalogR
     const markets: MarketRow[] = await tx.query(sql`
         select m.id, m.event_id, m.position, m.question, m.label, m.kind, m.closes_at, m.closed,
                m.one_day_price_change::float8 as one_day_price_change, m.resolved_outcome_index, m.voided, m.resolved_at,
-               m.closing_chances::float8[] as closing_chances
+               m.closing_chances::float8[] as closing_chances,
+               -- A settlement in parts under way (services/worker/src/settlement): its progress.
+               case when m.settled_at is null and m.settle_progress is not null
+                    then jsonb_build_object('settled', (m.settle_progress ->> 'won')::int + (m.settle_progress ->> 'lost')::int + (m.settle_progress ->> 'void')::int,
+                                            'calls', (m.settle_progress ->> 'calls')::int) end as settling
         from markets m
         join events e on e.id = m.event_id
         where ${f}
@@ -225,6 +229,7 @@ function assemble(
       oneDayPriceChange: m.one_day_price_change,
       resolution: m.resolved_at === null ? null : { outcome: m.voided ? null : m.resolved_outcome_index, at: m.resolved_at },
       closingChances: m.closing_chances,
+      settling: m.settling,
       outcomes: outcomesByMarket.get(m.id) ?? [],
     });
   }

@@ -30,6 +30,8 @@ export interface CatalogMarket {
   resolution: { outcome: number | null; at: Date } | null;
   /** Recorded once when the market closed or resolved: each outcome's displayed chance then (by index). Null while open. */
   closingChances?: Array<number | null> | null;
+  /** While its settlement, in parts, is under way: the calls settled so far and those it began with. */
+  settling?: { settled: number; calls: number } | null;
   /** In outcome index order. */
   outcomes: CatalogOutcome[];
 }

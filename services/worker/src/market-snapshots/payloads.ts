@@ -105,6 +105,7 @@ export function buildMarket(market: CatalogMarket, chances: Chances, splits: Spl
     closed: market.closed,
     resolved_outcome: market.resolution?.outcome ?? null,
     resolved_at: market.resolution?.at.toISOString() ?? null,
+    settling: market.settling ?? null,
     change_24h: change24h(market, chances, dayAgo),
     url: marketUrl(webUrl, market.id),
   };

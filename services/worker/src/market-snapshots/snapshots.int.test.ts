@@ -131,6 +131,7 @@ describe('a full build of the test catalog', () => {
       closed: false,
       resolved_outcome: null,
       resolved_at: null,
+      settling: null,
       change_24h: 0.05,
       url: `${WEB_URL}/m/m1`,
     });

@@ -119,12 +119,13 @@ export async function replacePeopleRows(
  * upkeep moves the edge meanwhile): when its time is at or before the edge — only with a clock
  * behind the upkeep's — the calls of `marketId` it settled (`settled_at = now`) added to their
  * people's rows of the market's fields. Otherwise nothing: the next upkeep adds them.
- * Input: market id, the settlement's time. Output: none.
+ * Input: market id, the settlement's time, and for a part of a settlement the predicate on `c`
+ * naming its people (the parts of one market share its time). Output: none.
  */
-export async function settleFieldRecords(tx: Tx, marketId: string, now: Date): Promise<void> {
+export async function settleFieldRecords(tx: Tx, marketId: string, now: Date, people: Fragment = sql`true`): Promise<void> {
   await tx.query(sql`
     insert into user_field_records as r (${FIELD_COLUMNS})
-    ${sumsByField(sql`${now}::timestamptz <= ${FIELD_RECORDS_THROUGH} and c.market_id = ${marketId} and c.settled_at = ${now}`)}
+    ${sumsByField(sql`${now}::timestamptz <= ${FIELD_RECORDS_THROUGH} and c.market_id = ${marketId} and c.settled_at = ${now} and ${people}`)}
     ${ADD}`);
 }
 

@@ -183,7 +183,9 @@ describe('a settlement\'s delta on user_records against the full projection and 
           await logResolution(tdb.db, marketId, winner);
           // Closing chances as the ingestor records them at the resolution (some markets have none).
           if (markets % 3 !== 0) await tdb.db.query(sql`update markets set closing_chances = array[0.3125, 0.6875]::numeric[] where id = ${marketId}`);
-          await settleMarket(tdb.db, marketId, settleAt);
+          // In parts of one to three calls (a part takes a person's calls whole): the parts' deltas
+          // together equal the full projection, as one transaction's did.
+          await settleMarket(tdb.db, marketId, settleAt, { partCalls: 1 + (markets % 3) });
           const figures = sql`user_id, calls, settled, won, lost, right_pct, profit_on_10::text as profit_on_10, profit_7d::text as profit_7d, xp, streak,
                               brier_sum::numeric(40,20)::text as brier_sum, clv_sum::numeric(40,20)::text as clv_sum, clv_calls, last_settled_at`;
           const byDelta = await tdb.db.query(sql`select ${figures} from user_records where user_id = any(${ids}::bigint[]) order by user_id`);
@@ -405,7 +407,7 @@ describe('skill sums and field records SQL against the domain', () => {
           await logResolution(tdb.db, id, winners[m]!);
           const c = closings[m];
           if (c) await tdb.db.query(sql`update markets set closing_chances = ${[c[0], c[1]]}::numeric[] where id = ${id}`);
-          await settleMarket(tdb.db, id, new Date(Date.now() + m));
+          await settleMarket(tdb.db, id, new Date(Date.now() + m), { partCalls: 1 + (m % 2) });
         }
         const settled: Array<{ user_id: number; status: 'won' | 'lost' | 'void'; chance: string; closing: string | null; profit: string; xp: number; settled_at: Date; category: string; league: string | null }> =
           await tdb.db.query(sql`
@@ -532,7 +534,7 @@ describe('window records SQL against the domain', () => {
             const c = closings[m];
             if (c) await tdb.db.query(sql`update markets set closing_chances = ${[c[0], c[1]]}::numeric[] where id = ${id}`);
             const at = start + steps[m]!.settleAfter * HOUR + m;
-            await settleMarket(tdb.db, id, new Date(at));
+            await settleMarket(tdb.db, id, new Date(at), { partCalls: 1 + (m % 3) });
             last = Math.max(last, at);
             const ageAfter = steps[m]!.ageAfter;
             if (ageAfter !== null) {

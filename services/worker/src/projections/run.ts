@@ -44,18 +44,25 @@ export async function projectChanges(db: Db, change: { userIds: number[]; market
 }
 
 /**
- * A settlement's projections, inside the settlement's transaction (settle-market.ts), which takes
- * the projections lock first (`lockForSettlement`) and settles its calls through
+ * A settlement part's projections, inside the part's transaction (settlement/settle-market.ts),
+ * which takes the projections lock first (`lockForSettlement`) and settles its calls through
  * `settleCallsWithRecords` (their people's records moved by the delta in the same statement). This
- * recomputes whole the people the delta could not serve, and re-ranks every board. The records and boards commit with the calls they count, so no job after the commit owes
- * them and nothing is lost when the worker dies right after it.
+ * recomputes whole the people the delta could not serve and, when `rank`, re-ranks every board (the
+ * last part of a market always; the parts between at most every few seconds, as a re-rank costs the
+ * same for a part of 5,000 calls as for the whole market). The records commit with the calls they
+ * count, so no job after the commit owes them and nothing is lost when the worker dies right after it.
  */
-export async function finishSettlement(tx: Tx, settled: { recompute: readonly number[]; asOf: Date }, now: Date): Promise<{ ms: Record<string, number>; recomputed: number }> {
+export async function finishSettlement(
+  tx: Tx,
+  settled: { recompute: readonly number[]; asOf: Date },
+  now: Date,
+  rank = true,
+): Promise<{ ms: Record<string, number>; recomputed: number }> {
   const started = performance.now();
   const recompute = [...new Set(settled.recompute)];
   if (recompute.length > 0) await userRecords.apply(tx, { all: false, userIds: recompute, marketIds: [], now: settled.asOf });
   const recomputed = performance.now();
-  await leaderboard.apply(tx, { all: false, userIds: [], marketIds: [], now });
+  if (rank) await leaderboard.apply(tx, { all: false, userIds: [], marketIds: [], now });
   const ms = { records_recompute: Math.round(recomputed - started), leaderboard_rows: Math.round(performance.now() - recomputed) };
   return { ms, recomputed: recompute.length };
 }

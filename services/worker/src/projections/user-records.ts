@@ -156,7 +156,7 @@ export async function settleCallsWithRecords(
   // Input: the settling statement, `now`, the window's start. Output: a row per call settled now
   // ('call') and per touched person to recompute whole ('recompute'); the other touched people's
   // rows moved by the delta. Every part sees the database as it was before the statement, so
-  // `recent` holds only other calls settled at or after `now` (index calls_settled_window), and
+  // `recent` holds only people with other calls settled at or after `now`, and
   // `leaving` reads calls_settled_window between a week before the oldest touched row and a week ago.
   const rows: Array<{ kind: 'call' | 'recompute' | 'as-of'; id: string | null; user_id: number; status: SettledCall['status'] | null; at: Date | null }> = await tx.query(sql`
     with settled as (${settleCalls}),
@@ -166,7 +166,13 @@ export async function settleCallsWithRecords(
       group by user_id
     ),
     people as (select user_id from settled union select user_id from combo_xp),
-    recent as (select distinct user_id from calls where settled_at >= ${now}),
+    -- Per touched person (their calls by index, newest first): a market settling in parts gives
+    -- every part the same time, so a scan of all calls settled at or after it read every call the
+    -- parts before had settled, and a part's cost grew with the market.
+    recent as (
+      select p.user_id from people p
+      cross join lateral (select 1 from calls c where c.user_id = p.user_id and c.settled_at >= ${now} limit 1) r
+    ),
     rows as (select r.user_id, r.updated_at from user_records r join people p on p.user_id = r.user_id),
     leaving as (
       select distinct c.user_id

@@ -68,15 +68,16 @@ export const windowRecords: Projection = {
  * no upkeep moves the ranges meanwhile): when its time is inside a span's range — only with a clock
  * behind the upkeep's — the calls of `marketId` it settled (`settled_at = now`) added to their
  * people's rows of that span, in each field of the market. Otherwise nothing: the next upkeep adds
- * them. Input: market id, the settlement's time. Output: none.
+ * them. Input: market id, the settlement's time, and for a part of a settlement the predicate on
+ * `c` naming its people (the parts of one market share its time). Output: none.
  */
-export async function settleWindowRecords(tx: Tx, marketId: string, now: Date): Promise<void> {
+export async function settleWindowRecords(tx: Tx, marketId: string, now: Date, people: ReturnType<typeof sql> = sql`true`): Promise<void> {
   await tx.query(sql`
     with spans as (select span from user_window_edges where since < ${now} and through >= ${now}),
     sums as (
       select f.field, c.user_id, ${AGGREGATES}
       from calls c join markets m on m.id = c.market_id join events e on e.id = m.event_id ${FIELDS}
-      where exists (select 1 from spans) and c.market_id = ${marketId} and c.settled_at = ${now} and f.field is not null
+      where exists (select 1 from spans) and c.market_id = ${marketId} and c.settled_at = ${now} and ${people} and f.field is not null
       group by f.field, c.user_id
     )
     insert into user_window_records as r (${COLUMNS})

@@ -7,7 +7,7 @@ import { settlementMessage, type StreamWriter } from '@pm/shared/stream';
 import type { RecordsDirtyMember, RecordsTrigger } from '@pm/shared/records';
 import { withDeadline } from '@pm/shared/wait';
 import { tidyRecords, TIDY_RECORDS_AFTER } from '../projections/run.js';
-import { settleMarket, UnknownMarket, UnresolvedMarket } from './settle-market.js';
+import { settleMarket, UnknownMarket, UnresolvedMarket, type SettleOptions } from './settle-market.js';
 
 const jobDataSchema = z.object({ marketId: z.string().min(1) });
 
@@ -32,6 +32,8 @@ export interface SettleMarketDeps {
   followUpDeadlineMs?: number;
   /** A settlement that moved this many people's records vacuums them after its commit. Default TIDY_RECORDS_AFTER. */
   tidyAfter?: number;
+  /** The parts a market settles in (settle-market.ts); defaults there. */
+  parts?: SettleOptions;
 }
 
 /**
@@ -40,12 +42,12 @@ export interface SettleMarketDeps {
  * repeated or reconciled job settles by the recorded truth. Invalid data, an unknown market or a market with
  * no recorded resolution fail without retry (UnrecoverableError): waiting would not fix them, and
  * the failed job stays visible in the failed set. Anything else (a lost connection) is retried
- * with the job's backoff; the transaction makes each attempt all or nothing. The follow-up work
- * (record snapshots of the calls, the market and the combos) is an outbox row of that same
- * transaction, not an enqueue here.
+ * with the job's backoff; each part's transaction is all or nothing, and a retry goes on from the
+ * parts that committed (settle-market.ts). The follow-up work (record snapshots of the calls, the
+ * market and the combos) is an outbox row of the parts' transactions, not an enqueue here.
  *
- * The people's records and the boards are projected inside the settlement's transaction
- * (settle-market.ts). Right after the commit the job requests the snapshots and starts this
+ * The people's records and the boards are projected inside each part's transaction
+ * (settle-market.ts). Right after the last commit the job requests the snapshots and starts this
  * process's build, instead of waiting for the relay, its coalescing window and a queue (what
  * remains between a 10,000-call settlement's commit and every page showing it is that build and
  * the pages' own reads: docs/benchmarks.md, bench:settle). A worker that dies after the commit loses nothing:
@@ -60,17 +62,18 @@ export function createSettleMarketProcessor(deps: SettleMarketDeps) {
     const { marketId } = parsed.data;
     let settled;
     try {
-      settled = await settleMarket(deps.db, marketId, now());
+      settled = await settleMarket(deps.db, marketId, now(), deps.parts);
     } catch (err) {
       if (err instanceof UnknownMarket || err instanceof UnresolvedMarket) throw new UnrecoverableError(err.message);
       throw err;
     }
-    deps.logger.info({ marketId, calls: settled.calls, legs: settled.legs, combos: settled.combos.length, recomputed: settled.recomputed, ms: settled.ms }, 'market settled');
+    deps.logger.info({ marketId, calls: settled.calls, legs: settled.legs, combos: settled.combos.length, parts: settled.parts, recomputed: settled.recomputed, ms: settled.ms }, 'market settled');
     // Beside the follow-ups below, on a connection of its own: the pages read right after a big
     // settlement count ranks over the records it just rewrote (projections/run.ts tidyRecords).
     const tidied = settled.userIds.length >= (deps.tidyAfter ?? TIDY_RECORDS_AFTER) ? tidy(deps, marketId) : Promise.resolve();
-    // The event stream hears of a settlement once: the run that settled the market or anything on it.
-    if (settled.first || settled.calls.won + settled.calls.lost + settled.calls.void + settled.legs > 0) deps.stream?.append(settlementMessage(settled, Date.now()));
+    // The event stream hears of a settlement once, with its totals: from the run whose last part
+    // finished the market (settle-market.ts), whichever runs settled the parts before it.
+    if (settled.totals !== null) deps.stream?.append(settlementMessage({ ...settled, ...settled.totals }, Date.now()));
     const changed = settled.first || settled.legs > 0 || Object.values(settled.calls).some((n) => n > 0);
     if (!deps.records || !(changed || job.attemptsMade > 0)) return tidied;
     // The market names its settled calls: its build remakes the objects of those its lists show (a

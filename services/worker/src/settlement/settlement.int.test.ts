@@ -17,7 +17,9 @@ import { createStreamWriter, toStreamEntry, type StreamWriter } from '@pm/shared
 import { redisKeys } from '@pm/shared/redis';
 import { projectChanges } from '../projections/run.js';
 import { createSettleMarketProcessor } from './processor.js';
-import { settleMarket } from './settle-market.js';
+import { settleMarket, type SettleOptions } from './settle-market.js';
+import { loadCatalog } from '../market-snapshots/catalog.js';
+import { buildMarket } from '../market-snapshots/payloads.js';
 import { insertMarkets, logResolution, setChance } from './test-fixture.js';
 
 /**
@@ -88,10 +90,10 @@ async function totals(marketId: string) {
 }
 
 const connections: Array<{ disconnect(): void }> = [];
-function startWorker() {
+function startWorker(parts?: SettleOptions) {
   const connection = tr.redis.duplicate({ maxRetriesPerRequest: null });
   connections.push(connection);
-  return new Worker('settlement', createSettleMarketProcessor({ db: tdb.db, logger, stream }), {
+  return new Worker('settlement', createSettleMarketProcessor({ db: tdb.db, logger, stream, parts }), {
     connection,
     prefix: queuePrefix(tr.prefix),
     concurrency: 2,
@@ -134,6 +136,40 @@ describe('exactly once', () => {
     expect(about('settlement')).toEqual([
       { event: expect.any(String), market_id: 'twice', resolved_outcome: 0, voided: false, calls: { won: 10, lost: 10, void: 0 }, closing_chances: null, combo_legs: 0, combos: 0, at: expect.any(String) },
     ]);
+  });
+
+  it('in parts by two workers at once, each call once: between parts the market object shows how far it got, and the stream hears once, with the totals', async () => {
+    await callsOn('twice');
+    await logResolution(tdb.db, 'twice', 1);
+    const expected = await expectedTotals('twice', 1);
+    // Parts of one person's calls (five each), settled by two workers on two deliveries.
+    const [w1, w2] = [startWorker({ partCalls: 1 }), startWorker({ partCalls: 1 })];
+    try {
+      await Promise.all([queue.add('settle-market', { marketId: 'twice' }, { jobId: 'twice-a' }), queue.add('settle-market', { marketId: 'twice' }, { jobId: 'twice-b' })]);
+      await until(async () => (await queue.getCompletedCount()) >= 2);
+    } finally {
+      await Promise.all([w1.close(), w2.close()]);
+    }
+    expect(await totals('twice')).toEqual({ open: 0, settled: 20, profit: expected.profit, xp: expected.xp, times: expect.any(Number) });
+    await stream.flush();
+    const entries = (await tr.redis.xrange(redisKeys(tr.prefix).stream, '-', '+')).map(([id, fields]) => toStreamEntry(id, fields));
+    const settlements = entries.filter((e) => e.topic === 'settlement').map((e) => JSON.parse(e.data) as Record<string, unknown>);
+    expect(settlements).toEqual([
+      { event: expect.any(String), market_id: 'twice', resolved_outcome: 1, voided: false, calls: { won: 10, lost: 10, void: 0 }, closing_chances: null, combo_legs: 0, combos: 0, at: expect.any(String) },
+    ]);
+
+    // The market object as the snapshot build makes it, after each part.
+    await callsOn('race');
+    await logResolution(tdb.db, 'race', 0);
+    const settlingOf = async () => {
+      const { events } = await loadCatalog(tdb.db, { ids: ['ev-fixture'] });
+      const market = events.flatMap((e) => e.markets).find((m) => m.id === 'race')!;
+      return buildMarket(market, new Map(), new Map(), 'https://predict.example').settling;
+    };
+    expect(await settlingOf()).toBeNull();
+    const seen: unknown[] = [];
+    await settleMarket(tdb.db, 'race', new Date(), { partCalls: 1, onPart: async () => void seen.push(await settlingOf()) });
+    expect(seen).toEqual([{ settled: 5, calls: 20 }, { settled: 10, calls: 20 }, { settled: 15, calls: 20 }, null]);
   });
 
   it('five settlements of one market racing in parallel change it once', async () => {
