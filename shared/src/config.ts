@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 import { parseRedisUrl } from './redis/connection.js';
 
@@ -98,6 +99,12 @@ export const configSchema = z.object({
    * Past it, a page asked for is built again and kept an hour.
    */
   CLOSED_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(24),
+  /**
+   * Worker and API: the archive's directory (docs/archive.md), one folder per closed UTC day, written
+   * by the worker and served by the API (both must see the same one). A relative path is resolved
+   * from the working directory: `npm start` runs at the repository, so the default is its .data/archive.
+   */
+  ARCHIVE_DIR: z.string().min(1).default('.data/archive').transform((v) => path.resolve(v)),
   /** Coalescing window of record-snapshot rebuilds, and the period of the market-snapshot safety sweep (price changes never wait for it). */
   SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
   /** Simulator: seed, and speed multiplier of its clock. */
