@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { z } from 'zod';
 import { parseRedisUrl } from './redis/connection.js';
 
@@ -104,7 +103,7 @@ export const configSchema = z.object({
    * by the worker and served by the API (both must see the same one). A relative path is resolved
    * from the working directory: `npm start` runs at the repository, so the default is its .data/archive.
    */
-  ARCHIVE_DIR: z.string().min(1).default('.data/archive').transform((v) => path.resolve(v)),
+  ARCHIVE_DIR: z.string().min(1).default('.data/archive'),
   /** Coalescing window of record-snapshot rebuilds, and the period of the market-snapshot safety sweep (price changes never wait for it). */
   SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
   /** Simulator: seed, and speed multiplier of its clock. */

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createSnapshotTrigger, type SnapshotTrigger } from '@pm/shared/queues';
@@ -77,7 +78,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
   const keys = redisKeys(config.REDIS_PREFIX);
   // How long a closed event's keys stay: the retirement pass and every builder that writes them (retire/closed-expiry.ts).
   const retentionMs = (config.CLOSED_RETENTION_HOURS ?? 24) * 3_600_000;
-  const archiveDir = config.ARCHIVE_DIR;
+  const archiveDir = config.ARCHIVE_DIR === undefined ? undefined : path.resolve(config.ARCHIVE_DIR);
   // Both snapshot families read the same Postgres and write under the same prefix.
   const source = { db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, webUrl: config.PUBLIC_WEB_URL, clock, retentionMs };
   const builder = createSnapshotBuilder({

@@ -157,11 +157,17 @@ export type ArchiveDay = string;
 
 export const DAY_PATTERN = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 
+/** Whether `day` is a real date written YYYY-MM-DD (`2026-02-30` is not). */
+export function isRealDay(day: string): boolean {
+  if (!DAY_PATTERN.test(day)) return false;
+  const ms = Date.parse(`${day}T00:00:00Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === day;
+}
+
 /** Unix seconds of the day's start (00:00 UTC); throws on a day that is not a real date. */
 export function dayStart(day: ArchiveDay): number {
-  const ms = Date.parse(`${day}T00:00:00Z`);
-  if (!DAY_PATTERN.test(day) || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== day) throw new Error(`not a day: ${day}`);
-  return ms / 1000;
+  if (!isRealDay(day)) throw new Error(`not a day: ${day}`);
+  return Date.parse(`${day}T00:00:00Z`) / 1000;
 }
 
 /** The day (UTC) holding Unix second t. */
@@ -214,4 +220,16 @@ export function datasetsMarkdown(): string {
     parts.push('');
   }
   return parts.join('\n').trimEnd();
+}
+
+const SECTION_START = /<!-- datasets:start[^>]*-->/;
+const SECTION_END = '<!-- datasets:end -->';
+
+/** docs/archive.md with its generated section (between the datasets markers) made from the definitions. */
+export function withDatasetsSection(doc: string): string {
+  const start = SECTION_START.exec(doc);
+  const end = doc.indexOf(SECTION_END);
+  if (start === null || end < start.index) throw new Error('docs/archive.md has no datasets section markers');
+  const head = doc.slice(0, start.index + start[0].length);
+  return `${head}\n\n${datasetsMarkdown()}\n\n${doc.slice(end)}`;
 }

@@ -1,6 +1,9 @@
 import { sql, type Queryable } from '../db/connection.js';
 import type { ArchiveDay, ArchiveFormat } from './datasets.js';
 
+/** Anything with `query`: a pool, a transaction, the API's read pool. */
+type Reads = Pick<Queryable, 'query'>;
+
 /** One row of the archive's manifest (`archive_files`, migration 0017): one file as written. */
 export interface ManifestEntry {
   day: ArchiveDay;
@@ -18,12 +21,12 @@ export interface ManifestEntry {
 const COLUMNS = sql`to_char(day, 'YYYY-MM-DD') as day, dataset, format, rows, bytes, sha256, content_sha256, schema_version, floor(extract(epoch from made_at) * 1000)::float8 as made_at`;
 
 /** inputs: a day and dataset. outputs: its entries (one per format written). */
-export async function manifestOf(db: Queryable, day: ArchiveDay, dataset: string): Promise<ManifestEntry[]> {
+export async function manifestOf(db: Reads, day: ArchiveDay, dataset: string): Promise<ManifestEntry[]> {
   return db.query(sql`select ${COLUMNS} from archive_files where day = ${day}::date and dataset = ${dataset} order by format`);
 }
 
 /** inputs: a file of a day. outputs: its entry, or null when it was not written. */
-export async function manifestEntry(db: Queryable, day: ArchiveDay, dataset: string, format: ArchiveFormat): Promise<ManifestEntry | null> {
+export async function manifestEntry(db: Reads, day: ArchiveDay, dataset: string, format: ArchiveFormat): Promise<ManifestEntry | null> {
   const rows: ManifestEntry[] = await db.query(sql`select ${COLUMNS} from archive_files where day = ${day}::date and dataset = ${dataset} and format = ${format}`);
   return rows[0] ?? null;
 }
@@ -53,7 +56,7 @@ export interface ManifestPageQuery {
  * A page of the manifest, newest day first, then dataset and format (index archive_files_newest).
  * inputs: filters, keyset position, limit. outputs: up to `limit` entries.
  */
-export async function manifestPage(db: Queryable, q: ManifestPageQuery): Promise<ManifestEntry[]> {
+export async function manifestPage(db: Reads, q: ManifestPageQuery): Promise<ManifestEntry[]> {
   const a = q.after;
   return db.query(sql`
     select ${COLUMNS} from archive_files
@@ -69,7 +72,7 @@ export async function manifestPage(db: Queryable, q: ManifestPageQuery): Promise
 }
 
 /** What the metrics show: per dataset and format, days, rows and bytes; and each day's datasets. */
-export async function manifestTotals(db: Queryable): Promise<Array<{ dataset: string; format: string; days: number; rows: number; bytes: number }>> {
+export async function manifestTotals(db: Reads): Promise<Array<{ dataset: string; format: string; days: number; rows: number; bytes: number }>> {
   return db.query(sql`
     select dataset, format, count(*)::int as days, coalesce(sum(rows), 0)::float8 as rows, coalesce(sum(bytes), 0)::float8 as bytes
     from archive_files group by dataset, format order by dataset, format
@@ -80,7 +83,7 @@ export async function manifestTotals(db: Queryable): Promise<Array<{ dataset: st
  * The newest day every one of `datasets` is written for in every format (null: none).
  * inputs: the datasets a day has. outputs: that day.
  */
-export async function newestCompleteDay(db: Queryable, datasets: readonly string[], formats: number): Promise<ArchiveDay | null> {
+export async function newestCompleteDay(db: Reads, datasets: readonly string[], formats: number): Promise<ArchiveDay | null> {
   const rows: Array<{ day: string | null }> = await db.query(sql`
     select to_char(max(day), 'YYYY-MM-DD') as day from (
       select day from archive_files where dataset = any(${[...datasets]}::text[])
@@ -91,7 +94,7 @@ export async function newestCompleteDay(db: Queryable, datasets: readonly string
 }
 
 /** Days from `from` to `to` (inclusive) of which some of `datasets` is not written in every format. */
-export async function incompleteDays(db: Queryable, from: ArchiveDay, to: ArchiveDay, datasets: readonly string[], formats: number): Promise<Array<{ day: ArchiveDay; missing: string[] }>> {
+export async function incompleteDays(db: Reads, from: ArchiveDay, to: ArchiveDay, datasets: readonly string[], formats: number): Promise<Array<{ day: ArchiveDay; missing: string[] }>> {
   return db.query(sql`
     select to_char(d, 'YYYY-MM-DD') as day, array_agg(ds order by ds) as missing
     from generate_series(${from}::date, ${to}::date, interval '1 day') d

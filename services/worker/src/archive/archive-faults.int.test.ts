@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDb, sql } from '@pm/shared/db';
 import { createTestDatabase, type TestDatabase } from '@pm/shared/testing';
-import { archivePath, dayDir, exportDay, manifestOf, type DatasetName } from '@pm/shared/archive';
+import { manifestOf, type DatasetName } from '@pm/shared/archive';
+import { archivePath, dayDir, exportDay } from '@pm/shared/archive/write';
 import { DAY, readNdjson, simulateDay } from './archive-fixture.js';
 
 /**

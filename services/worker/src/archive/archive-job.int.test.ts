@@ -9,7 +9,7 @@ import { createDb, sql, type Db } from '@pm/shared/db';
 import { createLogger } from '@pm/shared/logger';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@pm/shared/testing';
 import { until } from '@pm/shared/wait';
-import type { ExportDayResult } from '@pm/shared/archive';
+import type { ExportDayResult } from '@pm/shared/archive/write';
 import { startQueueWorkers, type QueueWorkers } from '../jobs.js';
 import { createArchiveDayProcessor, createArchivePlanProcessor, planArchive, scheduleArchivePlan } from './archive-job.js';
 import { D, DAY, simulateDay } from './archive-fixture.js';

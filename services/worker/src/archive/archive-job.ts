@@ -4,7 +4,8 @@ import { sql, type Db } from '@pm/shared/db';
 import type { Logger } from '@pm/shared/logger';
 import { archiveJobId, queuePrefix, type JobData } from '@pm/shared/queues';
 import { LATE_POINT_SECONDS, rollupMark } from '@pm/shared/history';
-import { ARCHIVE_DATASETS, ARCHIVE_FORMATS, DAY_PATTERN, dayOfSeconds, exportDay, incompleteDays, presentDatasets, type ArchiveDay, type DatasetName, type ExportDayResult } from '@pm/shared/archive';
+import { ARCHIVE_DATASETS, ARCHIVE_FORMATS, DAY_PATTERN, dayOfSeconds, incompleteDays, presentDatasets, type ArchiveDay, type DatasetName } from '@pm/shared/archive';
+import { exportDay, type ExportDayResult } from '@pm/shared/archive/write';
 
 /**
  * The archive's jobs (docs/archive.md). `archive-plan`, a BullMQ job scheduler (one entry in Redis,

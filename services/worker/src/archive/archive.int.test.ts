@@ -5,7 +5,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pm/shared/db';
 import { createTestDatabase, type TestDatabase } from '@pm/shared/testing';
-import { ARCHIVE_DATASETS, ARCHIVE_FORMATS, archivePath, exportDay, manifestOf, presentDatasets, type DatasetName } from '@pm/shared/archive';
+import { ARCHIVE_DATASETS, ARCHIVE_FORMATS, manifestOf, presentDatasets, type DatasetName } from '@pm/shared/archive';
+import { archivePath, exportDay } from '@pm/shared/archive/write';
 import { DAY, readNdjson, readParquet, simulateDay, type SimulatedDay } from './archive-fixture.js';
 
 /**

@@ -4,7 +4,8 @@
  * arrives as JSON on argv[2].
  */
 import { createDb } from '@pm/shared/db';
-import { exportDay, type DatasetName } from '@pm/shared/archive';
+import type { DatasetName } from '@pm/shared/archive';
+import { exportDay } from '@pm/shared/archive/write';
 
 const { databaseUrl, dir, day, dataset, force } = JSON.parse(process.argv[2] ?? '{}') as { databaseUrl: string; dir: string; day: string; dataset: DatasetName; force?: boolean };
 const db = createDb(databaseUrl, { poolSize: 2 });
