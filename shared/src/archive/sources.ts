@@ -122,11 +122,12 @@ async function* candleRows(db: Db, start: number): RowBatches {
 const ms = (column: string) => sql.__dangerous__rawValue(`floor(extract(epoch from ${column}) * 1000)::float8`);
 
 function tradesQuery(start: number) {
+  // trade_prints is the tape unpacked, one row per print, keyed by the history's series (a token).
   return sql`
-    select o.market_id, o.outcome_index, ts.token_id, tp.at_ms::float8 as at, tp.price::float8 as price, tp.size::float8 as size, tp.side
+    select o.market_id, o.outcome_index, s.token_id, tp.at_ms::float8 as at, tp.price::float8 as price, tp.size::float8 as size, tp.side
     from trade_prints tp
-    join trade_series ts on ts.id = tp.series
-    join outcomes o on o.token_id = ts.token_id
+    join series s on s.id = tp.series
+    join outcomes o on o.token_id = s.token_id
     where tp.at_ms >= ${start * 1000}::bigint and tp.at_ms < ${(start + 86_400) * 1000}::bigint
     order by tp.at_ms, o.market_id collate "C", o.outcome_index, tp.price, tp.size, tp.side
   `;

@@ -158,8 +158,10 @@ async function writeNdjson(batches: AsyncIterable<ArchiveRow[]>, columns: readon
       let text = '';
       for (const row of batch) text += JSON.stringify(jsonRow(columns, row)) + '\n';
       rows += batch.length;
-      hash.update(text);
-      if (!gzip.write(text)) await once(gzip, 'drain');
+      // Encoded once, for the digest and the file.
+      const bytes = Buffer.from(text);
+      hash.update(bytes);
+      if (!gzip.write(bytes)) await once(gzip, 'drain');
       await onBatch?.(rows);
     }
     gzip.end();
@@ -208,3 +210,6 @@ async function digestFile(file: string): Promise<{ bytes: number; sha256: string
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return { bytes: (await stat(file)).size, sha256: hash.digest('hex') };
 }
+
+/** The rows a dataset's files are written from (a bench reads them alone, as its baseline). */
+export { datasetRows } from './sources.js';
