@@ -104,6 +104,11 @@ export const configSchema = z.object({
    * from the working directory: `npm start` runs at the repository, so the default is its .data/archive.
    */
   ARCHIVE_DIR: z.string().min(1).default('.data/archive'),
+  /**
+   * Worker and API: whole days the trade tape keeps raw trades (the worker drops a day's partition once
+   * it is wholly older; `/trades` refuses a window that starts before it).
+   */
+  TRADES_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Coalescing window of record-snapshot rebuilds, and the period of the market-snapshot safety sweep (price changes never wait for it). */
   SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(10).default(250),
   /** Simulator: seed, and speed multiplier of its clock. */

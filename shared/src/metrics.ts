@@ -127,6 +127,18 @@ export const metricTable = {
       help: 'Seconds since the last sign of life on the channel (market: a data frame or a PONG; feed freshness, prices count as live under 30 s), by channel.',
       labelNames: ['channel'],
     },
+    tradePrints: {
+      name: 'ingestor_trade_prints_total',
+      type: 'counter',
+      help: 'Prints of the match feed (last_trade_price), by outcome: recorded (added to the tape by this ingestor), repeated (already on the tape: a reconnect, another ingestor, a retry), malformed (unreadable size, side, timestamp or price: skipped), dropped (Postgres away past the pending bound).',
+      labelNames: ['outcome'],
+    },
+    tradesPending: {
+      name: 'ingestor_trade_prints_pending',
+      type: 'gauge',
+      help: 'Prints held in memory for the tape\'s next write.',
+      labelNames: [],
+    },
     chancesPublished: {
       name: 'ingestor_chances_published_total',
       type: 'counter',

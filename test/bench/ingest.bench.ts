@@ -32,6 +32,7 @@ import { startStack, type Stack } from '../support/stack.js';
 import { until } from '@pm/shared/wait';
 import { apiChance, priceBurst, priceTargets, snapshotReader, type PriceTarget, type Seen, type ShownReader } from '../support/price-bursts.js';
 import { benchCli } from './cli.js';
+import { prng } from './prng.js';
 
 benchCli('bench:ingest', `usage: npm run bench:ingest
 The ingestor's hot path on one core (frames/s, beside JSON.parse alone), then frame → visible in
@@ -51,17 +52,6 @@ const BURST_EVENTS = Number(process.env.BENCH_BURST_EVENTS ?? 50);
 const LOST_AFTER_MS = 20_000;
 const MARKETS = 500;
 const logger = pino({ level: 'silent' });
-
-/** Deterministic PRNG (mulberry32) so every run pushes the same feed. */
-function prng(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const tokenOf = (market: number, side: number) => `8${String(market * 2 + side).padStart(76, '0')}`;
 const conditionOf = (market: number) => `0x${market.toString(16).padStart(64, '0')}`;

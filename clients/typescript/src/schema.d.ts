@@ -206,6 +206,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/markets/{eventSlug}/trades": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Trades
+         * @description The trade tape of an event: every match the exchange printed on its markets' outcome tokens, newest first. A match between a Yes and a No order prints on both tokens, so it is two trades, one per outcome, as the exchange prints them. `side` is the taker's side on that outcome's token; `notional` is price × size in dollars; `at` is the exchange's time of the match. Each trade is recorded once, however often the feed delivers it; its `id` is stable.
+         *
+         *     `market`: comma-separated market ids of the event, at most 20 (default every market of the event); an id that is not one of the event's markets is a 404. `outcome`: an outcome index (default every outcome); one that a market asked for does not have is a 400. `start` (inclusive) and `end` (exclusive) are Unix seconds, `start < end`. Trades are kept for TRADES_RETENTION_DAYS (30 days by default): a `start` before that is a 400 saying so.
+         *
+         *     Paging: `limit` 1 to 1000 (default 100); every page carries `next_cursor` (null on the last page); pass it as `cursor` with the same parameters for the next, older page. A walk never repeats or skips a trade while new ones arrive: they appear before the walk's first page. Live data (15 s).
+         *
+         *     Examples:
+         *     - The latest trades of an event: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/trades`
+         *     - One market's Yes trades, a page of 1,000: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/trades?market=540046&outcome=0&limit=1000`
+         *     - Every market's first outcome, 500 a page: `GET /api/v1/markets/serie-a-nap-ata-2026-11-24/trades?outcome=0&limit=500`
+         */
+        get: operations["getMarketTrades"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/live": {
         parameters: {
             query?: never;
@@ -486,7 +515,7 @@ export interface paths {
          * Live stream (Server-Sent Events)
          * @description Price moves, match scores, settlements and new calls as they happen, as [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html): open it with `EventSource` in a browser or `curl -N`.
          *
-         *     Each message has `event:` (`price`, `score`, `settlement`, `call`, `reset`), `id:` (a stream id, `<ms>-<seq>`) and `data:` (one line of JSON; schemas below, one per `event:`). A comment line (`: heartbeat`) is sent every 15 s so proxies keep the connection open.
+         *     Each message has `event:` (`price`, `score`, `settlement`, `call`, `trade`, `reset`), `id:` (a stream id, `<ms>-<seq>`) and `data:` (one line of JSON; schemas below, one per `event:`). A comment line (`: heartbeat`) is sent every 15 s so proxies keep the connection open.
          *
          *     Resume: reconnect with the last id received in `Last-Event-ID` (EventSource does this by itself) or `?last_event_id=`; every message after it is sent first, then live ones, without a gap, as long as the id is within the retention window (at least 10 minutes). Otherwise `event: reset` comes first: something was missed, re-read what you hold.
          *
@@ -1129,6 +1158,33 @@ export interface components {
              */
             at: string;
         };
+        /** @description `event: trade` — the exchange printed a match on an outcome (one message per outcome token it printed on). */
+        StreamTrade: {
+            /** @description The trade's id: stable and opaque (the same trade always has the same id) */
+            id: string;
+            market_id: string;
+            outcome_index: number;
+            /** @description Outcome name: the token that printed */
+            outcome: string;
+            /** @description Price per share, dollars (0 to 1) */
+            price: number;
+            /** @description Shares */
+            size: number;
+            /** @description price × size, dollars */
+            notional: number;
+            /**
+             * @description The taker's side on this outcome's token
+             * @enum {string}
+             */
+            side: "BUY" | "SELL";
+            /**
+             * Format: date-time
+             * @description The exchange's time of the match: ISO 8601 UTC with milliseconds
+             */
+            at: string;
+            /** @description Slug of the event holding the market */
+            event: string;
+        };
         Team: {
             name: string;
             abbreviation: string;
@@ -1141,6 +1197,40 @@ export interface components {
              * @description ISO 8601 UTC timestamp
              */
             at: string;
+        };
+        Trade: {
+            /** @description The trade's id: stable and opaque (the same trade always has the same id) */
+            id: string;
+            market_id: string;
+            outcome_index: number;
+            /** @description Outcome name: the token that printed */
+            outcome: string;
+            /** @description Price per share, dollars (0 to 1) */
+            price: number;
+            /** @description Shares */
+            size: number;
+            /** @description price × size, dollars */
+            notional: number;
+            /**
+             * @description The taker's side on this outcome's token
+             * @enum {string}
+             */
+            side: "BUY" | "SELL";
+            /**
+             * Format: date-time
+             * @description The exchange's time of the match: ISO 8601 UTC with milliseconds
+             */
+            at: string;
+        };
+        TradesResponse: {
+            /** @constant */
+            ok: true;
+            /** @description The event slug */
+            event: string;
+            /** @description Newest first (by `at`, then by id order for trades of the same millisecond) */
+            trades: components["schemas"]["Trade"][];
+            /** @description Pass as `cursor` (same parameters; `limit` may change) for the next, older page; null on the last page */
+            next_cursor: string | null;
         };
         UserCallsResponse: {
             /** @constant */
@@ -1721,6 +1811,69 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getMarketTrades: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated market ids of the event, at most 20; default every market of the event. */
+                market?: string;
+                /** @description An outcome index: only trades on that outcome's token. Default every outcome. */
+                outcome?: number;
+                /** @description Window start (inclusive), Unix seconds; default as far back as trades are kept. */
+                start?: number;
+                /** @description Window end (exclusive), Unix seconds; default now. */
+                end?: number;
+                /** @description The `next_cursor` of the previous page, as given: the page after it. Omitted: the first page. A cursor that was altered, or that another list (or the same list with other parameters) gave, is a 400. */
+                cursor?: string;
+                /** @description Trades per page. An integer from 1 to 1000; default 100. */
+                limit?: number;
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The event slug */
+                eventSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=15`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=15 */
+                    "Cache-Control"?: "public, max-age=15";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TradesResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listLiveMatches: {
         parameters: {
             query?: never;
@@ -2204,7 +2357,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Comma list of message types to receive: price, score, settlement, call; absent or empty means all. An unknown topic is a 400 naming it. Case-insensitive.
+                 * @description Comma list of message types to receive: price, score, settlement, call, trade; absent or empty means all. An unknown topic is a 400 naming it. Case-insensitive.
                  * @example price,call
                  */
                 topics?: string;
@@ -2213,6 +2366,11 @@ export interface operations {
                  * @example epl-ars-che-2025-11-22
                  */
                 events?: string;
+                /**
+                 * @description Comma list of market ids (at most 100): only messages about those markets. Absent means every market. Given with `events`, a message passes when it matches either list; a `score` message has no market and passes only by its event.
+                 * @example 540816
+                 */
+                markets?: string;
                 /**
                  * @description Resume after this id, as the `Last-Event-ID` header does (the header wins when both are given; EventSource sends it by itself on reconnect). Every message after it that is still retained is sent first, then live ones, with no gap. An id older than the retention window (at least 10 minutes) or not from this stream gets `event: reset`, then live messages. A malformed id is a 400.
                  * @example 1732492800000-0
@@ -2225,7 +2383,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream: `Content-Type: text/event-stream`, `Cache-Control: no-store`. Messages by `event:` name: `price` → StreamPrice, `score` → StreamScore, `settlement` → StreamSettlement, `call` → StreamCall, `reset` → StreamReset. */
+            /** @description The stream: `Content-Type: text/event-stream`, `Cache-Control: no-store`. Messages by `event:` name: `price` → StreamPrice, `score` → StreamScore, `settlement` → StreamSettlement, `call` → StreamCall, `trade` → StreamTrade, `reset` → StreamReset. */
             200: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];

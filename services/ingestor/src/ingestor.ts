@@ -5,6 +5,7 @@ import type { Config } from '@pm/shared/config';
 import type { Logger } from '@pm/shared/logger';
 import type { Db } from '@pm/shared/db';
 import type { OrderBook } from '@pm/shared/domain';
+import { storedTrade } from '@pm/shared/trades';
 import { systemClock, type Clock } from './common/clock.js';
 import { createGammaClient } from './catalog/gamma-client.js';
 import { createCatalogSync, type CatalogSync, type CatalogSyncStats, type SyncResult } from './catalog/catalog-sync.js';
@@ -25,6 +26,7 @@ import { createGamesWriter } from './sports/games-writer.js';
 import { createHistoryClient } from './history/history-client.js';
 import { createHistoryRecorder, type HistoryRecorderStats } from './history/history-recorder.js';
 import { createIngestorStream } from './stream/stream-out.js';
+import { createTradeRecorder, type TradeRecorderStats } from './trades/trade-recorder.js';
 
 /**
  * The ingestor, assembled from its parts (catalog sync, market feed, sports feed, resolution
@@ -60,6 +62,8 @@ export interface IngestorTuning {
   /** Price history: between batched point inserts (5 s), and the most time between two points of an open market (60 s). */
   historyFlushMs?: number;
   historyMinuteMs?: number;
+  /** Trade tape: between a batch's first print and its write (1 s). */
+  tradesFlushMs?: number;
   /** Run the periodic catalog sync (every CATALOG_SYNC_SECONDS); default true. */
   periodicSync?: boolean;
   /** How long a closed market's outcomes stay known (a late market_resolved frame still finds them): 1 h. */
@@ -94,6 +98,7 @@ export interface IngestorStats {
   catalog: CatalogSyncStats & { outcomes: number };
   chances: { published: number; writes: number };
   history: HistoryRecorderStats;
+  trades: TradeRecorderStats;
 }
 
 export interface Ingestor {
@@ -158,6 +163,14 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     minuteMs: t.historyMinuteMs,
   });
 
+  // Trade tape: every print of the match feed, recorded once; what this ingestor added is streamed.
+  const trades = createTradeRecorder({
+    db,
+    logger: logger.child({ part: 'trades' }),
+    onRecorded: stream.trades,
+    flushMs: t.tradesFlushMs,
+  });
+
   // Market feed: chances to Redis, stale events to the snapshot trigger, frames into books.
   const publisher = createChancePublisher({
     redis,
@@ -187,6 +200,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
     publisher,
     markDirty: dirty.mark,
     onBookChanged: (tokenId) => books.changed(tokenId),
+    onTrade: (tokenId, print, ordinal) => trades.offer(tokenId, storedTrade(print, ordinal)),
     resolve: (r) => {
       resolutions.resolve(r).catch((err: unknown) => logger.error({ err, marketId: r.marketId }, 'recording a ws resolution failed'));
     },
@@ -274,7 +288,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
 
   // The batched writers in the order their writes feed each other: chances (which record history
   // and mark events) before the marks, the marks before feed health.
-  const writers = [publisher, history, games, stream, dirty, marketHealth, sportsHealth, books];
+  const writers = [publisher, history, trades, games, stream, dirty, marketHealth, sportsHealth, books];
 
   async function flush() {
     await resolutions.idle();
@@ -327,6 +341,7 @@ export function createIngestor(opts: IngestorOptions): Ingestor {
         catalog: { ...catalog.stats(), outcomes: outcomes.size },
         chances: publisher.stats(),
         history: history.stats(),
+        trades: trades.stats(),
       };
     },
   };

@@ -39,6 +39,11 @@ export function createIngestorMetrics(opts: {
     m.booksHeld.set(market.books);
     m.subscribedTokens.set(market.sockets.subscribed);
     setTotal(m.chancesPublished, {}, s.chances.published);
+    setTotal(m.tradePrints, { outcome: 'recorded' }, s.trades.recorded);
+    setTotal(m.tradePrints, { outcome: 'repeated' }, s.trades.repeated);
+    setTotal(m.tradePrints, { outcome: 'malformed' }, market.malformedTrades);
+    setTotal(m.tradePrints, { outcome: 'dropped' }, s.trades.dropped);
+    m.tradesPending.set(s.trades.pending);
     setTotal(m.catalogSyncs, { outcome: 'ok' }, s.catalog.syncs);
     setTotal(m.catalogSyncs, { outcome: 'failed' }, s.catalog.failures);
     if (s.catalog.last) m.catalogSyncDuration.set(s.catalog.last.durationMs / 1000);

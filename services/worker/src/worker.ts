@@ -39,7 +39,7 @@ import { createRetirement, type Retirement } from './retire/retire.js';
 
 export interface WorkerDeps {
   /** Without ARCHIVE_DIR the archive's jobs are neither scheduled nor taken (tests of other parts). */
-  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_WEB_URL' | 'SNAPSHOT_INTERVAL_MS'> & Partial<Pick<Config, 'CLOSED_RETENTION_HOURS' | 'ARCHIVE_DIR'>>;
+  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_WEB_URL' | 'SNAPSHOT_INTERVAL_MS'> & Partial<Pick<Config, 'CLOSED_RETENTION_HOURS' | 'TRADES_RETENTION_DAYS' | 'ARCHIVE_DIR'>>;
   db: Db;
   /** The service's connection (`maxRetriesPerRequest: null`); the factory duplicates it for BullMQ. */
   redis: Redis;
@@ -178,7 +178,9 @@ export function createWorker(deps: WorkerDeps): WorkerService {
             'rebuild-all': createRebuildAllProcessor(projectionDeps),
             'window-upkeep': createWindowUpkeepProcessor(projectionDeps),
           },
-          history: { 'history-rollup': createHistoryRollupProcessor({ db: deps.db, logger: logger.child({ part: 'history-rollup' }), clock }) },
+          history: {
+            'history-rollup': createHistoryRollupProcessor({ db: deps.db, logger: logger.child({ part: 'history-rollup' }), clock, tradesRetentionDays: config.TRADES_RETENTION_DAYS ?? 30 }),
+          },
           archive: {
             'archive-plan': createArchivePlanProcessor({ db: deps.db, connection: bullConnection, prefix: config.REDIS_PREFIX, logger: logger.child({ part: 'archive' }), clock }),
             'archive-day': createArchiveDayProcessor({ db: deps.db, dir: archiveDir ?? '', logger: logger.child({ part: 'archive' }) }),

@@ -13,7 +13,7 @@ import {
   userCallsResponseSchema,
   userResponseSchema,
 } from './records-resources.js';
-import { CALL_STATUSES } from './resources.js';
+import { CALL_STATUSES, tradeFields } from './resources.js';
 import { ARCHIVE_DATASETS, ARCHIVE_FORMATS, DAY_PATTERN, isRealDay } from '../archive/datasets.js';
 
 /**
@@ -372,6 +372,31 @@ export const candlesResponseSchema = z
   .meta({ id: 'CandlesResponse' });
 export type CandlesResponse = z.infer<typeof candlesResponseSchema>;
 
+export const tradeSchema = z.object(tradeFields).meta({ id: 'Trade' });
+
+export const tradesResponseSchema = z
+  .object({
+    ok,
+    event: z.string().meta({ description: 'The event slug' }),
+    trades: z.array(tradeSchema).meta({ description: 'Newest first (by `at`, then by id order for trades of the same millisecond)' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` (same parameters; `limit` may change) for the next, older page; null on the last page' }),
+  })
+  .meta({ id: 'TradesResponse' });
+export type TradesResponse = z.infer<typeof tradesResponseSchema>;
+
+/** Most markets one `/trades` request may name. */
+export const TRADES_MAX_MARKETS = 20;
+/** Most trades a page of `/trades`. */
+export const TRADES_MAX_LIMIT = 1_000;
+
+/** An optional outcome index (digits only; no default: every outcome). */
+function outcomeFilterParam(name: string, description: string) {
+  const error = `${name} must be an outcome index: an integer from 0 to 99`;
+  return z
+    .preprocess(emptyIsOmitted, z.string({ error }).regex(/^[0-9]{1,2}$/, { error }).transform(Number).pipe(z.number({ error }).int({ error }).min(0, { error })).optional())
+    .meta({ description });
+}
+
 export const liveMatchesResponseSchema = z
   .object({
     ok,
@@ -581,6 +606,34 @@ const endpointTable = [
     examples: [
       { summary: 'The first market, 10 levels', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' } },
       { summary: 'One market, 50 levels', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', depth: '50' } },
+    ],
+  }),
+  defineEndpoint('/api/v1/markets/{eventSlug}/trades', {
+    specNumber: null,
+    operationId: 'getMarketTrades',
+    summary: 'Trades',
+    description: [
+      'The trade tape of an event: every match the exchange printed on its markets\' outcome tokens, newest first. A match between a Yes and a No order prints on both tokens, so it is two trades, one per outcome, as the exchange prints them. `side` is the taker\'s side on that outcome\'s token; `notional` is price × size in dollars; `at` is the exchange\'s time of the match. Each trade is recorded once, however often the feed delivers it; its `id` is stable.',
+      `\`market\`: comma-separated market ids of the event, at most ${TRADES_MAX_MARKETS} (default every market of the event); an id that is not one of the event's markets is a 404. \`outcome\`: an outcome index (default every outcome); one that a market asked for does not have is a 400. \`start\` (inclusive) and \`end\` (exclusive) are Unix seconds, \`start < end\`. Trades are kept for TRADES_RETENTION_DAYS (30 days by default): a \`start\` before that is a 400 saying so.`,
+      `Paging: \`limit\` 1 to ${TRADES_MAX_LIMIT} (default 100); every page carries \`next_cursor\` (null on the last page); pass it as \`cursor\` with the same parameters for the next, older page. A walk never repeats or skips a trade while new ones arrive: they appear before the walk's first page. Live data (15 s).`,
+    ].join('\n\n'),
+    tags: ['Markets'],
+    params: z.object({
+      eventSlug: pathParam('eventSlug', { max: 200, description: 'The event slug' }),
+      market: textParam('market', { max: 2_100, description: `Comma-separated market ids of the event, at most ${TRADES_MAX_MARKETS}; default every market of the event.` }),
+      outcome: outcomeFilterParam('outcome', 'An outcome index: only trades on that outcome\'s token. Default every outcome.'),
+      start: unixParam('start', 'Window start (inclusive), Unix seconds; default as far back as trades are kept.'),
+      end: unixParam('end', 'Window end (exclusive), Unix seconds; default now.'),
+      cursor: cursorParam(),
+      limit: intParam('limit', { min: 1, max: TRADES_MAX_LIMIT, default: 100, description: 'Trades per page.' }),
+    }),
+    response: tradesResponseSchema,
+    cache: 'live',
+    errors: [404, 503],
+    examples: [
+      { summary: 'The latest trades of an event', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' } },
+      { summary: 'One market\'s Yes trades, a page of 1,000', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { market: '540046', outcome: '0', limit: '1000' } },
+      { summary: 'Every market\'s first outcome, 500 a page', path: { eventSlug: 'serie-a-nap-ata-2026-11-24' }, query: { outcome: '0', limit: '500' } },
     ],
   }),
   defineEndpoint('/api/v1/live', {

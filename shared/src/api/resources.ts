@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CATEGORIES } from '../domain/categories.js';
+import { count } from './fields.js';
 
 export { CATEGORIES };
 
@@ -197,3 +198,18 @@ export const errorBodySchema = z
   })
   .meta({ id: 'Error' });
 export type ErrorBody = z.infer<typeof errorBodySchema>;
+
+export const tradeSides = ['BUY', 'SELL'] as const;
+
+/** A trade of the tape, as `/markets/{slug}/trades` lists it and the stream's `trade` message carries it. */
+export const tradeFields = {
+  id: z.string().meta({ description: 'The trade\'s id: stable and opaque (the same trade always has the same id)' }),
+  market_id: z.string(),
+  outcome_index: count,
+  outcome: z.string().meta({ description: 'Outcome name: the token that printed' }),
+  price: z.number().min(0).max(1).meta({ description: 'Price per share, dollars (0 to 1)' }),
+  size: z.number().positive().meta({ description: 'Shares' }),
+  notional: z.number().min(0).meta({ description: 'price × size, dollars' }),
+  side: z.enum(tradeSides).meta({ description: 'The taker\'s side on this outcome\'s token' }),
+  at: z.string().meta({ description: 'The exchange\'s time of the match: ISO 8601 UTC with milliseconds', format: 'date-time' }),
+};

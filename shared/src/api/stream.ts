@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { count } from './fields.js';
-import { quoteShape } from './resources.js';
+import { quoteShape, tradeFields } from './resources.js';
 
 /**
  * `GET /api/v1/stream` (docs/design.md "Streams"): the push channel, as Server-Sent Events. Its messages'
@@ -13,7 +13,7 @@ import { quoteShape } from './resources.js';
 export const STREAM_PATH = '/api/v1/stream';
 
 /** The message types a client can subscribe to (`?topics=`), in the order the docs list them. */
-export const STREAM_TOPICS = ['price', 'score', 'settlement', 'call'] as const;
+export const STREAM_TOPICS = ['price', 'score', 'settlement', 'call', 'trade'] as const;
 export type StreamTopic = (typeof STREAM_TOPICS)[number];
 
 const timestamp = z.string().meta({ description: 'ISO 8601 UTC timestamp', format: 'date-time' });
@@ -83,6 +83,11 @@ export const callMessageSchema = z
   .meta({ id: 'StreamCall', description: '`event: call` — a call was recorded.' });
 export type CallMessage = z.infer<typeof callMessageSchema>;
 
+export const tradeMessageSchema = z
+  .object({ ...tradeFields, event: eventSlug })
+  .meta({ id: 'StreamTrade', description: '`event: trade` — the exchange printed a match on an outcome (one message per outcome token it printed on).' });
+export type TradeMessage = z.infer<typeof tradeMessageSchema>;
+
 export const resetMessageSchema = z
   .object({
     reason: z.enum(['unknown_id']).meta({ description: '`unknown_id`: the resume id is older than the retention window, or not from this stream' }),
@@ -102,6 +107,7 @@ export const streamMessageSchemas = {
   score: scoreMessageSchema,
   settlement: settlementMessageSchema,
   call: callMessageSchema,
+  trade: tradeMessageSchema,
 } as const satisfies Record<StreamTopic, z.ZodObject>;
 
 /** One message of the stream: its topic (the SSE `event:`), the event slug it concerns (for `?events=`), its data. */
@@ -109,13 +115,16 @@ export type StreamMessage =
   | { topic: 'price'; data: PriceMessage }
   | { topic: 'score'; data: ScoreMessage }
   | { topic: 'settlement'; data: SettlementMessage }
-  | { topic: 'call'; data: CallMessage };
+  | { topic: 'call'; data: CallMessage }
+  | { topic: 'trade'; data: TradeMessage };
 
 /** A Redis Stream entry id, `<ms>-<seq>`: what `id:` carries and `Last-Event-ID` gives back. */
 export const STREAM_ID = /^[0-9]{1,20}-[0-9]{1,20}$/;
 
 /** Most event slugs one stream may filter on. */
 export const STREAM_MAX_EVENTS = 100;
+/** Most market ids one stream may filter on. */
+export const STREAM_MAX_MARKETS = 100;
 
 /** The stream's validated parameters. */
 export interface StreamParams {
@@ -123,6 +132,11 @@ export interface StreamParams {
   topics: ReadonlySet<StreamTopic>;
   /** Event slugs to send; undefined = every event. */
   events: ReadonlySet<string> | undefined;
+  /**
+   * Market ids to send; undefined = every market. Given with `events`, a message passes when it
+   * matches either; a message without a market (score) passes only by its event.
+   */
+  markets: ReadonlySet<string> | undefined;
   /** Resume after this id (the `Last-Event-ID` header wins over `?last_event_id=`); undefined = live only. */
   lastEventId: string | undefined;
 }
@@ -134,7 +148,7 @@ export type StreamParamsResult = { ok: true; params: StreamParams } | { ok: fals
  * `header` is the `Last-Event-ID` request header: EventSource sends it on every reconnect with the
  * last id it received, while the URL still carries the first `?last_event_id=`, so the header wins.
  */
-export function parseStreamParams(query: { topics?: string; events?: string; last_event_id?: string }, header: string | undefined): StreamParamsResult {
+export function parseStreamParams(query: { topics?: string; events?: string; markets?: string; last_event_id?: string }, header: string | undefined): StreamParamsResult {
   const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
   const topicNames = list(query.topics);
   const unknown = topicNames.filter((t) => !(STREAM_TOPICS as readonly string[]).includes(t.toLowerCase()));
@@ -146,11 +160,15 @@ export function parseStreamParams(query: { topics?: string; events?: string; las
   if (slugs.length > STREAM_MAX_EVENTS || slugs.some((s) => s.length > 200)) {
     return { ok: false, message: `events must be a comma list of at most ${STREAM_MAX_EVENTS} event slugs of at most 200 characters each` };
   }
+  const marketIds = list(query.markets);
+  if (marketIds.length > STREAM_MAX_MARKETS || marketIds.some((s) => s.length > 100)) {
+    return { ok: false, message: `markets must be a comma list of at most ${STREAM_MAX_MARKETS} market ids of at most 100 characters each` };
+  }
   const given = header !== undefined && header.trim() !== '' ? { name: 'Last-Event-ID', value: header.trim() } : query.last_event_id ? { name: 'last_event_id', value: query.last_event_id } : undefined;
   if (given && !STREAM_ID.test(given.value)) {
     return { ok: false, message: `${given.name} must be an id this stream sent, like 1732492800000-0 (milliseconds-sequence)` };
   }
-  return { ok: true, params: { topics, events: slugs.length > 0 ? new Set(slugs) : undefined, lastEventId: given?.value } };
+  return { ok: true, params: { topics, events: slugs.length > 0 ? new Set(slugs) : undefined, markets: marketIds.length > 0 ? new Set(marketIds) : undefined, lastEventId: given?.value } };
 }
 
 /** Parameters as the OpenAPI document lists them. */
@@ -164,6 +182,11 @@ export const streamQueryParams = [
     name: 'events',
     description: `Comma list of event slugs (at most ${STREAM_MAX_EVENTS}): only messages about those events. Absent means every event. A \`score\` message of a match no event is known for yet has no slug and is sent only without this filter.`,
     example: 'epl-ars-che-2025-11-22',
+  },
+  {
+    name: 'markets',
+    description: `Comma list of market ids (at most ${STREAM_MAX_MARKETS}): only messages about those markets. Absent means every market. Given with \`events\`, a message passes when it matches either list; a \`score\` message has no market and passes only by its event.`,
+    example: '540816',
   },
   {
     name: 'last_event_id',

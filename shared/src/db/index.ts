@@ -3,6 +3,7 @@
  * (`@databases/pg-typed` over the generated row types), migrations and the readiness check.
  */
 export { createDb, sql, type Db, type Queryable } from './connection.js';
+export { dayPartitions } from './partitions.js';
 export { createReadPool, lsnBytes, type ReadPool, type ReadPoolOptions, type ReadQueryable, type ReadTarget } from './read-pool.js';
 export { migrate, ensureDatabase, dropDatabase, type MigrationResult } from './migrate.js';
 export { tables, allOf, anyOf, caseInsensitive, greaterThan, lessThan, not, type DatabaseSchema } from './tables.js';

@@ -108,12 +108,33 @@ export interface PriceChangeMessage {
   changes: LevelChange[];
 }
 
+/**
+ * One match as the exchange printed it on a token (docs/protocol.md §1 `last_trade_price`): what the
+ * trade tape records. `side` is the taker's side on that token.
+ */
+export interface TradePrint {
+  /** Price and size as the decimal strings the exchange sent (trimmed). */
+  price: string;
+  size: string;
+  side: BookSide;
+  /** The exchange's time of the match, Unix ms. */
+  timestamp: number;
+  /** Lowercased; null when the frame has none (older frames). */
+  transactionHash: string | null;
+  feeRateBps: number | null;
+}
+
 export interface LastTradeMessage {
   type: 'last_trade_price';
   assetId: string;
   market: string | null;
   price: string;
   timestamp: number | null;
+  /**
+   * The print for the tape; null when the frame lacks a usable size (> 0), side, timestamp or a price
+   * within 0–1. The price alone still sets the book's last trade.
+   */
+  trade: TradePrint | null;
 }
 
 export interface TickSizeChangeMessage {
@@ -233,8 +254,17 @@ const assetFields = { asset_id: idString, market: looseText, timestamp };
 const assetOf = (m: { asset_id: string; market: string | null; timestamp: number | null }) => ({ assetId: m.asset_id, market: m.market, timestamp: m.timestamp });
 
 const lastTradeSchema = z
-  .object({ ...assetFields, price: decimalString })
-  .transform((m): LastTradeMessage => ({ type: 'last_trade_price', ...assetOf(m), price: m.price }));
+  .object({ ...assetFields, price: decimalString, size: z.unknown().optional(), side: z.unknown().optional(), transaction_hash: looseText, fee_rate_bps: looseNumber })
+  .transform((m): LastTradeMessage => ({ type: 'last_trade_price', ...assetOf(m), price: m.price, trade: tradeOrNull(m) }));
+
+function tradeOrNull(m: { price: string; size?: unknown; side?: unknown; timestamp: number | null; transaction_hash: string | null; fee_rate_bps: number | null }): TradePrint | null {
+  const size = decimalOrNull(m.size);
+  const side = sideOrNull(m.side);
+  const price = Number(m.price);
+  if (size === null || !(Number(size) > 0) || side === null || m.timestamp === null || !(m.timestamp >= 0) || !(price >= 0 && price <= 1)) return null;
+  const hash = m.transaction_hash?.trim().toLowerCase() ?? '';
+  return { price: m.price, size, side, timestamp: m.timestamp, transactionHash: hash === '' ? null : hash, feeRateBps: m.fee_rate_bps };
+}
 
 const tickSizeSchema = z
   .object({ ...assetFields, new_tick_size: looseText })

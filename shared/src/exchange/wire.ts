@@ -46,8 +46,11 @@ export interface LastTradeMessage {
   price: string;
   size: string;
   side: 'BUY' | 'SELL';
-  fee_rate_bps: string;
+  /** May be absent. */
+  fee_rate_bps?: string;
   timestamp: string;
+  /** The match's on-chain transaction (0x + 64 hex); current frames carry it, older ones do not. */
+  transaction_hash?: string;
 }
 
 export interface TickSizeChangeMessage {

@@ -1,4 +1,5 @@
 import { sql, type Db, type Queryable } from '../db/connection.js';
+import { dayPartitions } from '../db/partitions.js';
 import { rollDays, ensureRawPartitions } from './write.js';
 import { dayOf, LATE_POINT_SECONDS, RAW_RETENTION_SECONDS, RETENTION_SECONDS, ROLLUP_PROGRESS, SLICE_SECONDS } from './tiers.js';
 
@@ -109,13 +110,7 @@ async function firstRawHour(db: Queryable): Promise<number | null> {
 
 /** Raw partitions, oldest first: name and day number. */
 export async function rawPartitions(db: Queryable): Promise<Array<{ name: string; day: number }>> {
-  const rows: Array<{ name: string }> = await db.query(sql`
-    select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'raw_points'::regclass
-  `);
-  return rows
-    .map((r) => ({ name: r.name, day: Number(r.name.replace(/^raw_points_d/, '')) }))
-    .filter((p) => Number.isInteger(p.day))
-    .sort((x, y) => x.day - y.day);
+  return dayPartitions(db, 'raw_points', 'raw_points_d');
 }
 
 /** The progress mark (null: the rollup has not started: no raw point yet). */

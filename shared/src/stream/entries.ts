@@ -1,5 +1,5 @@
 /**
- * Reading the stream's entries (writer.ts writes them): fields `t`, `e`, `d` of one Redis Stream
+ * Reading the stream's entries (writer.ts writes them): fields `t`, `e`, `m`, `d` of one Redis Stream
  * entry, and the order of entry ids.
  */
 
@@ -9,6 +9,8 @@ export interface StreamEntry {
   topic: string;
   /** Event slug; '' when the message concerns no known event. */
   event: string;
+  /** Market id; '' when the message concerns no one market (score). */
+  market: string;
   /** The message's JSON, as written. */
   data: string;
 }
@@ -17,6 +19,7 @@ export interface StreamEntry {
 export function toStreamEntry(id: string, fields: readonly string[]): StreamEntry {
   let topic = '';
   let event = '';
+  let market = '';
   let data = '';
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const value = fields[i + 1] as string;
@@ -27,12 +30,15 @@ export function toStreamEntry(id: string, fields: readonly string[]): StreamEntr
       case 'e':
         event = value;
         break;
+      case 'm':
+        market = value;
+        break;
       case 'd':
         data = value;
         break;
     }
   }
-  return { id, topic, event, data };
+  return { id, topic, event, market, data };
 }
 
 /** Compares two stream ids (`<ms>-<seq>`, each part up to 20 digits) numerically. */

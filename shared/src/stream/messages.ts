@@ -1,4 +1,5 @@
-import type { StreamMessage } from '../api/stream.js';
+import type { StreamMessage, TradeMessage } from '../api/stream.js';
+import { PRICE_UNITS } from '../trades/identity.js';
 import { NO_QUOTE, type Quote } from '../domain/quote.js';
 
 /**
@@ -31,6 +32,34 @@ export function priceMessage(
       at: iso(atMs),
     },
   };
+}
+
+/** The fields of a trade as the tape and the stream show it (a stored print of an outcome's token). */
+export function tradeData(
+  outcome: { marketId: string; outcomeIndex: number; name: string },
+  trade: { id: string; atMs: number; px: number; sz: number },
+): Omit<TradeMessage, 'event'> {
+  const price = trade.px / PRICE_UNITS;
+  const size = Math.abs(trade.sz);
+  return {
+    id: trade.id,
+    market_id: outcome.marketId,
+    outcome_index: outcome.outcomeIndex,
+    outcome: outcome.name,
+    price,
+    size,
+    notional: Math.round(price * size * 1e6) / 1e6,
+    side: trade.sz < 0 ? 'SELL' : 'BUY',
+    at: iso(trade.atMs),
+  };
+}
+
+/** The exchange printed a match on an outcome's token (the ingestor, once the print is on the tape). */
+export function tradeMessage(
+  outcome: { eventSlug: string; marketId: string; outcomeIndex: number; name: string },
+  trade: { id: string; atMs: number; px: number; sz: number },
+): StreamMessage {
+  return { topic: 'trade', data: { ...tradeData(outcome, trade), event: outcome.eventSlug } };
 }
 
 /** A match's score, period or state changed (the ingestor, when it writes the game row). */

@@ -8,7 +8,8 @@ import { withDeadline } from '../wait.js';
  * Appends the messages of `GET /api/v1/stream` to the one Redis Stream (`keys.stream`), for every
  * writer: the ingestor (price, score), the worker (settlement), the write path (call).
  *
- * - One entry per message: `t` topic, `e` event slug ('' when none), `d` the message's JSON, made
+ * - One entry per message: `t` topic, `e` event slug ('' when none), `m` market id ('' when none:
+ *   a score), `d` the message's JSON, made
  *   once here so the API forwards bytes without parsing or re-serialising.
  * - Retention by time, not count: `XADD … MINID ~ <now − retention>` drops only whole nodes older than
  *   the window, so at least STREAM_RETENTION_MS (15 min; docs/design.md promises 10) stays resumable
@@ -64,7 +65,7 @@ export async function appendStreamMessage(redis: Redis, prefix: string, message:
     await withDeadline(
       redis
         .multi()
-        .xadd(key, 'MINID', '~', String(Date.now() - STREAM_RETENTION_MS), '*', 't', message.topic, 'e', slugOf(message), 'd', JSON.stringify(message.data))
+        .xadd(key, 'MINID', '~', String(Date.now() - STREAM_RETENTION_MS), '*', 't', message.topic, 'e', slugOf(message), 'm', marketOf(message), 'd', JSON.stringify(message.data))
         .pexpire(key, STREAM_RETENTION_MS * 2)
         .exec(),
       APPEND_DEADLINE_MS,
@@ -78,6 +79,11 @@ export async function appendStreamMessage(redis: Redis, prefix: string, message:
 /** The event slug a message concerns ('' for a match no event is known for). */
 function slugOf(message: StreamMessage): string {
   return message.data.event ?? '';
+}
+
+/** The market a message concerns ('' for a score, which concerns a match). */
+function marketOf(message: StreamMessage): string {
+  return 'market_id' in message.data ? message.data.market_id : '';
 }
 
 export function createStreamWriter(opts: StreamWriterOptions): StreamWriter {
@@ -97,7 +103,7 @@ export function createStreamWriter(opts: StreamWriterOptions): StreamWriter {
   async function write(batch: StreamMessage[]): Promise<void> {
     const pipe = opts.redis.pipeline();
     const minId = String(clock() - retentionMs);
-    for (const m of batch) pipe.xadd(key, 'MINID', '~', minId, '*', 't', m.topic, 'e', slugOf(m), 'd', JSON.stringify(m.data));
+    for (const m of batch) pipe.xadd(key, 'MINID', '~', minId, '*', 't', m.topic, 'e', slugOf(m), 'm', marketOf(m), 'd', JSON.stringify(m.data));
     pipe.pexpire(key, retentionMs * 2);
     try {
       const results = await pipe.exec();

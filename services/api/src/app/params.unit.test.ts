@@ -103,6 +103,7 @@ describe('the endpoint table', () => {
       ['/api/v1/markets/{eventSlug}/history', '/api/v1/markets/:eventSlug/history'],
       ['/api/v1/markets/{eventSlug}/candles', '/api/v1/markets/:eventSlug/candles'],
       ['/api/v1/markets/{eventSlug}/book', '/api/v1/markets/:eventSlug/book'],
+      ['/api/v1/markets/{eventSlug}/trades', '/api/v1/markets/:eventSlug/trades'],
       ['/api/v1/live', '/api/v1/live'],
       ['/api/v1/calls', '/api/v1/calls'],
       ['/api/v1/calls/{id}', '/api/v1/calls/:id'],

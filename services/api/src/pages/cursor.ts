@@ -21,6 +21,8 @@ export type ListPosition =
   | { list: 'leaderboard'; sort: (typeof LEADERBOARD_SORTS)[number]; version: number; after: number }
   | { list: 'markets-open'; filter: string; version: number; after: number }
   | { list: 'markets-closed'; filter: string; after: string; id: string }
+  // The trade tape: `filter` names the event and the parameters, `after` the last trade's id.
+  | { list: 'trades'; filter: string; after: string }
   // A board of a window or a field: ranked as of `asOf` (Unix ms), the instant of its first page.
   | { list: 'board'; sort: (typeof LEADERBOARD_SORTS)[number]; window: (typeof LEADERBOARD_WINDOWS)[number]; field: string | null; asOf: number; after: number }
   // The archive's manifest: its filter (dataset, start, end) and the last file shown.
@@ -35,6 +37,7 @@ export type ListIdentity =
   | { list: 'leaderboard'; sort: (typeof LEADERBOARD_SORTS)[number] }
   | { list: 'markets-open'; filter: string }
   | { list: 'markets-closed'; filter: string }
+  | { list: 'trades'; filter: string }
   | { list: 'board'; sort: (typeof LEADERBOARD_SORTS)[number]; window: (typeof LEADERBOARD_WINDOWS)[number]; field: string | null }
   | { list: 'exports'; filter: string };
 export type PositionOf<L extends ListName> = Extract<ListPosition, { list: L }>;
@@ -51,6 +54,7 @@ const positionSchema = z.discriminatedUnion('list', [
   }),
   z.strictObject({ list: z.literal('markets-open'), filter: z.string(), version: z.number().int().min(1), after: z.number().int().min(0) }),
   z.strictObject({ list: z.literal('markets-closed'), filter: z.string(), after: z.string().min(1), id: z.string().min(1) }),
+  z.strictObject({ list: z.literal('trades'), filter: z.string(), after: z.string().min(1) }),
   z.strictObject({
     list: z.literal('board'),
     sort: z.enum(LEADERBOARD_SORTS),
@@ -120,6 +124,8 @@ function describeList(position: ListPosition): string {
     case 'markets-open':
     case 'markets-closed':
       return `/api/v1/markets?status=${position.list === 'markets-open' ? 'open' : 'closed'}${position.filter === '' ? '' : `&${position.filter}`}`;
+    case 'trades':
+      return `/api/v1/markets/${position.filter}`;
     case 'board': {
       const field = position.field === null ? '' : position.field.startsWith('l:') ? `&league=${position.field.slice(2)}` : `&category=${position.field.slice(2)}`;
       return `/api/v1/leaderboard?sort=${position.sort}&window=${position.window}${field}`;

@@ -4,6 +4,7 @@ import { getMarketEvent } from './get-market-event.js';
 import { getMarketHistory } from './get-market-history.js';
 import { getMarketCandles } from './get-market-candles.js';
 import { getMarketBook } from './get-market-book.js';
+import { getMarketTrades } from './get-market-trades.js';
 import { getMarketById } from './get-market-by-id.js';
 import { getMarketsById } from './get-markets-by-id.js';
 import { listLiveMatches } from './list-live-matches.js';
@@ -25,6 +26,7 @@ export const handlers: HandlerMap = {
   '/api/v1/markets/{eventSlug}/history': getMarketHistory,
   '/api/v1/markets/{eventSlug}/candles': getMarketCandles,
   '/api/v1/markets/{eventSlug}/book': getMarketBook,
+  '/api/v1/markets/{eventSlug}/trades': getMarketTrades,
   '/api/v1/live': listLiveMatches,
   '/api/v1/calls': listCalls,
   '/api/v1/calls/{id}': getCall,

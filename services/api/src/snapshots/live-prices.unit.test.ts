@@ -21,7 +21,7 @@ const logger = pino({ level: 'silent' });
 let seq = 0;
 function price(marketId: string, outcome_index: number, chance: unknown, event = 'ev'): StreamEntry {
   const data = JSON.stringify({ event, market_id: marketId, outcome_index, outcome: 'Yes', chance, at: new Date(now).toISOString() });
-  return { id: `${++seq}-0`, topic: 'price', event, data };
+  return { id: `${++seq}-0`, topic: 'price', event, market: marketId, data };
 }
 
 /** A one-market event page at chance 0.5 whose market can be moved (it has a day-ago basis). */
@@ -55,13 +55,13 @@ it('lays nothing over a page for entries that are not well-formed prices', () =>
   prices = createLivePrices({ clock: () => now, logger, holdMs: 10_000 });
   now = 1_000;
   const bad: StreamEntry[] = [
-    { id: '1-0', topic: 'price', event: 'ev', data: '{not json' },
+    { id: '1-0', topic: 'price', event: 'ev', market: 'm1', data: '{not json' },
     price('m1', 0, 1.5),
     price('m1', 0, '0.6'),
     price('m1', -1, 0.6),
     price('m1', 0.5, 0.6),
     price('m1', 0, 0.6, ''),
-    { id: '2-0', topic: 'price', event: 'ev', data: 'null' },
+    { id: '2-0', topic: 'price', event: 'ev', market: 'm1', data: 'null' },
     { ...price('m1', 0, 0.6), topic: 'score' },
   ];
   prices.offer(bad);

@@ -74,8 +74,12 @@ function frameOf(entry: StreamEntry): string {
   return `id: ${entry.id}\nevent: ${entry.topic}\ndata: ${entry.data}\n\n`;
 }
 
+/** Topic, then place: with neither filter every message; with one or both, one that matches either. */
 function matches(params: StreamParams, entry: StreamEntry): boolean {
-  return (params.topics as ReadonlySet<string>).has(entry.topic) && (params.events === undefined || params.events.has(entry.event));
+  if (!(params.topics as ReadonlySet<string>).has(entry.topic)) return false;
+  const { events, markets } = params;
+  if (events === undefined && markets === undefined) return true;
+  return (events?.has(entry.event) ?? false) || (entry.market !== '' && (markets?.has(entry.market) ?? false));
 }
 
 export function createStreamHub(opts: StreamHubOptions): StreamHub {
@@ -254,7 +258,8 @@ export function createStreamHub(opts: StreamHubOptions): StreamHub {
         res.end();
         return;
       }
-      const filterKey = `${[...params.topics].sort().join(',')}|${params.events === undefined ? '*' : [...params.events].sort().join(',')}`;
+      const list = (set: ReadonlySet<string> | undefined) => (set === undefined ? '*' : [...set].sort().join(','));
+      const filterKey = `${list(params.topics)}|${list(params.events)}|${list(params.markets)}`;
       const client: Client = { res, params, filterKey, pending: params.lastEventId === undefined ? undefined : [] };
       // Attached before anything is read: from here on the hub collects what it reads after `from`.
       const from = cursor;

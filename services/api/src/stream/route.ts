@@ -23,11 +23,11 @@ export function streamRoute(deps: { hub: StreamHub; openStreams: OpenStreams; ma
     res.locals['route'] = STREAM_PATH;
     // Express 5's `req.query` is a getter that re-parses; read it once.
     const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
-    for (const name of ['topics', 'events', 'last_event_id']) {
+    for (const name of ['topics', 'events', 'markets', 'last_event_id']) {
       if (query[name] !== undefined && typeof query[name] !== 'string') return sendError(res, 'bad_request', `${name} must be given at most once`);
     }
     const header = req.headers['last-event-id'];
-    const parsed = parseStreamParams(query as { topics?: string; events?: string; last_event_id?: string }, typeof header === 'string' ? header : undefined);
+    const parsed = parseStreamParams(query as { topics?: string; events?: string; markets?: string; last_event_id?: string }, typeof header === 'string' ? header : undefined);
     if (!parsed.ok) return sendError(res, 'bad_request', parsed.message);
 
     res.statusCode = 200;

@@ -86,6 +86,36 @@ describe('GET /api/v1/stream', () => {
     calls.close();
   });
 
+  it('sends trade messages, and with markets= those of the markets asked for or (given events=) of either list', async () => {
+    const trade = (event: string, market: string): StreamMessage => ({
+      topic: 'trade',
+      data: { id: `t${++seq}`, event, market_id: market, outcome_index: 1, outcome: 'No', price: 0.4, size: 5, notional: 2, side: 'SELL', at: new Date().toISOString() },
+    });
+    const score: StreamMessage = {
+      topic: 'score',
+      data: { event: 'ev-a', game_id: 'g1', league: 'epl', home_team: 'A', away_team: 'B', score: '1-0', period: '2H', clock: '60', live: true, ended: false, at: new Date().toISOString() },
+    };
+    const byMarket = await sse(a, '?topics=trade,score&markets=m7,m9');
+    const either = await sse(a, '?markets=m7&events=ev-a');
+    await append(trade('ev-x', 'm7'));
+    await append(trade('ev-x', 'm8'));
+    await append(score);
+    await append(trade('ev-a', 'm8'));
+    await append(trade('ev-y', 'm9'));
+    await wait('two trades by market', () => byMarket.messages.length === 2);
+    await wait('three by either', () => either.messages.length === 3);
+    expect(byMarket.messages.map((m) => [m.event, JSON.parse(m.data).market_id])).toEqual([
+      ['trade', 'm7'],
+      ['trade', 'm9'],
+    ]);
+    // m7 by its market, the score and the m8 trade by their event; a score never matches a market.
+    expect(either.messages.map((m) => `${m.event}:${JSON.parse(m.data).event}`)).toEqual(['trade:ev-x', 'score:ev-a', 'trade:ev-a']);
+    const tooMany = await sse(a, `?markets=${Array.from({ length: 101 }, (_, i) => `m${i}`).join(',')}`);
+    expect(tooMany.status).toBe(400);
+    byMarket.close();
+    either.close();
+  });
+
   it('resumes from a last id with exactly what a connected client received meanwhile, on either server', async () => {
     const watcher = await sse(a, '?topics=call,price');
     const first = await append(call('ev-r')).then(() => wait('the first', () => watcher.messages[0]));

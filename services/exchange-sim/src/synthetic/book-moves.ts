@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import type { LastTradeMessage, MarketMessage, PriceChangeEntry } from '../protocol.js';
 import { applyChanges, formatPrice, formatSize, type LevelChange } from './book.js';
 import type { SimMarket } from './model.js';
@@ -21,6 +22,17 @@ const MAX_DEPTH = 10;
  */
 const LOSSY_SWEEP_EVERY = 3;
 const sweepsOf = new WeakMap<SimMarket, number>();
+/** Matches made per market: numbers each match's transaction. */
+const matchesOf = new WeakMap<SimMarket, number>();
+
+/**
+ * The on-chain transaction of a market's n-th match, as the exchange's `transaction_hash` (0x + 64
+ * hex): derived from the market and the count, not drawn from the random stream, so adding it left
+ * every seeded world as it was. Both tokens' prints of one match carry the same hash.
+ */
+function transactionHash(m: SimMarket, timestamp: string, n: number): string {
+  return `0x${hash('sha256', `${m.conditionId}|${timestamp}|${n}`)}`;
+}
 
 function levelSize(rng: Rng): number {
   return Math.round(Math.exp(rng.range(Math.log(500), Math.log(800_000))));
@@ -88,8 +100,13 @@ export function moveMarket(m: SimMarket, ctx: MoveContext): MarketMessage[] {
   const trade = (buy: boolean) => {
     const price = buy ? book.bestAsk() : book.bestBid();
     if (price === null) return;
+    // The taker takes from the best level the book shows on the other side, at most what rests there.
     const resting = (buy ? book.asks : book.bids).get(price) ?? 0;
     const size = Math.min(resting, rng.int(100, 40_000));
+    if (size <= 0) return;
+    const match = (matchesOf.get(m) ?? 0) + 1;
+    matchesOf.set(m, match);
+    const txHash = transactionHash(m, timestamp, match);
     edit({ side: buy ? 'ask' : 'bid', price, size: resting - size });
     m.lastTrade = price;
     const notional = (size / 100) * (price / 1000);
@@ -100,7 +117,7 @@ export function moveMarket(m: SimMarket, ctx: MoveContext): MarketMessage[] {
       trades.push({
         event_type: 'last_trade_price', asset_id: m.tokens[outcome], market: m.conditionId,
         price: formatPrice(outcome === 0 ? price : 1000 - price), size: formatSize(size),
-        side: (outcome === 0) === buy ? 'BUY' : 'SELL', fee_rate_bps: '0', timestamp,
+        side: (outcome === 0) === buy ? 'BUY' : 'SELL', fee_rate_bps: '0', timestamp, transaction_hash: txHash,
       });
     }
   };

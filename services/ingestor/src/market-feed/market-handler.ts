@@ -9,7 +9,9 @@ import {
   type MarketResolvedMessage,
   type NewMarketMessage,
   type PriceChangeMessage,
+  type TradePrint,
 } from '@pm/shared/exchange';
+import { ordinals } from '@pm/shared/trades';
 import type { OutcomeDirectory } from '../catalog/outcome-directory.js';
 import type { ChancePublisher } from './chance-publisher.js';
 import type { MarketResolution } from '../resolution/record-resolution.js';
@@ -36,6 +38,11 @@ export interface MarketHandlerOptions {
   resolve: (r: MarketResolution) => void;
   /** After every change to a token's book or top (the book publisher schedules the market's book). */
   onBookChanged?: (tokenId: string) => void;
+  /**
+   * Each print of the match feed, in wire order, with its ordinal among identical prints of the same
+   * message (the trade tape's identity for prints without a transaction hash).
+   */
+  onTrade?: (tokenId: string, trade: TradePrint, ordinal: number) => void;
   clock: Clock;
   logger: Logger;
 }
@@ -60,6 +67,8 @@ export interface MarketHandlerStats {
   crossedBooks: number;
   /** Books (ws or REST) older than the book already held, not applied. */
   droppedBooks: number;
+  /** `last_trade_price` frames whose print could not be read (size, side, timestamp or price): not on the tape. */
+  malformedTrades: number;
 }
 
 export interface MarketHandler {
@@ -105,6 +114,7 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
     droppedDeltas: 0,
     crossedBooks: 0,
     droppedBooks: 0,
+    malformedTrades: 0,
   };
 
   /** The message's own time orders it per asset; a missing one (`""`) cannot be proven stale. */
@@ -265,6 +275,19 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
     }
   }
 
+  /** The frame's prints to the tape, each with its ordinal among identical prints of the frame. */
+  function tape(messages: readonly MarketMessage[]) {
+    const prints: Array<{ assetId: string; trade: TradePrint }> = [];
+    for (const m of messages) {
+      if (m.type !== 'last_trade_price') continue;
+      if (m.trade === null) stats.malformedTrades++;
+      else prints.push({ assetId: m.assetId, trade: m.trade });
+    }
+    if (prints.length === 0 || !opts.onTrade) return;
+    const nth = ordinals(prints);
+    prints.forEach((p, i) => opts.onTrade?.(p.assetId, p.trade, nth[i] as number));
+  }
+
   return {
     handleFrame(text) {
       stats.frames++;
@@ -275,6 +298,7 @@ export function createMarketHandler(opts: MarketHandlerOptions): MarketHandler {
       }
       stats.malformed += frame.malformed;
       for (const n of Object.values(frame.unknown)) stats.unknown += n;
+      tape(frame.messages);
       for (const m of frame.messages) {
         try {
           apply(m);
