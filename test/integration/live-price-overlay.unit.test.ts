@@ -88,7 +88,7 @@ let seq = 0;
 const entries = (moves: ReadonlyMap<string, number>): StreamEntry[] =>
   [...moves].map(([token, chance]) => {
     const m = priceMessage(refOf(token), chance, Date.now());
-    return { id: `${Date.now()}-${seq++}`, topic: m.topic, event: catalogEvent.slug, data: JSON.stringify(m.data) };
+    return { id: `${Date.now()}-${seq++}`, topic: m.topic, event: catalogEvent.slug, market: refOf(token).marketId, data: JSON.stringify(m.data) };
   });
 
 let now = 1_000_000;
@@ -165,9 +165,9 @@ describe('the live-price overlay', () => {
     live.watch((names) => heard.push([...names]));
     live.offer([
       ...entries(new Map([['m-hist-0', 0.3]])),
-      { id: '1-1', topic: 'price', event: 'x', data: '{"not":"a price"}' },
-      { id: '1-2', topic: 'price', event: 'x', data: 'not json' },
-      { id: '1-3', topic: 'score', event: 'x', data: '{}' },
+      { id: '1-1', topic: 'price', event: 'x', market: 'm', data: '{"not":"a price"}' },
+      { id: '1-2', topic: 'price', event: 'x', market: 'm', data: 'not json' },
+      { id: '1-3', topic: 'score', event: 'x', market: '', data: '{}' },
     ]);
     expect(heard).toEqual([[`event:${catalogEvent.slug}`]]);
     expect(live.size()).toBe(1);
