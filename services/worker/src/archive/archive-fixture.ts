@@ -6,6 +6,7 @@ import { parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { sql, type Db } from '@pm/shared/db';
 import { ensureRawPartitions, insertRawPoints, runRollup, storeBackfill, seriesIds, type RawPoint } from '@pm/shared/history';
+import { recordTrades, storedTrade } from '@pm/shared/trades';
 import { ARCHIVE_DATASETS, type ArchiveColumn, type ColumnType, type DatasetName } from '@pm/shared/archive';
 
 /**
@@ -21,7 +22,7 @@ const iso = (t: number) => new Date(t * 1000).toISOString();
 
 export interface SimulatedDay {
   /** Every dataset's rows as the files must hold them (JSON shapes: ISO times, numbers, nulls). */
-  expected: Record<Exclude<DatasetName, 'trades'>, Array<Record<string, unknown>>>;
+  expected: Record<DatasetName, Array<Record<string, unknown>>>;
 }
 
 async function market(db: Db, id: string, outcomes: string[], extra: { resolvedAt?: number; winner?: number | null; closingChances?: number[] } = {}): Promise<void> {
@@ -91,6 +92,36 @@ export async function simulateDay(db: Db): Promise<SimulatedDay> {
     { t: D + 2 * 3600, chance: 0.2 },
     { t: D + 9 * 3600, chance: 0.35 },
   ]);
+
+  // Trades: a match printed on both of a's tokens, two prints of a's Yes in one millisecond, one of
+  // b's, and one on each side of the day (not in it).
+  const tapeSeries = await seriesIds(db, ['tok-a-0', 'tok-a-1', 'tok-b-0']);
+  const prints: Array<{ token: string; at: number; price: string; size: string; side: 'BUY' | 'SELL' }> = [
+    { token: 'tok-a-0', at: D * 1000 + 3_600_123, price: '0.45', size: '10', side: 'BUY' },
+    { token: 'tok-a-1', at: D * 1000 + 3_600_123, price: '0.55', size: '10', side: 'SELL' },
+    { token: 'tok-a-0', at: D * 1000 + 7_200_500, price: '0.47', size: '5.5', side: 'SELL' },
+    { token: 'tok-a-0', at: D * 1000 + 7_200_500, price: '0.46', size: '2', side: 'BUY' },
+    { token: 'tok-b-0', at: D * 1000 + 43_000_000, price: '0.9', size: '120.25', side: 'BUY' },
+    { token: 'tok-b-0', at: D * 1000 - 1, price: '0.5', size: '1', side: 'BUY' },
+    { token: 'tok-a-0', at: (D + 86_400) * 1000, price: '0.5', size: '1', side: 'BUY' },
+  ];
+  await recordTrades(
+    db,
+    prints.map((p, i) => ({
+      series: tapeSeries.get(p.token) as number,
+      ...storedTrade({ price: p.price, size: p.size, side: p.side, timestamp: p.at, transactionHash: `0x${i}`, feeRateBps: null }, 0),
+    })),
+  );
+  const trade = (p: (typeof prints)[number]) => ({
+    market_id: p.token.split('-')[1],
+    outcome_index: Number(p.token.split('-')[2]),
+    token_id: p.token,
+    at: new Date(p.at).toISOString(),
+    price: Number(p.price),
+    size: Number(p.size),
+    side: p.side,
+  });
+  const [t0, t1, t2, t3, t4] = prints;
 
   const row = (market_id: string, interval: string, c: { t: number; o: number; h: number; l: number; c: number }) => ({
     market_id,
@@ -164,6 +195,8 @@ export async function simulateDay(db: Db): Promise<SimulatedDay> {
   return {
     expected: {
       candles: [...ca, ...cb, ...cd],
+      // By time, then market, outcome and price.
+      trades: [t0!, t1!, t3!, t2!, t4!].map(trade),
       markets: [
         { market_id: 'a', event_id: 'ev-a', event: 'event-a', question: 'Will a?', outcomes: ['Yes', 'No'], token_ids: ['tok-a-0', 'tok-a-1'], status: 'open', resolved_outcome: null, resolved_at: null, closing_chance: null },
         {

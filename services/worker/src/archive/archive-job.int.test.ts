@@ -42,7 +42,7 @@ describe('the archive jobs', () => {
     expect((await planArchive(tdb.db, D + 86_400 + 60)).map((p) => p.day)).not.toContain(DAY);
     const later = await planArchive(tdb.db, D + 86_400 + 3 * 3600);
     expect(new Set(later.map((p) => p.day))).toEqual(new Set(['2026-11-29', DAY]));
-    expect(new Set(later.map((p) => p.dataset))).toEqual(new Set(['candles', 'markets', 'calls', 'combos']));
+    expect(new Set(later.map((p) => p.dataset))).toEqual(new Set(['candles', 'trades', 'markets', 'calls', 'combos']));
   });
 
   it('two workers write every closed day once', async () => {
@@ -76,7 +76,7 @@ describe('the archive jobs', () => {
         await scheduleArchivePlan(connection, tr.prefix, 500);
       }
       const listed = async () => ((await tdb.db.query(sql`select count(*)::int as n from archive_files`)) as Array<{ n: number }>)[0]?.n ?? 0;
-      await until('both closed days written', async () => (await listed()) === 2 * 4 * 2, { timeoutMs: 60_000 });
+      await until('both closed days written', async () => (await listed()) === 2 * 5 * 2, { timeoutMs: 60_000 });
       // Plans keep running every 500 ms: three more rounds had their chance to add anything twice.
       const seen = plans;
       await until('three more plans ran', async () => plans >= seen + 3, { timeoutMs: 10_000 });
@@ -90,11 +90,11 @@ describe('the archive jobs', () => {
       } finally {
         await queue.close();
       }
-      expect(await listed()).toBe(16);
+      expect(await listed()).toBe(20);
       expect(written.map((r) => `${r.day}/${r.dataset}`).sort()).toEqual(
-        ['2026-11-29', DAY].flatMap((d) => ['calls', 'candles', 'combos', 'markets'].map((s) => `${d}/${s}`)).sort(),
+        ['2026-11-29', DAY].flatMap((d) => ['calls', 'candles', 'combos', 'markets', 'trades'].map((s) => `${d}/${s}`)).sort(),
       );
-      for (const d of ['2026-11-29', DAY]) expect((await readdir(path.join(dir, d))).length).toBe(8);
+      for (const d of ['2026-11-29', DAY]) expect((await readdir(path.join(dir, d))).length).toBe(10);
     } finally {
       for (const s of started) {
         await s.workers.close();

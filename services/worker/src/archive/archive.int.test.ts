@@ -13,7 +13,7 @@ import { DAY, readNdjson, readParquet, simulateDay, type SimulatedDay } from './
  * The archive of a simulated day against a real Postgres: every dataset's Parquet file, read back by
  * hyparquet (DuckDB writes it), holds exactly the rows the day has in Postgres, in order; its NDJSON
  * twin the same; the manifest's rows, bytes and sha256 are the files'; a rerun leaves the files as
- * they are; and the trades dataset is absent, not empty, while the tape does not exist.
+ * they are; and the trades dataset is absent, not empty, in a database without the tape.
  */
 
 let tdb: TestDatabase;
@@ -32,7 +32,7 @@ afterAll(async () => {
 const sha256 = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
 
 describe('a closed day', () => {
-  const datasets = ['candles', 'markets', 'calls', 'combos'] as const;
+  const datasets = ['candles', 'trades', 'markets', 'calls', 'combos'] as const;
 
   it.each(datasets)('%s: the Parquet file and its NDJSON twin hold the day as Postgres has it, and the manifest describes them', async (dataset) => {
     const result = await exportDay({ db: tdb.db, dir, day: DAY, dataset });
@@ -84,10 +84,17 @@ describe('a closed day', () => {
   });
 
   it('trades is absent, not empty, while the tape does not exist', async () => {
-    expect(await presentDatasets(tdb.db)).not.toContain('trades' satisfies DatasetName);
-    expect((await exportDay({ db: tdb.db, dir, day: DAY, dataset: 'trades' })).outcome).toBe('absent');
-    await expect(stat(archivePath(dir, DAY, 'trades', 'parquet'))).rejects.toThrow();
-    expect(await manifestOf(tdb.db, DAY, 'trades')).toEqual([]);
+    const bare = await createTestDatabase('archive_no_tape');
+    try {
+      await bare.db.query(sql`drop view trade_prints`);
+      expect(await presentDatasets(bare.db)).not.toContain('trades' satisfies DatasetName);
+      expect((await exportDay({ db: bare.db, dir, day: '2026-10-02', dataset: 'trades' })).outcome).toBe('absent');
+      await expect(stat(archivePath(dir, '2026-10-02', 'trades', 'parquet'))).rejects.toThrow();
+      expect(await manifestOf(bare.db, '2026-10-02', 'trades')).toEqual([]);
+      expect(await presentDatasets(tdb.db)).toContain('trades' satisfies DatasetName);
+    } finally {
+      await bare.drop();
+    }
   });
 
   it('an empty day is written as files with no rows', async () => {
