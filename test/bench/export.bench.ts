@@ -2,7 +2,7 @@
  * npm run bench:export — one closed day of the archive for BENCH_TOKENS tokens (default 20,000), in
  * a database of its own: every token's 1-minute candles for the day (24 packed hourly rows each,
  * generated set-based as bench:history does; hashed values, so they compress like real ones), and
- * its trades when the tape exists (BENCH_TRADES per token, default 50). Then, each in a process of
+ * its trades when the tape exists (BENCH_TRADES_PER_TOKEN per token, default 50). Then, each in a process of
  * its own (its peak RSS is the figure):
  *   - the baseline: the day's rows read through the history reader and counted, nothing written;
  *   - the export: both files of the day (NDJSON gzip, then Parquet by DuckDB), as the worker writes them.
@@ -27,12 +27,12 @@ the time and peak RSS of each and the bytes per token-day of each format:
   bench:export tokens=<n> rows=<n> read_s=<n> export_s=<n> peak_rss_mb=<n> parquet_bytes_per_token_day=<n> ndjson_gz_bytes_per_token_day=<n>
 Settings (environment):
   BENCH_TOKENS  tokens (default 20000)
-  BENCH_TRADES  trades per token in the day, once the tape exists (default 50)
+  BENCH_TRADES_PER_TOKEN  trades per token in the day, once the tape exists (default 50)
   --help        this text`);
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const N = Number(process.env.BENCH_TOKENS ?? 20_000);
-const TRADES = Number(process.env.BENCH_TRADES ?? 50);
+const TRADES = Number(process.env.BENCH_TRADES_PER_TOKEN ?? 50);
 const DAY = '2026-11-30';
 const D = dayStart(DAY);
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -72,7 +72,7 @@ async function generate(db: Db): Promise<void> {
   await db.query(sql`insert into history_progress (name, done_until) values ('rollup', ${D + 86_400 + 3600}::int)`);
 }
 
-/** BENCH_TRADES prints per token in the day, through the tape's own table (one packed row per token). */
+/** BENCH_TRADES_PER_TOKEN prints per token in the day, through the tape's own table (one packed row per token). */
 async function generateTrades(db: Db): Promise<void> {
   await db.query(sql`select trades_partition(${D / 86_400}::int)`);
   await db.query(sql`
@@ -88,7 +88,7 @@ async function generateTrades(db: Db): Promise<void> {
 
 function run(config: object): Promise<{ rows: number; ms: number; maxRssMb: number; files: Array<{ format: string; bytes: number }> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), '--import', 'tsx', path.join(here, 'export-run.ts'), JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'export-run.ts'), JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1) as string)) : reject(new Error(`export-run exited ${code}`))));
