@@ -9,8 +9,8 @@ import { exportDay, type ExportDayResult } from '@pm/shared/archive/write';
 
 /**
  * The archive's jobs (docs/archive.md). `archive-plan`, a BullMQ job scheduler (one entry in Redis,
- * whichever worker registers it; its first run is at once, so a fresh demo exports the days its
- * backfill holds within a minute of starting), finds every closed day from the first the service
+ * whichever worker registers it, plus one plan when a worker starts, so a fresh demo exports the days
+ * its backfill holds within a minute or two of starting), finds every closed day from the first the service
  * holds anything of to the last closed one with a dataset not yet in the manifest, and adds an
  * `archive-day` job for each (day, dataset) under a deterministic id: a second plan while it waits
  * or runs adds nothing. `archive-day` writes it (shared/src/archive/write.ts: one writer at a time
@@ -27,6 +27,9 @@ export async function scheduleArchivePlan(connection: Redis, prefix: string, eve
   const queue = new Queue<JobData['archive-plan']>('archive', { connection, prefix: queuePrefix(prefix) });
   try {
     await queue.upsertJobScheduler('archive-plan', { every: everyMs }, { name: 'archive-plan', data: {}, opts: { removeOnComplete: 10, removeOnFail: 100 } });
+    // And one plan now: a scheduler's runs are aligned to its period, and a fresh demo should see its
+    // backfilled days at once, not up to ten minutes later. Plans are idempotent: a second is harmless.
+    await queue.add('archive-plan', {}, { removeOnComplete: true, removeOnFail: true });
   } finally {
     await queue.close();
   }
