@@ -15,7 +15,7 @@ const IO_MODULES = /^(node:.*|fs|fs\/.*|net|http|https|http2|tls|dgram|dns|child
 const PG = /^(pg|pg-.*|@databases\/.*)$/.source;
 const BULLMQ = /^bullmq$/.source;
 /** shared/ areas that load pg or BullMQ (the db layer, the write path, queues, the outbox). */
-const HEAVY_SHARED_ENTRY = /^@pm\/shared\/(db|history|records|queues|outbox)$/.source;
+const HEAVY_SHARED_ENTRY = /^@pm\/shared\/(db|history|records|queues|outbox|archive|archive\/write)$/.source;
 const HEAVY_SHARED_RELATIVE = /^\.\.?\/(.*\/)?(db|records|queues)(\/.*)?$|^\.\.?\/(.*\/)?outbox\.js$/.source;
 
 /** A file inside shared/src reached by a relative path from outside shared (entry points only). */
@@ -41,9 +41,9 @@ const notPgInLight = { regex: PG, message: 'This shared area is loaded by the AP
 const notBullInLight = { regex: BULLMQ, message: 'This shared area is loaded by the API, which never loads BullMQ: queues belong in @pm/shared/queues.' };
 const notHeavyInLight = { regex: HEAVY_SHARED_RELATIVE, message: 'This shared area is loaded by the API: it must not reach db, records, queues or the outbox (they load pg or BullMQ).' };
 const apiNoPg = { regex: PG, message: 'The API never loads pg, except for keyset pages in services/api/src/pages/ (read-only).' };
-const apiNoHeavy = { regex: HEAVY_SHARED_ENTRY, message: 'The API never loads pg or BullMQ: @pm/shared/db and @pm/shared/history only from services/api/src/pages/; records, queues and outbox never.' };
+const apiNoHeavy = { regex: HEAVY_SHARED_ENTRY, message: 'The API never loads pg or BullMQ: @pm/shared/db, @pm/shared/history and @pm/shared/archive only from services/api/src/pages/; records, queues, outbox and the archive\'s writer never.' };
 const apiNoBull = { regex: BULLMQ, message: 'The API never loads BullMQ.' };
-const pagesNoWrite = { regex: /^@pm\/shared\/(records|queues|outbox)$/.source, message: 'services/api/src/pages reads Postgres only: no write path, queues or outbox.' };
+const pagesNoWrite = { regex: /^@pm\/shared\/(records|queues|outbox|archive\/write)$/.source, message: 'services/api/src/pages reads Postgres only: no write path, queues or outbox.' };
 const scriptsPublicOnly = [
   { regex: /(^|\/)services\//.source, message: "Scripts use public entry points only (@pm/shared/<area>, a queue's job), never a service's internals." },
   { regex: `^@pm/(${SERVICES.join('|')})(/.*)?$`, message: "Scripts use public entry points only (@pm/shared/<area>, a queue's job), never a service's internals." },

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +23,8 @@ const commandOf = (script: string) => (script.endsWith('.bench.ts') ? `bench:${p
 
 let tdb: TestDatabase;
 let tr: TestRedis;
+/** The archive's directory of the scripts this file runs (never the repository's .data). */
+const archiveDir = mkdtempSync(path.join(tmpdir(), 'cli-archive-'));
 
 beforeAll(async () => {
   [tdb, tr] = await Promise.all([createTestDatabase('cli'), createTestRedis('cli')]);
@@ -31,6 +34,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await tr?.cleanup();
   await tdb?.drop();
+  rmSync(archiveDir, { recursive: true, force: true });
 });
 
 interface Run {
@@ -44,7 +48,7 @@ function run(script: string, args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join('scripts', script), ...args], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: tdb.url, REDIS_URL: tr.url, REDIS_PREFIX: tr.prefix, LOG_LEVEL: 'silent', CROWD: '0' },
+      env: { ...process.env, DATABASE_URL: tdb.url, REDIS_URL: tr.url, REDIS_PREFIX: tr.prefix, LOG_LEVEL: 'silent', CROWD: '0', ARCHIVE_DIR: archiveDir },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -128,4 +132,23 @@ describe('npm run records', SPAWNS, () => {
     const other = await run('records.ts', ['call', '--user', 'kit', '--market', 'cli1', '--outcome', 'no', '--key', 'kit-call-1']);
     expect([other.code, other.stderr.trim()]).toEqual([1, 'refused (key_reused): key "kit-call-1" was already used for a call with different content; a retry must send the same content, a new write needs a new key']);
   }, SPAWNS.timeout);
+});
+
+describe('npm run export', SPAWNS, () => {
+  it('writes a day once, says so in snake_case JSON, and names a bad day or range', async () => {
+    const first = await run('export.ts', ['--from', '2026-11-30', '--dataset', 'calls']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ day: '2026-11-30', dataset: 'calls', outcome: 'written', rows: 0 });
+    expect(readdirSync(path.join(archiveDir, '2026-11-30')).sort()).toEqual(['calls.ndjson.gz', 'calls.parquet']);
+    const again = await run('export.ts', ['--from', '2026-11-30', '--to', '2026-11-30', '--dataset', 'calls']);
+    expect(JSON.parse(again.stdout)).toMatchObject({ outcome: 'complete' });
+    const [badDay, backwards, badDataset] = await Promise.all([
+      run('export.ts', ['--from', '2026-02-30']),
+      run('export.ts', ['--from', '2026-11-30', '--to', '2026-11-01']),
+      run('export.ts', ['--from', '2026-11-30', '--dataset', 'prices']),
+    ]);
+    expect([badDay.code, badDay.stderr.split('\n')[0]]).toEqual([2, 'export: --from must be a date written YYYY-MM-DD, got "2026-02-30"']);
+    expect([backwards.code, backwards.stderr.split('\n')[0]]).toEqual([2, 'export: --to (2026-11-01) is before --from (2026-11-30)']);
+    expect([badDataset.code, badDataset.stderr.split('\n')[0]]).toEqual([2, 'export: --dataset must be one of candles, trades, markets, calls, combos, got "prices"']);
+  });
 });

@@ -2,6 +2,7 @@
  * `npm run openapi`: writes the committed API description from the endpoint table.
  *   openapi.json                           the document the API serves at /api/v1/openapi.json
  *   clients/typescript/src/schema.d.ts     the typed client's types, generated from it (openapi-typescript)
+ *   docs/archive.md (its Datasets section) the archive's columns, from shared/src/archive/datasets.ts
  * Run it after changing the endpoint table or a resource schema; a test fails until you do.
  *
  * `npm run openapi -- --examples-from http://localhost:3000` first replaces the response examples
@@ -21,6 +22,7 @@ import {
   type Endpoint,
   type ResponseExample,
 } from '@pm/shared/api';
+import { withDatasetsSection } from '@pm/shared/archive';
 import { generateSchemaTypes } from '../clients/typescript/generate.js';
 import { parseCli, usageError } from './lib/cli.js';
 
@@ -28,11 +30,13 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const OPENAPI_FILE = path.join(root, 'openapi.json');
 export const CLIENT_TYPES_FILE = path.join(root, 'clients/typescript/src/schema.d.ts');
 const EXAMPLES_FILE = path.join(root, 'shared/src/api/response-examples.json');
+export const ARCHIVE_DOC_FILE = path.join(root, 'docs/archive.md');
 
 const USAGE = `usage: npm run openapi [-- --examples-from <api url>]
 
-Writes openapi.json (the document served at /api/v1/openapi.json, from the endpoint table) and the
-typed client's types (clients/typescript/src/schema.d.ts) from it.
+Writes openapi.json (the document served at /api/v1/openapi.json, from the endpoint table), the
+typed client's types (clients/typescript/src/schema.d.ts) from it, and the dataset tables of
+docs/archive.md (from the archive's dataset definitions).
 
 options:
   --examples-from <url>  first refresh the response examples from a running API, e.g. http://localhost:3000
@@ -115,6 +119,8 @@ async function main(): Promise<void> {
   for (const [file, text] of [
     [OPENAPI_FILE, files.openapi],
     [CLIENT_TYPES_FILE, files.clientTypes],
+    // The archive's dataset tables, from the one definition of its columns.
+    [ARCHIVE_DOC_FILE, withDatasetsSection(readFileSync(ARCHIVE_DOC_FILE, 'utf8'))],
   ] as const) {
     const before = (() => {
       try {

@@ -99,6 +99,12 @@ export const configSchema = z.object({
    */
   CLOSED_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(24),
   /**
+   * Worker and API: the archive's directory (docs/archive.md), one folder per closed UTC day, written
+   * by the worker and served by the API (both must see the same one). A relative path is resolved
+   * from the working directory: `npm start` runs at the repository, so the default is its .data/archive.
+   */
+  ARCHIVE_DIR: z.string().min(1).default('.data/archive'),
+  /**
    * Worker and API: whole days the trade tape keeps raw trades (the worker drops a day's partition once
    * it is wholly older; `/trades` refuses a window that starts before it).
    */

@@ -223,6 +223,31 @@ export const metricTable = {
       help: 'Resolved markets with open calls or legs whose settlement has not committed, read from Postgres.',
       labelNames: [],
     },
+    // The archive (docs/archive.md), read from its manifest in Postgres: the same for every worker replica.
+    archiveDays: {
+      name: 'archive_days_written',
+      type: 'gauge',
+      help: 'Days of the archive written, by dataset and format (parquet, ndjson.gz).',
+      labelNames: ['dataset', 'format'],
+    },
+    archiveRows: {
+      name: 'archive_rows',
+      type: 'gauge',
+      help: 'Rows in the archive over every day written, by dataset.',
+      labelNames: ['dataset'],
+    },
+    archiveBytes: {
+      name: 'archive_bytes',
+      type: 'gauge',
+      help: 'Bytes of the archive over every day written, by dataset and format.',
+      labelNames: ['dataset', 'format'],
+    },
+    archiveNewestCompleteDay: {
+      name: 'archive_newest_complete_day_seconds',
+      type: 'gauge',
+      help: 'Start (Unix seconds, 00:00 UTC) of the newest day whose every dataset is written in every format; 0 when none.',
+      labelNames: [],
+    },
     settlementOldestPendingAge: {
       name: 'settlement_oldest_pending_age_seconds',
       type: 'gauge',

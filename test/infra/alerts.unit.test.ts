@@ -51,9 +51,9 @@ const ruleTests = z
   .parse(parse(read(RULE_TESTS)));
 
 describe('alert rules', () => {
-  it('cover what operations asked for: feed, settlement, outbox, jobs, snapshots, 5xx, crash loops', () => {
+  it('cover what operations asked for: feed, settlement, outbox, jobs, snapshots, 5xx, crash loops, the archive', () => {
     expect(rules.map((r) => r.alert).sort()).toEqual(
-      ['ApiErrorRate', 'CrashLooping', 'FailedJobs', 'FeedStale', 'OutboxBacklog', 'ServiceDown', 'SettlementLag', 'SnapshotStale'].sort(),
+      ['ApiErrorRate', 'ArchiveYesterdayIncomplete', 'CrashLooping', 'FailedJobs', 'FeedStale', 'OutboxBacklog', 'ServiceDown', 'SettlementLag', 'SnapshotStale'].sort(),
     );
   });
 

@@ -480,6 +480,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The archive: files of closed days
+         * @description Every closed UTC day is written once as files anyone may take (docs/archive.md): `candles` (every series at the finest interval held for the day), `trades` (once the service records trades), `markets` (the catalog at the end of the day), `calls` and `combos` (made or settled that day), each as Parquet (zstd) and as gzipped NDJSON. This lists them, newest day first, then dataset and format, with each file's rows, bytes and SHA-256.
+         *
+         *     A day is written a few minutes after it ends, once its candles are rolled up; a file never changes once listed. Download it at `url` (`GET /api/v1/exports/{date}/{file}`).
+         *
+         *     `start` and `end` are UTC dates, both inclusive; `start` after `end` is a 400. Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` with the same `dataset`, `start` and `end`.
+         *
+         *     Examples:
+         *     - The newest files: `GET /api/v1/exports`
+         *     - Candles of November 2026: `GET /api/v1/exports?dataset=candles&start=2026-11-01&end=2026-11-30`
+         */
+        get: operations["listExports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/stream": {
         parameters: {
             query?: never;
@@ -500,6 +528,30 @@ export interface paths {
          *     A bad `topics` or a malformed `last_event_id` is a 400 and opens nothing.
          */
         get: operations["openStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/exports/{date}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download one file of the archive
+         * @description One dataset of one closed UTC day as it was written (`/api/v1/exports` lists them with their rows, bytes and SHA-256; docs/archive.md gives every dataset's columns). `file` is `<dataset>.parquet` (Parquet, zstd) or `<dataset>.ndjson.gz` (one JSON object a line, gzipped; served as `application/gzip`, not decompressed on the way).
+         *
+         *     A file never changes: `Cache-Control: public, max-age=31536000, immutable`, `ETag` is its SHA-256. `Range` (one range of bytes) answers 206 with that part, so a broken download resumes where it stopped (`If-Range` with the ETag makes sure it is the same file); `If-None-Match` answers 304; `HEAD` gives the headers only. A download counts as one request against the rate limit.
+         *
+         *     A day not written (yet) is a 404; a `date` or `file` that cannot be one is a 400 naming the rule.
+         */
+        get: operations["getExportFile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -720,6 +772,38 @@ export interface components {
             markets: components["schemas"]["MarketCard"][];
             market_count: number;
             url: string;
+        };
+        ExportEntry: {
+            /**
+             * Format: date
+             * @description The UTC day the file holds (YYYY-MM-DD)
+             */
+            date: string;
+            /** @enum {string} */
+            dataset: "candles" | "trades" | "markets" | "calls" | "combos";
+            /** @enum {string} */
+            format: "parquet" | "ndjson.gz";
+            /** @description Where to download it: `/api/v1/exports/{date}/{dataset}.{format}` on this API */
+            url: string;
+            rows: number;
+            bytes: number;
+            /** @description The file's SHA-256, lowercase hex; also its download's ETag */
+            sha256: string;
+            /** @description The dataset's schema version (docs/archive.md) */
+            schema_version: number;
+            /**
+             * Format: date-time
+             * @description When this file was written (ISO 8601 UTC)
+             */
+            made_at: string;
+        };
+        ExportListResponse: {
+            /** @constant */
+            ok: true;
+            /** @description Newest day first, then dataset, then format */
+            exports: components["schemas"]["ExportEntry"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            next_cursor: string | null;
         };
         /** @description Match data of an event */
         Game: {
@@ -2245,6 +2329,63 @@ export interface operations {
             500: components["responses"]["Internal"];
         };
     };
+    listExports: {
+        parameters: {
+            query?: {
+                /** @description Only this dataset: candles, trades, markets, calls or combos. Case-insensitive. */
+                dataset?: "candles" | "trades" | "markets" | "calls" | "combos";
+                /** @description The first day listed (UTC, YYYY-MM-DD, inclusive). */
+                start?: string;
+                /** @description The last day listed (UTC, YYYY-MM-DD, inclusive). */
+                end?: string;
+                /** @description How many files to return. An integer from 1 to 1000; default 100. */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page, as given: the page after it. Omitted: the first page. A cursor that was altered, or that another list (or the same list with other parameters) gave, is a 400. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier response; when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. `Cache-Control: public, max-age=30`; a strong `ETag` identifies the body. */
+            200: {
+                headers: {
+                    /** @description public, max-age=30 */
+                    "Cache-Control"?: "public, max-age=30";
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportListResponse"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     openStream: {
         parameters: {
             query?: {
@@ -2296,6 +2437,106 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
+        };
+    };
+    getExportFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One range of bytes, e.g. `bytes=1048576-`: answered 206 with that part. */
+                Range?: string;
+                /** @description The ETag: the range is sent only if the file is still that one (else the whole file). */
+                "If-Range"?: string;
+                /** @description The ETag of a copy held: 304 with no body when it is this file. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /**
+                 * @description The UTC day, YYYY-MM-DD
+                 * @example 2026-11-30
+                 */
+                date: string;
+                /**
+                 * @description `<dataset>.<format>`: dataset candles, trades, markets, calls or combos; format parquet or ndjson.gz
+                 * @example candles.parquet
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole file. */
+            200: {
+                headers: {
+                    /** @description public, max-age=31536000, immutable */
+                    "Cache-Control"?: "public, max-age=31536000, immutable";
+                    /** @description The file's SHA-256 (lowercase hex), quoted: the manifest's `sha256` */
+                    ETag?: string;
+                    /** @description bytes */
+                    "Accept-Ranges"?: "bytes";
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apache.parquet": string;
+                    "application/gzip": string;
+                };
+            };
+            /** @description The part of the file the `Range` asked for (`Content-Range` says which). */
+            206: {
+                headers: {
+                    /** @description public, max-age=31536000, immutable */
+                    "Cache-Control"?: "public, max-age=31536000, immutable";
+                    /** @description The file's SHA-256 (lowercase hex), quoted: the manifest's `sha256` */
+                    ETag?: string;
+                    /** @description bytes */
+                    "Accept-Ranges"?: "bytes";
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description bytes first-last/size */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apache.parquet": string;
+                    "application/gzip": string;
+                };
+            };
+            /** @description Not modified: `If-None-Match` matched the ETag. */
+            304: {
+                headers: {
+                    /** @description The file's SHA-256 (lowercase hex), quoted: the manifest's `sha256` */
+                    ETag?: string;
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            /** @description The `Range` is past the end of the file (`Content-Range: bytes *\/size`). */
+            416: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }

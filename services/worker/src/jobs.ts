@@ -22,7 +22,7 @@ export type QueueProcessors<Q extends QueueName> = {
 };
 
 /** The queues this service consumes. */
-export type ConsumedQueue = 'snapshots' | 'records' | 'settlement' | 'projections' | 'history';
+export type ConsumedQueue = 'snapshots' | 'records' | 'settlement' | 'projections' | 'history' | 'archive';
 
 export type ProcessorRegistry<Q extends QueueName = ConsumedQueue> = { readonly [K in Q]: QueueProcessors<K> };
 

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { createServiceMetrics, setTotal, type ServiceMetrics } from '@pm/shared/metrics';
 import { queuePrefix, queues, type QueueName } from '@pm/shared/queues';
 import { sql, tables, type Db } from '@pm/shared/db';
+import { ARCHIVE_FORMATS, dayStart, manifestTotals, newestCompleteDay, presentDatasets } from '@pm/shared/archive';
 
 /**
  * The worker's metrics: jobs this process finished (by queue and outcome) and how long they took,
@@ -82,6 +83,20 @@ export function createWorkerMetrics(opts: { db: Db; redis: Redis; redisPrefix: s
     m.settlementOldestPendingAge.set(row?.oldest_pending_s ?? 0);
   });
   for (const kind of ['settle', 'projection', 'snapshot'] as const) m.reconcilerRepairs.inc({ kind }, 0);
+
+  // The archive, from its manifest (a few rows per dataset and format, grouped by the table's key).
+  metrics.beforeScrape('archive', async () => {
+    const totals = await manifestTotals(opts.db);
+    const rows = new Map<string, number>();
+    for (const t of totals) {
+      m.archiveDays.set({ dataset: t.dataset, format: t.format }, t.days);
+      m.archiveBytes.set({ dataset: t.dataset, format: t.format }, t.bytes);
+      if (t.format === 'parquet') rows.set(t.dataset, t.rows);
+    }
+    for (const [dataset, n] of rows) m.archiveRows.set({ dataset }, n);
+    const newest = await newestCompleteDay(opts.db, await presentDatasets(opts.db), ARCHIVE_FORMATS.length);
+    m.archiveNewestCompleteDay.set(newest === null ? 0 : dayStart(newest));
+  });
 
   const finished = (queue: string, outcome: 'completed' | 'failed', job: Job | undefined) => {
     m.jobs.inc({ queue, outcome });

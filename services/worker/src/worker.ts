@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createSnapshotTrigger, type SnapshotTrigger } from '@pm/shared/queues';
@@ -18,6 +19,7 @@ import { createWindowUpkeepProcessor, createProjectUsersProcessor, createRebuild
 import { requestRebuildIfStale, scheduleWeekRollover, scheduleWindowUpkeep } from './projections/schedule.js';
 import { createOutboxRelay, type OutboxRelay } from './outbox/relay.js';
 import { createHistoryRollupProcessor, scheduleHistoryRollup } from './history/rollup-job.js';
+import { createArchiveDayProcessor, createArchivePlanProcessor, scheduleArchivePlan } from './archive/archive-job.js';
 import { createReconciler, type Reconciler, type RepairKind } from './outbox/reconciler.js';
 import { createRetirement, type Retirement } from './retire/retire.js';
 
@@ -36,7 +38,8 @@ import { createRetirement, type Retirement } from './retire/retire.js';
  */
 
 export interface WorkerDeps {
-  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_WEB_URL' | 'SNAPSHOT_INTERVAL_MS'> & Partial<Pick<Config, 'CLOSED_RETENTION_HOURS' | 'TRADES_RETENTION_DAYS'>>;
+  /** Without ARCHIVE_DIR the archive's jobs are neither scheduled nor taken (tests of other parts). */
+  config: Pick<Config, 'REDIS_PREFIX' | 'PUBLIC_WEB_URL' | 'SNAPSHOT_INTERVAL_MS'> & Partial<Pick<Config, 'CLOSED_RETENTION_HOURS' | 'TRADES_RETENTION_DAYS' | 'ARCHIVE_DIR'>>;
   db: Db;
   /** The service's connection (`maxRetriesPerRequest: null`); the factory duplicates it for BullMQ. */
   redis: Redis;
@@ -56,6 +59,8 @@ export interface WorkerDeps {
   reconcileEveryMs?: number;
   /** Told of each repair the reconciler made (the metrics count them). */
   onRepair?: (kind: RepairKind, n: number) => void;
+  /** Period of the archive's plan. Default 10 minutes. */
+  archivePlanEveryMs?: number;
 }
 
 export interface WorkerService {
@@ -73,6 +78,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
   const keys = redisKeys(config.REDIS_PREFIX);
   // How long a closed event's keys stay: the retirement pass and every builder that writes them (retire/closed-expiry.ts).
   const retentionMs = (config.CLOSED_RETENTION_HOURS ?? 24) * 3_600_000;
+  const archiveDir = config.ARCHIVE_DIR === undefined ? undefined : path.resolve(config.ARCHIVE_DIR);
   // Both snapshot families read the same Postgres and write under the same prefix.
   const source = { db: deps.db, redis: deps.redis, prefix: config.REDIS_PREFIX, webUrl: config.PUBLIC_WEB_URL, clock, retentionMs };
   const builder = createSnapshotBuilder({
@@ -175,6 +181,10 @@ export function createWorker(deps: WorkerDeps): WorkerService {
           history: {
             'history-rollup': createHistoryRollupProcessor({ db: deps.db, logger: logger.child({ part: 'history-rollup' }), clock, tradesRetentionDays: config.TRADES_RETENTION_DAYS ?? 30 }),
           },
+          archive: {
+            'archive-plan': createArchivePlanProcessor({ db: deps.db, connection: bullConnection, prefix: config.REDIS_PREFIX, logger: logger.child({ part: 'archive' }), clock }),
+            'archive-day': createArchiveDayProcessor({ db: deps.db, dir: archiveDir ?? '', logger: logger.child({ part: 'archive' }) }),
+          },
         },
         consume: [
           { queue: 'snapshots', concurrency: 1 },
@@ -184,6 +194,8 @@ export function createWorker(deps: WorkerDeps): WorkerService {
           { queue: 'settlement', concurrency: 2 },
           { queue: 'projections', concurrency: 1 },
           { queue: 'history', concurrency: 1 },
+          // One day's file at a time per process: the export's memory is bounded per writer.
+          ...(archiveDir === undefined ? [] : [{ queue: 'archive' as const, concurrency: 1 }]),
         ],
         connection: bullConnection,
         prefix: config.REDIS_PREFIX,
@@ -194,6 +206,7 @@ export function createWorker(deps: WorkerDeps): WorkerService {
       await scheduleWeekRollover(bullConnection, config.REDIS_PREFIX);
       await scheduleWindowUpkeep(bullConnection, config.REDIS_PREFIX);
       await scheduleHistoryRollup(bullConnection, config.REDIS_PREFIX);
+      if (archiveDir !== undefined) await scheduleArchivePlan(bullConnection, config.REDIS_PREFIX, deps.archivePlanEveryMs);
       if (await requestRebuildIfStale(deps.db, bullConnection, config.REDIS_PREFIX)) logger.info('projections missing or of another version: rebuild queued');
       // Changes never wait for it (they request their own build); it catches what a blip dropped.
       const every = deps.sweepEveryMs ?? Math.max(config.SNAPSHOT_INTERVAL_MS, 250);

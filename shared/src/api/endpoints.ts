@@ -14,6 +14,7 @@ import {
   userResponseSchema,
 } from './records-resources.js';
 import { CALL_STATUSES, tradeFields } from './resources.js';
+import { ARCHIVE_DATASETS, ARCHIVE_FORMATS, DAY_PATTERN, isRealDay } from '../archive/datasets.js';
 
 /**
  * The endpoint table (docs/conventions.md "Endpoints: one table, one file per handler"): every public
@@ -186,6 +187,21 @@ export function unixParam(name: string, description: string) {
   return z
     .preprocess(emptyIsOmitted, z.string({ error }).regex(/^[0-9]{1,10}$/, { error }).transform(Number).pipe(z.number({ error }).int({ error }).min(0, { error })).optional())
     .meta({ description });
+}
+
+/** An optional UTC date, `YYYY-MM-DD` (a real date: `2026-02-30` is a 400). */
+export function dateParam(name: string, description: string) {
+  const error = `${name} must be a date written YYYY-MM-DD, e.g. 2026-11-30`;
+  return z
+    .preprocess(
+      emptyIsOmitted,
+      z
+        .string({ error })
+        .regex(DAY_PATTERN, { error })
+        .refine(isRealDay, { error: `${name} must be a real date written YYYY-MM-DD` })
+        .optional(),
+    )
+    .meta({ description, format: 'date' });
 }
 
 /** A path parameter: a non-empty string of at most `max` characters. */
@@ -438,6 +454,31 @@ export const oddsResponseSchema = z
   })
   .meta({ id: 'OddsResponse' });
 export type OddsResponse = z.infer<typeof oddsResponseSchema>;
+
+export const DATASET_NAMES_LIST = Object.keys(ARCHIVE_DATASETS) as [keyof typeof ARCHIVE_DATASETS, ...Array<keyof typeof ARCHIVE_DATASETS>];
+
+export const exportEntrySchema = z
+  .object({
+    date: z.string().meta({ description: 'The UTC day the file holds (YYYY-MM-DD)', format: 'date' }),
+    dataset: z.enum(DATASET_NAMES_LIST),
+    format: z.enum(ARCHIVE_FORMATS),
+    url: z.string().meta({ description: 'Where to download it: `/api/v1/exports/{date}/{dataset}.{format}` on this API' }),
+    rows: z.number().int().min(0),
+    bytes: z.number().int().min(1),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/).meta({ description: "The file's SHA-256, lowercase hex; also its download's ETag" }),
+    schema_version: z.number().int().min(1).meta({ description: "The dataset's schema version (docs/archive.md)" }),
+    made_at: z.string().meta({ description: 'When this file was written (ISO 8601 UTC)', format: 'date-time' }),
+  })
+  .meta({ id: 'ExportEntry' });
+export type ExportEntry = z.infer<typeof exportEntrySchema>;
+
+export const exportListResponseSchema = z
+  .object({
+    ok,
+    exports: z.array(exportEntrySchema).meta({ description: 'Newest day first, then dataset, then format' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page' }),
+  })
+  .meta({ id: 'ExportListResponse' });
 
 // ---------------------------------------------------------------------------------------------
 // The table.
@@ -816,6 +857,31 @@ const endpointTable = [
       { summary: 'One in four', query: { chance: '0.25' } },
       { summary: 'A favourite', query: { chance: '0.8' } },
       { summary: 'A resolved winner', query: { chance: '1' } },
+    ],
+  }),
+  defineEndpoint('/api/v1/exports', {
+    specNumber: null,
+    operationId: 'listExports',
+    summary: 'The archive: files of closed days',
+    description: [
+      'Every closed UTC day is written once as files anyone may take (docs/archive.md): `candles` (every series at the finest interval held for the day), `trades` (once the service records trades), `markets` (the catalog at the end of the day), `calls` and `combos` (made or settled that day), each as Parquet (zstd) and as gzipped NDJSON. This lists them, newest day first, then dataset and format, with each file\'s rows, bytes and SHA-256.',
+      'A day is written a few minutes after it ends, once its candles are rolled up; a file never changes once listed. Download it at `url` (`GET /api/v1/exports/{date}/{file}`).',
+      '`start` and `end` are UTC dates, both inclusive; `start` after `end` is a 400. Paging: every page carries `next_cursor` (null on the last page); pass it as `cursor` with the same `dataset`, `start` and `end`.',
+    ].join('\n\n'),
+    tags: ['Archive'],
+    params: z.object({
+      dataset: enumParam('dataset', DATASET_NAMES_LIST, 'Only this dataset: candles, trades, markets, calls or combos. Case-insensitive.'),
+      start: dateParam('start', 'The first day listed (UTC, YYYY-MM-DD, inclusive).'),
+      end: dateParam('end', 'The last day listed (UTC, YYYY-MM-DD, inclusive).'),
+      limit: intParam('limit', { min: 1, max: 1000, default: 100, description: 'How many files to return.' }),
+      cursor: cursorParam(),
+    }),
+    response: exportListResponseSchema,
+    cache: 'list',
+    errors: [503],
+    examples: [
+      { summary: 'The newest files' },
+      { summary: 'Candles of November 2026', query: { dataset: 'candles', start: '2026-11-01', end: '2026-11-30' } },
     ],
   }),
 ] as const;

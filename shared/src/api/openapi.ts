@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CACHE_MAX_AGE_SECONDS, endpointList, type Endpoint, type EndpointErrorStatus, type EndpointExample } from './endpoints.js';
 import { errorBodySchema, type ErrorBody } from './resources.js';
 import responseExamples from './response-examples.json' with { type: 'json' };
+import { EXPORT_FILE_PATH, exportFileOperation } from './exports.js';
 import { resetMessageSchema, STREAM_PATH, STREAM_TOPICS, streamMessageSchemas, streamQueryParams } from './stream.js';
 
 /**
@@ -110,6 +111,7 @@ const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   People: "People's public records and the leaderboard.",
   Odds: 'Converting a chance into every odds format, with what 10 wins and the XP of a right call.',
   Stream: 'Live changes pushed as Server-Sent Events.',
+  Archive: 'Every closed day as immutable files (Parquet and gzipped NDJSON) with their SHA-256: the manifest and the downloads.',
 };
 
 /**
@@ -276,6 +278,7 @@ export function buildOpenApiDocument(
     paths[endpoint.path] = { get: operation(endpoint as unknown as Endpoint, components, examplesOf, options.responseExamples ?? RESPONSE_EXAMPLES) };
   }
   paths[STREAM_PATH] = { get: streamOperation(components) };
+  paths[EXPORT_FILE_PATH] = { get: exportFileOperation() };
   const errorRef = (components.convert(errorBodySchema), { $ref: `${COMPONENT_REF}Error` });
 
   const responses: Record<string, unknown> = {};

@@ -224,6 +224,27 @@ export async function readCandles(db: HistoryDb, q: CandleQuery): Promise<Map<nu
   return out;
 }
 
+/**
+ * The ends of resolved series: when the market resolved and the final chance of the series' token
+ * (1 or 0 by the winner; a voided market's last catalog price), as `CandleQuery.ends` takes them.
+ * inputs: series ids. outputs: series → end (series of open markets, or with no final price, absent).
+ */
+export async function resolvedEnds(db: HistoryDb, series: readonly number[]): Promise<Map<number, { t: number; chance: number }>> {
+  const out = new Map<number, { t: number; chance: number }>();
+  if (series.length === 0) return out;
+  const rows: Array<{ series: number; t: number; chance: number | null }> = await db.query(sql`
+    select s.id as series, extract(epoch from m.resolved_at)::float8 as t,
+           case when not m.voided and m.resolved_outcome_index is not null then (m.resolved_outcome_index = o.outcome_index)::int::float8
+                else o.catalog_price::float8 end as chance
+    from series s
+    join outcomes o on o.token_id = s.token_id
+    join markets m on m.id = o.market_id
+    where s.id = any(${[...series]}::int[]) and m.resolved_at is not null
+  `);
+  for (const r of rows) if (r.chance !== null) out.set(r.series, { t: r.t, chance: r.chance });
+  return out;
+}
+
 /** Volume is stored in units of 10^-6 share (the exchange's precision): sums stay exact. */
 export const SHARE_UNITS = 1_000_000;
 

@@ -83,6 +83,7 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   { family: 'bull:records', space: 'queues', tail: /^records:/, type: 'bullmq', how: 'trimmed', bound: 'deduplicated builds; 50 finished and 1,000 failed kept; events stream 10,000 entries' },
   { family: 'bull:settlement', space: 'queues', tail: /^settlement:/, type: 'bullmq', how: 'trimmed', bound: 'one job per resolved market until done; 1,000 finished and 1,000 failed kept; events stream 10,000 entries' },
   { family: 'bull:history', space: 'queues', tail: /^history:/, type: 'bullmq', how: 'trimmed', bound: 'one job scheduler (the rollup, every minute); 10 finished and 100 failed kept; events stream 10,000 entries' },
+  { family: 'bull:archive', space: 'queues', tail: /^archive:/, type: 'bullmq', how: 'trimmed', bound: 'one job scheduler (the plan, every 10 minutes; 10 finished and 100 failed kept) and one job per closed day and dataset not yet written, removed when it finishes; events stream 10,000 entries' },
   { family: 'bull:projections', space: 'queues', tail: /^projections:/, type: 'bullmq', how: 'trimmed', bound: '10 finished and 100 failed kept (one rebuild-all per schema version); the weekly repeat and the window upkeep; events stream 10,000 entries' },
   { family: 'rl', space: 'plain', tail: /^rl:.+$/, type: 'string', how: 'ttl', bound: 'one per client address; expires with its minute window' },
 ];

@@ -17,6 +17,11 @@ export const queues = {
   projections: { jobs: ['project-users', 'rebuild-all', 'window-upkeep'] },
   /** Price history upkeep: raw partitions made and dropped, closed hours rolled up into candles (a job scheduler). */
   history: { jobs: ['history-rollup'] },
+  /**
+   * The archive of closed days (docs/archive.md): `archive-plan` (a job scheduler) finds closed days
+   * with a dataset not yet written and adds one `archive-day` job each, id `archive-<day>-<dataset>`.
+   */
+  archive: { jobs: ['archive-plan', 'archive-day'] },
 } as const;
 
 export type QueueName = keyof typeof queues;
@@ -33,6 +38,9 @@ export interface JobData {
   'rebuild-all': Record<string, never>;
   'window-upkeep': Record<string, never>;
   'history-rollup': Record<string, never>;
+  'archive-plan': Record<string, never>;
+  /** A closed UTC day (`YYYY-MM-DD`) and one dataset of the archive. */
+  'archive-day': { day: string; dataset: string };
 }
 
 /**
@@ -47,3 +55,4 @@ export function queuePrefix(redisPrefix: string): string {
 
 export const settleJobId = (marketId: string) => `settle-${marketId.replace(/:/g, '_')}`;
 export const SNAPSHOT_DEDUP_ID = 'build-snapshots';
+export const archiveJobId = (day: string, dataset: string) => `archive-${day}-${dataset}`;

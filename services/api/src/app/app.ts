@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Config } from '@pm/shared/config';
 import type { Logger } from '@pm/shared/logger';
-import { buildOpenApiDocument, endpoints, STREAM_PATH, type EndpointPath } from '@pm/shared/api';
+import { buildOpenApiDocument, endpoints, EXPORT_FILE_EXPRESS_PATH, STREAM_PATH, type EndpointPath } from '@pm/shared/api';
 import { endpointRoute } from './adapter.js';
 import { docsPage, DOCS_PATH } from '../docs/docs-page.js';
 import { chartPage, CHARTS_PATH } from '../charts/chart-page.js';
@@ -15,6 +15,7 @@ import type { ReadyCache } from '../front/ready-cache.js';
 import { readyResponse, serveReady } from '../front/ready-response.js';
 import { ALLOWED_METHODS, sendError, setBaseHeaders, strongEtag } from '../http/respond.js';
 import { handlers } from '../routes/index.js';
+import { exportFileRoute } from '../downloads/export-file.js';
 
 export interface AppParts {
   config: Config;
@@ -77,6 +78,8 @@ export function createApp(parts: AppParts): express.Application {
   };
   for (const path of Object.keys(endpoints) as EndpointPath[]) register(path);
   app.get(STREAM_PATH, parts.stream);
+  // The archive's files: bytes, ranges and an ETag that is the file's SHA-256 (downloads/export-file.ts).
+  app.get(EXPORT_FILE_EXPRESS_PATH, exportFileRoute(ctx));
 
   // Static for the life of the process: built once, a ready response of its own (no snapshot behind it).
   const openapiBody = Buffer.from(JSON.stringify(buildOpenApiDocument()));

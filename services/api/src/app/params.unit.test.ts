@@ -112,6 +112,7 @@ describe('the endpoint table', () => {
       ['/api/v1/leaderboard', '/api/v1/leaderboard'],
       ['/api/v1/combos', '/api/v1/combos'],
       ['/api/v1/odds', '/api/v1/odds'],
+      ['/api/v1/exports', '/api/v1/exports'],
     ]);
   });
 

@@ -118,13 +118,13 @@ export function writeJson(res: ServerResponse, status: number, body: string | Bu
   res.end(body);
 }
 
-/** The error body with its status. Errors are never cached. */
-export function sendError(res: ServerResponse, code: ErrorCode, message: string): void {
+/** The error body with its status (the code's own, or another 4xx it stands for: 416 is a `bad_request`). Errors are never cached. */
+export function sendError(res: ServerResponse, code: ErrorCode, message: string, status = ERROR_STATUS[code]): void {
   res.removeHeader('ETag');
   res.removeHeader('Vary');
   res.removeHeader('Content-Encoding');
   res.setHeader('Cache-Control', 'no-store');
-  writeJson(res, ERROR_STATUS[code], JSON.stringify(errorBody(code, message)));
+  writeJson(res, status, JSON.stringify(errorBody(code, message)));
 }
 
 /** Whole seconds until the window resets, at least 1: a client told 0 would ask again at once. */

@@ -24,7 +24,9 @@ export type ListPosition =
   // The trade tape: `filter` names the event and the parameters, `after` the last trade's id.
   | { list: 'trades'; filter: string; after: string }
   // A board of a window or a field: ranked as of `asOf` (Unix ms), the instant of its first page.
-  | { list: 'board'; sort: (typeof LEADERBOARD_SORTS)[number]; window: (typeof LEADERBOARD_WINDOWS)[number]; field: string | null; asOf: number; after: number };
+  | { list: 'board'; sort: (typeof LEADERBOARD_SORTS)[number]; window: (typeof LEADERBOARD_WINDOWS)[number]; field: string | null; asOf: number; after: number }
+  // The archive's manifest: its filter (dataset, start, end) and the last file shown.
+  | { list: 'exports'; filter: string; day: string; dataset: string; format: string };
 
 export type ListName = ListPosition['list'];
 /** A list as a request names it: everything of its position but where it ends (and the leaderboard's version). */
@@ -36,7 +38,8 @@ export type ListIdentity =
   | { list: 'markets-open'; filter: string }
   | { list: 'markets-closed'; filter: string }
   | { list: 'trades'; filter: string }
-  | { list: 'board'; sort: (typeof LEADERBOARD_SORTS)[number]; window: (typeof LEADERBOARD_WINDOWS)[number]; field: string | null };
+  | { list: 'board'; sort: (typeof LEADERBOARD_SORTS)[number]; window: (typeof LEADERBOARD_WINDOWS)[number]; field: string | null }
+  | { list: 'exports'; filter: string };
 export type PositionOf<L extends ListName> = Extract<ListPosition, { list: L }>;
 
 const positionSchema = z.discriminatedUnion('list', [
@@ -60,6 +63,7 @@ const positionSchema = z.discriminatedUnion('list', [
     asOf: z.number().int().min(0),
     after: z.number().int().min(1),
   }),
+  z.strictObject({ list: z.literal('exports'), filter: z.string(), day: z.string().min(1), dataset: z.string().min(1), format: z.string().min(1) }),
 ]);
 
 const MAC_BYTES = 16;
@@ -126,5 +130,7 @@ function describeList(position: ListPosition): string {
       const field = position.field === null ? '' : position.field.startsWith('l:') ? `&league=${position.field.slice(2)}` : `&category=${position.field.slice(2)}`;
       return `/api/v1/leaderboard?sort=${position.sort}&window=${position.window}${field}`;
     }
+    case 'exports':
+      return `/api/v1/exports${position.filter === '' ? '' : `?${position.filter}`}`;
   }
 }

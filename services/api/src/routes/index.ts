@@ -15,6 +15,7 @@ import { getUser } from './get-user.js';
 import { listUserCalls } from './list-user-calls.js';
 import { getLeaderboard } from './get-leaderboard.js';
 import { listCombos } from './list-combos.js';
+import { listExports } from './list-exports.js';
 
 /** Every endpoint of the table (shared/src/api/endpoints.ts) and its handler. */
 export const handlers: HandlerMap = {
@@ -34,4 +35,5 @@ export const handlers: HandlerMap = {
   '/api/v1/leaderboard': getLeaderboard,
   '/api/v1/combos': listCombos,
   '/api/v1/odds': convertOdds,
+  '/api/v1/exports': listExports,
 };
