@@ -401,6 +401,8 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/calls',
       '/api/v1/calls/{id}',
       '/api/v1/combos',
+      '/api/v1/exports',
+      '/api/v1/exports/{date}/{file}',
       '/api/v1/leaderboard',
       '/api/v1/live',
       '/api/v1/markets',
@@ -410,6 +412,7 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/markets/{eventSlug}/book',
       '/api/v1/markets/{eventSlug}/candles',
       '/api/v1/markets/{eventSlug}/history',
+      '/api/v1/markets/{eventSlug}/trades',
       '/api/v1/odds',
       '/api/v1/stream',
       '/api/v1/users/{handle}',
@@ -440,7 +443,7 @@ describe('GET /api/v1/openapi.json', () => {
     expect(doc.paths['/api/v1/markets/{eventSlug}']!.get.responses['404']).toBeDefined();
     // The stream: an event-stream whose message schemas, one per `event:`, are components.
     const stream = doc.paths['/api/v1/stream']!.get.responses['200'] as { content: Record<string, { 'x-sse-messages': Record<string, { $ref: string }> }> };
-    expect(Object.keys(stream.content['text/event-stream']!['x-sse-messages'])).toEqual(['price', 'score', 'settlement', 'call', 'reset']);
+    expect(Object.keys(stream.content['text/event-stream']!['x-sse-messages'])).toEqual(['price', 'score', 'settlement', 'call', 'trade', 'reset']);
     expect(stream.content['text/event-stream']!['x-sse-messages']['price']!.$ref).toBe('#/components/schemas/StreamPrice');
   });
 });
