@@ -6,7 +6,7 @@ import type { ReadyCache } from './ready-cache.js';
 import type { ReadyResponse } from './ready-response.js';
 import { serveReady } from './ready-response.js';
 import { requestIdOf, sendError, sendRateLimited, setBaseHeaders, setCorsHeaders, setRateLimitHeaders } from '../http/respond.js';
-import { INTERNAL_MESSAGE } from '../http/errors.js';
+import { ApiError, INTERNAL_MESSAGE } from '../http/errors.js';
 
 /**
  * The request handler in front of Express (docs/design.md "The read path"): a GET or HEAD whose ready
@@ -52,12 +52,31 @@ export function frontHandler(deps: {
     // Being made for a request Express took (a new version, or a target not held yet): wait for it
     // here, as that request does, rather than walk the router to the same build.
     const building = readyCache.building(target);
-    if (building) return void building.then((made) => serveCounted(req, res, made, decision), () => handOver(req, res, decision));
+    // A build that failed with an answer for the user (a retired event the worker did not bring back in
+    // time: 503 with Retry-After) is that answer for every request that waited on it, as on the Express
+    // path; handing them over would start the same build again, once per waiting request.
+    if (building) {
+      return void building.then(
+        (made) => serveCounted(req, res, made, decision),
+        (err: unknown) => (err instanceof ApiError ? refuse(req, res, err, decision) : handOver(req, res, decision)),
+      );
+    }
     // Retired during the counter's round trip, nothing being made: Express answers, with this count.
     handOver(req, res, decision);
   };
 
-  /** Express answers a request counted here, with this count (its build failed: Express says why). */
+  /** The error a shared build failed with, answered as the Express app's error handler answers it. */
+  const refuse = (req: IncomingMessage, res: ServerResponse, err: ApiError, decision: RateLimitDecision) => {
+    const requestId = requestIdOf(req);
+    observer.observe(req, res, requestId, () => undefined);
+    setBaseHeaders(req, res, requestId);
+    setCorsHeaders(res);
+    setRateLimitHeaders(res, decision);
+    if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds));
+    sendError(res, err.code, err.message);
+  };
+
+  /** Express answers a request counted here, with this count (its build failed without an answer: Express says why). */
   const handOver = (req: IncomingMessage, res: ServerResponse, decision: RateLimitDecision) => {
     limiter.handOver(req, decision);
     app(req, res);
