@@ -1,6 +1,5 @@
 import type { CandlesResponse } from '@pm/shared/api';
-import { NULL_UNITS, SHARE_UNITS, type PackedCandles } from '../pages/candles.js';
-import { roundMicro } from '@pm/shared/history';
+import { NULL_UNITS, roundMicro, SHARE_UNITS, type PackedCandles } from '../pages/candles.js';
 
 /**
  * The candles response written as JSON bytes straight from packed candles (integers in units of

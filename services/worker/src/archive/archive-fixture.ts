@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { sql, type Db } from '@pm/shared/db';
-import { ensureRawPartitions, insertRawPoints, runRollup, storeBackfill, seriesIds, type RawPoint } from '@pm/shared/history';
+import { ensureRawPartitions, insertRawPoints, roundMicro, runRollup, storeBackfill, seriesIds, type RawPoint } from '@pm/shared/history';
 import { recordTrades, storedTrade } from '@pm/shared/trades';
 import { ARCHIVE_DATASETS, type ArchiveColumn, type ColumnType, type DatasetName } from '@pm/shared/archive';
 
@@ -80,7 +80,6 @@ function minuteCandles(points: readonly RawPoint[], first: number, last: number,
 }
 
 type Print = { token: string; at: number; price: string; size: string; side: 'BUY' | 'SELL' };
-const micro = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /**
  * The trades of a token's 1m bucket from the prints: volume, notional (to 10^-6), count and vwap;
@@ -93,7 +92,7 @@ function minuteFlows(prints: readonly Print[], token: string, t: number) {
   const inBucket = mine.filter((p) => p.at >= t * 1000 && p.at < (t + 60) * 1000);
   const volume = inBucket.reduce((s, p) => s + Number(p.size), 0);
   const notional = inBucket.reduce((s, p) => s + Number(p.price) * Number(p.size), 0);
-  return { volume, notional: micro(notional), trades: inBucket.length, vwap: volume > 0 ? micro(notional / volume) : null };
+  return { volume, notional: roundMicro(notional), trades: inBucket.length, vwap: volume > 0 ? roundMicro(notional / volume) : null };
 }
 
 const quoteRow = (name: 'bid' | 'ask', q: Side) => ({
