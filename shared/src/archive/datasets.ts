@@ -37,16 +37,36 @@ export interface ArchiveDataset {
 
 const col = (name: string, type: ColumnType, description: string, nullable = false): ArchiveColumn => ({ name, type, nullable, description });
 
+/** The columns of one side of the book top's candle (`bid_open` … `ask_close`). */
+const quoteColumns = (side: 'bid' | 'ask', name: string) => [
+  col(`${side}_open`, 'double', `${name} at the first point of the bucket where that side was quoted; null when it was empty throughout (a bucket without a point carries the previous close forward)`, true),
+  col(`${side}_high`, 'double', `Highest ${name.toLowerCase()} in the bucket (null: that side empty throughout)`, true),
+  col(`${side}_low`, 'double', `Lowest ${name.toLowerCase()} in the bucket (null: that side empty throughout)`, true),
+  col(`${side}_close`, 'double', `${name} at the last point of the bucket where that side was quoted (null: that side empty throughout)`, true),
+];
+
 /**
- * A candle's values as the history reader returns them (shared/src/history/read.ts `Candle`, its
- * `t` aside): the candles dataset writes each of these from the reader's candle by name, so a field
- * the reader gains is archived by adding it here.
+ * A candle's values, after its series and bucket: the chance's OHLC, the trades printed on the
+ * series' token, and the book top's bid and ask OHLC, as the history reader returns them
+ * (shared/src/history/read.ts `Candle`) and the candles endpoint serves them. sources.ts writes
+ * each from the reader's candle by name (`candleValues`).
  */
 export const CANDLE_VALUE_COLUMNS = [
   col('open', 'double', 'Chance at the first point of the bucket (the previous close when the bucket had none)'),
   col('high', 'double', 'Highest chance in the bucket'),
   col('low', 'double', 'Lowest chance in the bucket'),
   col('close', 'double', "Chance at the last point of the bucket; a resolved market's last candle closes at its final price"),
+  col(
+    'volume',
+    'double',
+    "Shares printed on this token in the bucket (by the exchange's trade time); 0 without a trade, null in buckets before the token's trade data begins (never 0 there)",
+    true,
+  ),
+  col('notional', 'double', 'Σ price × size of those trades in dollars (to 10⁻⁶); 0 without a trade, null before the trade data begins', true),
+  col('trades', 'int', 'The number of those trades; 0 without a trade, null before the trade data begins', true),
+  col('vwap', 'double', 'notional ÷ volume (to 10⁻⁶): the volume-weighted average price; null without a trade', true),
+  ...quoteColumns('bid', 'Best bid'),
+  ...quoteColumns('ask', 'Best ask'),
 ] as const satisfies readonly ArchiveColumn[];
 
 const legColumns = [
@@ -59,9 +79,10 @@ const legColumns = [
 export const ARCHIVE_DATASETS = {
   candles: {
     name: 'candles',
-    schemaVersion: 1,
+    // 2: the trades (volume, notional, trades, vwap) and the book top (bid_*, ask_*) of each candle.
+    schemaVersion: 2,
     description:
-      "Every recorded series' candles of the day at the finest interval the service held for it when the day was written (1m for a day the service recorded live; 5m, 1h or 1d for a day it knows only from the exchange's backfill). A series is the chance of a market's first outcome; a bucket without a point carries the previous close forward, as the candles endpoint does.",
+      "Every recorded series' candles of the day at the finest interval the service held for it when the day was written (1m for a day the service recorded live; 5m, 1h or 1d for a day it knows only from the exchange's backfill). A series is the chance of a market's first outcome; a bucket without a point carries the previous close (and the book top's closes) forward, as the candles endpoint does. Each candle also has the trades printed on its token and the best bid's and ask's candles.",
     order: 'market_id, t',
     columns: [
       col('market_id', 'string', 'The market'),

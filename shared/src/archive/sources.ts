@@ -1,7 +1,7 @@
 import { sql, type Db, type Queryable } from '../db/connection.js';
-import { readCandles, resolvedEnds } from '../history/read.js';
+import { readCandles, resolvedEnds, roundMicro, type Candle, type QuoteCandle } from '../history/read.js';
 import { PERIOD_SECONDS, STEP_SECONDS, type CandleInterval } from '../history/tiers.js';
-import { ARCHIVE_DATASETS, CANDLE_VALUE_COLUMNS, type DatasetName } from './datasets.js';
+import { ARCHIVE_DATASETS, type DatasetName } from './datasets.js';
 
 /**
  * Where each dataset's rows come from, for one closed day [start, start + 86,400): Postgres, read a
@@ -98,9 +98,11 @@ async function* candleRows(db: Db, start: number): RowBatches {
     const ends = await resolvedEnds(db, ids);
     const byStep = new Map<number, number[]>();
     for (const [id, step] of steps) byStep.set(step, [...(byStep.get(step) ?? []), id]);
-    const candles = new Map<number, ReadonlyArray<Record<string, number>>>();
+    const candles = new Map<number, Candle[]>();
     for (const [step, group] of byStep) {
-      for (const [id, list] of await readCandles(db, { series: group, step, start, end, now: end, ends })) candles.set(id, list as unknown as Array<Record<string, number>>);
+      // Each row is one token's series: its own token's trades count.
+      const flows = new Map(group.map((id) => [id, id]));
+      for (const [id, list] of await readCandles(db, { series: group, step, start, end, now: end, ends, quotes: true, flows })) candles.set(id, list);
     }
     const batch: ArchiveRow[] = [];
     for (const s of part) {
@@ -108,13 +110,36 @@ async function* candleRows(db: Db, start: number): RowBatches {
       if (list === undefined) continue;
       const interval = INTERVAL_OF_STEP.get(steps.get(s.series) as number) as CandleInterval;
       for (const c of list) {
-        const row: ArchiveRow = { market_id: s.market_id, outcome_index: s.outcome_index, token_id: s.token_id, interval, t: (c['t'] as number) * 1000 };
-        for (const v of CANDLE_VALUE_COLUMNS) row[v.name] = c[v.name] ?? null;
-        batch.push(row);
+        batch.push({ market_id: s.market_id, outcome_index: s.outcome_index, token_id: s.token_id, interval, t: c.t * 1000, ...candleValues(c) });
       }
     }
     if (batch.length > 0) yield batch;
   }
+}
+
+const side = (name: 'bid' | 'ask', q: QuoteCandle | null | undefined): ArchiveRow => ({
+  [`${name}_open`]: q?.open ?? null,
+  [`${name}_high`]: q?.high ?? null,
+  [`${name}_low`]: q?.low ?? null,
+  [`${name}_close`]: q?.close ?? null,
+});
+
+/** A candle's values by CANDLE_VALUE_COLUMNS' names; notional and vwap to 10^-6, as the candles endpoint gives them. */
+function candleValues(c: Candle): ArchiveRow {
+  const volume = c.volume ?? null;
+  const notional = c.notional ?? null;
+  return {
+    open: c.open,
+    high: c.high,
+    low: c.low,
+    close: c.close,
+    volume,
+    notional: notional === null ? null : roundMicro(notional),
+    trades: c.trades ?? null,
+    vwap: volume !== null && volume > 0 ? roundMicro((notional as number) / volume) : null,
+    ...side('bid', c.bid),
+    ...side('ask', c.ask),
+  };
 }
 
 // Each statement below: inputs the day's start (Unix s); outputs the dataset's columns, in its order.

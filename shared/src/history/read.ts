@@ -248,6 +248,9 @@ export async function resolvedEnds(db: HistoryDb, series: readonly number[]): Pr
 /** Volume is stored in units of 10^-6 share (the exchange's precision): sums stay exact. */
 export const SHARE_UNITS = 1_000_000;
 
+/** Dollars rounded to 10^-6, as the candles endpoint and the archive give notional and vwap. */
+export const roundMicro = (x: number) => Math.round(x * 1e6) / 1e6;
+
 /** readCandles, each series' candles packed (CandleSet). */
 export async function readPackedCandles(db: HistoryDb, q: CandleQuery): Promise<Map<number, CandleSet>> {
   const out = new Map<number, CandleSet>();

@@ -1,11 +1,11 @@
 import { sql, type Db } from '@pm/shared/db';
-import { NULL_UNITS, readPackedCandles, SHARE_UNITS, type CandleSet, type HistoryDb, type PackedCandles } from '@pm/shared/history';
+import { NULL_UNITS, readPackedCandles, roundMicro, SHARE_UNITS, type CandleSet, type HistoryDb, type PackedCandles } from '@pm/shared/history';
 import type { Logger } from '@pm/shared/logger';
 import { ApiError } from '../http/errors.js';
 
 export type { CandleSet, PackedCandles };
 /** The packed candles' null (an empty book side) and volume unit, for the routes that write them. */
-export { NULL_UNITS, SHARE_UNITS };
+export { NULL_UNITS, roundMicro, SHARE_UNITS };
 
 /**
  * The candles endpoint's reads, in one place: the markets' series and resolutions (a key probe

@@ -1,5 +1,5 @@
 import type { CandlesResponse } from '@pm/shared/api';
-import { NULL_UNITS, SHARE_UNITS, type PackedCandles } from '../pages/candles.js';
+import { NULL_UNITS, roundMicro, SHARE_UNITS, type PackedCandles } from '../pages/candles.js';
 
 /**
  * The candles response written as JSON bytes straight from packed candles (integers in units of
@@ -37,14 +37,13 @@ export interface CandlesBody extends Omit<CandlesResponse, 'ok' | 'markets'> {
 const OHLC_ONLY: CandleFields = { ohlc: true, volume: false, quotes: false };
 
 /** Dollars and prices to a millionth: notional is a sum of float products, vwap a ratio. */
-const micro = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** The volume group of candle k as the response has it. */
 function flowsOf(flows: readonly number[] | undefined, k: number): { volume: number | null; notional: number | null; trades: number | null; vwap: number | null } {
   const v = flows?.[3 * k] ?? NaN;
   if (Number.isNaN(v)) return { volume: null, notional: null, trades: null, vwap: null };
   const nv = flows?.[3 * k + 1] as number;
-  return { volume: v / SHARE_UNITS, notional: micro(nv), trades: flows?.[3 * k + 2] as number, vwap: v > 0 ? micro(nv / (v / SHARE_UNITS)) : null };
+  return { volume: v / SHARE_UNITS, notional: roundMicro(nv), trades: flows?.[3 * k + 2] as number, vwap: v > 0 ? roundMicro(nv / (v / SHARE_UNITS)) : null };
 }
 
 function sideOf(quotes: readonly number[] | undefined, j: number): { open: number; high: number; low: number; close: number } | null {

@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { sql, type Db } from '@pm/shared/db';
-import { ensureRawPartitions, insertRawPoints, runRollup, storeBackfill, seriesIds, type RawPoint } from '@pm/shared/history';
+import { ensureRawPartitions, insertRawPoints, roundMicro, runRollup, storeBackfill, seriesIds, type RawPoint } from '@pm/shared/history';
 import { recordTrades, storedTrade } from '@pm/shared/trades';
 import { ARCHIVE_DATASETS, type ArchiveColumn, type ColumnType, type DatasetName } from '@pm/shared/archive';
 
@@ -38,23 +38,37 @@ async function market(db: Db, id: string, outcomes: string[], extra: { resolvedA
   }
 }
 
-/** The plain recomputation of 1m candles from points, gaps carried forward, up to `last` (a bucket start). */
-function minuteCandles(points: ReadonlyArray<{ t: number; chance: number }>, first: number, last: number, end?: { t: number; chance: number }) {
-  const buckets = new Map<number, [number, number, number, number]>();
+type Ohlc = [o: number, h: number, l: number, c: number];
+type Side = Ohlc | null;
+
+/** A bucket's OHLC (in units) with one more value folded in. */
+const fold = (held: Side, v: number): Ohlc => (held ? [held[0], Math.max(held[1], v), Math.min(held[2], v), v] : [v, v, v, v]);
+const flat = (v: number): Ohlc => [v, v, v, v];
+
+/**
+ * The plain recomputation of 1m candles from points, gaps carried forward, up to `last` (a bucket
+ * start): the chance's OHLC, and each book side's from the points where it was quoted (null when it
+ * was empty throughout the bucket; a gap carries the side's last close, null after an empty one).
+ */
+function minuteCandles(points: readonly RawPoint[], first: number, last: number, end?: { t: number; chance: number }) {
+  const units = (p: number | null | undefined) => (p === null || p === undefined ? null : Math.round(p * 10_000));
+  const buckets = new Map<number, { k: Side; bid: Side; ask: Side }>();
   for (const p of [...points].sort((a, b) => a.t - b.t)) {
     const b = Math.floor(p.t / 60) * 60;
-    const v = Math.round(p.chance * 10_000);
-    const held = buckets.get(b);
-    buckets.set(b, held ? [held[0], Math.max(held[1], v), Math.min(held[2], v), v] : [v, v, v, v]);
+    const held = buckets.get(b) ?? { k: null, bid: null, ask: null };
+    const bid = units(p.bid);
+    const ask = units(p.ask);
+    buckets.set(b, { k: fold(held.k, units(p.chance) as number), bid: bid === null ? held.bid : fold(held.bid, bid), ask: ask === null ? held.ask : fold(held.ask, ask) });
   }
-  const out: Array<{ t: number; o: number; h: number; l: number; c: number }> = [];
-  let prev: number | undefined;
+  const out: Array<{ t: number; o: number; h: number; l: number; c: number; bid: Side; ask: Side }> = [];
+  let prev: { c: number; bid: number | null; ask: number | null } | undefined;
   for (let t = first; t <= last; t += 60) {
     const k = buckets.get(t);
     if (k) {
-      out.push({ t, o: k[0], h: k[1], l: k[2], c: k[3] });
-      prev = k[3];
-    } else if (prev !== undefined) out.push({ t, o: prev, h: prev, l: prev, c: prev });
+      const [o, h, l, c] = k.k as Ohlc;
+      out.push({ t, o, h, l, c, bid: k.bid, ask: k.ask });
+      prev = { c, bid: k.bid?.[3] ?? null, ask: k.ask?.[3] ?? null };
+    } else if (prev !== undefined) out.push({ t, o: prev.c, h: prev.c, l: prev.c, c: prev.c, bid: prev.bid === null ? null : flat(prev.bid), ask: prev.ask === null ? null : flat(prev.ask) });
   }
   // A resolved market's last candle (the one holding resolved_at) closes at the final price.
   const final = out.at(-1);
@@ -64,6 +78,29 @@ function minuteCandles(points: ReadonlyArray<{ t: number; chance: number }>, fir
   }
   return out;
 }
+
+type Print = { token: string; at: number; price: string; size: string; side: 'BUY' | 'SELL' };
+
+/**
+ * The trades of a token's 1m bucket from the prints: volume, notional (to 10^-6), count and vwap;
+ * 0 without a trade, null when the bucket ends at or before the token's first print (its trade
+ * data begins there), vwap null without a trade.
+ */
+function minuteFlows(prints: readonly Print[], token: string, t: number) {
+  const mine = prints.filter((p) => p.token === token);
+  if (mine.length === 0 || (t + 60) * 1000 <= Math.min(...mine.map((p) => p.at))) return { volume: null, notional: null, trades: null, vwap: null };
+  const inBucket = mine.filter((p) => p.at >= t * 1000 && p.at < (t + 60) * 1000);
+  const volume = inBucket.reduce((s, p) => s + Number(p.size), 0);
+  const notional = inBucket.reduce((s, p) => s + Number(p.price) * Number(p.size), 0);
+  return { volume, notional: roundMicro(notional), trades: inBucket.length, vwap: volume > 0 ? roundMicro(notional / volume) : null };
+}
+
+const quoteRow = (name: 'bid' | 'ask', q: Side) => ({
+  [`${name}_open`]: q === null ? null : q[0] / 10_000,
+  [`${name}_high`]: q === null ? null : q[1] / 10_000,
+  [`${name}_low`]: q === null ? null : q[2] / 10_000,
+  [`${name}_close`]: q === null ? null : q[3] / 10_000,
+});
 
 export async function simulateDay(db: Db): Promise<SimulatedDay> {
   // a: open all day; b: resolved Yes at noon; c: resolved the day before (not in the day's catalog);
@@ -77,28 +114,24 @@ export async function simulateDay(db: Db): Promise<SimulatedDay> {
   const sb = series.get('tok-b-0') as number;
   const sd = series.get('tok-d-0') as number;
 
-  // a: a point every 7 minutes from 01:00, two in one minute at 05:00; b: every 11 minutes until its resolution.
+  // a: a point every 7 minutes from 01:00 with its book top (every fourth with no ask: a gap after it
+  // carries none), two in one minute at 05:00 each with one side; b: every 11 minutes until its
+  // resolution, bids only.
   const pa: RawPoint[] = [];
-  for (let t = D + 3600; t < D + 86_400; t += 7 * 60) pa.push({ series: sa, t, chance: 0.3 + ((t / 60) % 17) / 100 });
-  pa.push({ series: sa, t: D + 5 * 3600 + 5, chance: 0.6 }, { series: sa, t: D + 5 * 3600 + 50, chance: 0.25 });
+  for (let t = D + 3600, i = 0; t < D + 86_400; t += 7 * 60, i++) {
+    const chance = 0.3 + ((t / 60) % 17) / 100;
+    pa.push({ series: sa, t, chance, bid: chance - ((t / 60) % 3) / 100, ask: i % 4 === 0 ? null : chance + 0.02 });
+  }
+  pa.push({ series: sa, t: D + 5 * 3600 + 5, chance: 0.6, bid: 0.59, ask: null }, { series: sa, t: D + 5 * 3600 + 30, chance: 0.4, bid: 0.35, ask: 0.45 }, { series: sa, t: D + 5 * 3600 + 50, chance: 0.25, bid: null, ask: 0.27 });
   const pb: RawPoint[] = [];
-  for (let t = D + 600; t < D + 12 * 3600; t += 11 * 60) pb.push({ series: sb, t, chance: 0.5 + ((t / 60) % 13) / 100 });
-  await ensureRawPartitions(db, D - 86_400, D + 2 * 86_400);
-  await insertRawPoints(db, [...pa, ...pb]);
-  // A raw point the next day keeps the rollup going past the day's end.
-  await insertRawPoints(db, [{ series: sa, t: D + 86_400 + 60, chance: 0.5 }]);
-  await runRollup(db, { now: D + 86_400 + 3 * 3600 });
-  await storeBackfill(db, sd, 3600, [
-    { t: D + 2 * 3600, chance: 0.2 },
-    { t: D + 9 * 3600, chance: 0.35 },
-  ]);
-
-  // Trades: a match printed on both of a's tokens, two prints of a's Yes in one millisecond, one of
+  for (let t = D + 600; t < D + 12 * 3600; t += 11 * 60) pb.push({ series: sb, t, chance: 0.5 + ((t / 60) % 13) / 100, bid: 0.45 });
+  // Trades (before the rollup, as the ingestor records them): a match printed on both of a's tokens
+  // at 01:30 (a's candles before it have no volume figure), two prints of a's Yes in one millisecond, one of
   // b's, and one on each side of the day (not in it).
   const tapeSeries = await seriesIds(db, ['tok-a-0', 'tok-a-1', 'tok-b-0']);
-  const prints: Array<{ token: string; at: number; price: string; size: string; side: 'BUY' | 'SELL' }> = [
-    { token: 'tok-a-0', at: D * 1000 + 3_600_123, price: '0.45', size: '10', side: 'BUY' },
-    { token: 'tok-a-1', at: D * 1000 + 3_600_123, price: '0.55', size: '10', side: 'SELL' },
+  const prints: Print[] = [
+    { token: 'tok-a-0', at: D * 1000 + 5_400_123, price: '0.45', size: '10', side: 'BUY' },
+    { token: 'tok-a-1', at: D * 1000 + 5_400_123, price: '0.55', size: '10', side: 'SELL' },
     { token: 'tok-a-0', at: D * 1000 + 7_200_500, price: '0.47', size: '5.5', side: 'SELL' },
     { token: 'tok-a-0', at: D * 1000 + 7_200_500, price: '0.46', size: '2', side: 'BUY' },
     { token: 'tok-b-0', at: D * 1000 + 43_000_000, price: '0.9', size: '120.25', side: 'BUY' },
@@ -112,6 +145,16 @@ export async function simulateDay(db: Db): Promise<SimulatedDay> {
       ...storedTrade({ price: p.price, size: p.size, side: p.side, timestamp: p.at, transactionHash: `0x${i}`, feeRateBps: null }, 0),
     })),
   );
+  await ensureRawPartitions(db, D - 86_400, D + 2 * 86_400);
+  await insertRawPoints(db, [...pa, ...pb]);
+  // A raw point the next day keeps the rollup going past the day's end.
+  await insertRawPoints(db, [{ series: sa, t: D + 86_400 + 60, chance: 0.5 }]);
+  await runRollup(db, { now: D + 86_400 + 3 * 3600 });
+  await storeBackfill(db, sd, 3600, [
+    { t: D + 2 * 3600, chance: 0.2 },
+    { t: D + 9 * 3600, chance: 0.35 },
+  ]);
+
   const trade = (p: (typeof prints)[number]) => ({
     market_id: p.token.split('-')[1],
     outcome_index: Number(p.token.split('-')[2]),
@@ -123,7 +166,7 @@ export async function simulateDay(db: Db): Promise<SimulatedDay> {
   });
   const [t0, t1, t2, t3, t4] = prints;
 
-  const row = (market_id: string, interval: string, c: { t: number; o: number; h: number; l: number; c: number }) => ({
+  const row = (market_id: string, interval: string, c: { t: number; o: number; h: number; l: number; c: number; bid: Side; ask: Side }) => ({
     market_id,
     outcome_index: 0,
     token_id: `tok-${market_id}-0`,
@@ -133,6 +176,9 @@ export async function simulateDay(db: Db): Promise<SimulatedDay> {
     high: c.h / 10_000,
     low: c.l / 10_000,
     close: c.c / 10_000,
+    ...minuteFlows(interval === '1m' ? prints : [], `tok-${market_id}-0`, c.t),
+    ...quoteRow('bid', c.bid),
+    ...quoteRow('ask', c.ask),
   });
   const ca = minuteCandles(pa, D, D + 86_400 - 60).map((c) => row('a', '1m', c));
   const resolved = D + 12 * 3600 + 30;
@@ -140,7 +186,7 @@ export async function simulateDay(db: Db): Promise<SimulatedDay> {
   const cd: ReturnType<typeof row>[] = [];
   for (let h = 2; h < 24; h++) {
     const v = h < 9 ? 2000 : 3500;
-    cd.push(row('d', '1h', { t: D + h * 3600, o: v, h: v, l: v, c: v }));
+    cd.push(row('d', '1h', { t: D + h * 3600, o: v, h: v, l: v, c: v, bid: null, ask: null }));
   }
 
   // People, calls and combos: made or settled in the day, and around it.
