@@ -116,10 +116,10 @@ function writers(prefix: string, opts: { retry: boolean }) {
           }
         } else if (err instanceof RecordRefused) {
           entry.refused = err.message;
-          await sleep(50);
+          await sleep(50); // a writer's pace after a refusal, not a wait for a result
         } else {
           entry.failed = err instanceof Error ? err.message : String(err);
-          await sleep(50);
+          await sleep(50); // a writer's pace while no primary answers, not a wait for a result
         }
       }
     }
@@ -182,7 +182,7 @@ function pollApi() {
           statuses.total++;
           statuses.other.push(`${path} ${err instanceof Error ? err.message : String(err)}`);
         });
-      await sleep(50);
+      await sleep(50); // the reader's pace: one read of the API every 50 ms, not a wait for a result
     }
   })();
   return {

@@ -124,7 +124,7 @@ describe(`a market of ${CALLS.toLocaleString('en')} calls settling in parts`, ()
       child = startChild();
       if (i === KILLS / 2 - 1) {
         // Postgres goes down in the middle of a part (the new worker is at work, or the rival below).
-        await sleep(plan.restartDelayMs);
+        await sleep(plan.restartDelayMs); // the restart moment drawn from the seed, not a wait for a result
         await own.restart();
         // A second run of the market beside the worker's, as a re-enqueue by the reconciler on
         // another worker would make it.
