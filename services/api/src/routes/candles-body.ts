@@ -168,14 +168,7 @@ function writeCandles(out: Out, market: CandlesBody['markets'][number], fields: 
       n += buf.write(JSON.stringify(t), n, 'latin1');
     }
     if (fields.ohlc) {
-      for (let x = 0; x < OPEN.length; x++) buf[n++] = OPEN[x] as number;
-      n = chance(buf, n, candles[i + 1] as number);
-      for (let x = 0; x < HIGH.length; x++) buf[n++] = HIGH[x] as number;
-      n = chance(buf, n, candles[i + 2] as number);
-      for (let x = 0; x < LOW.length; x++) buf[n++] = LOW[x] as number;
-      n = chance(buf, n, candles[i + 3] as number);
-      for (let x = 0; x < CLOSE.length; x++) buf[n++] = CLOSE[x] as number;
-      n = chance(buf, n, candles[i + 4] as number);
+      n = ohlc(buf, n, OPEN, candles, i + 1);
     }
     if (fields.volume) {
       const f = flowsOf(flows, k);
@@ -204,14 +197,7 @@ function side(buf: Buffer, n: number, key: Uint8Array, quotes: readonly number[]
     return n;
   }
   const q = quotes as readonly number[];
-  for (let x = 0; x < S_OPEN.length; x++) buf[n++] = S_OPEN[x] as number;
-  n = chance(buf, n, o);
-  for (let x = 0; x < HIGH.length; x++) buf[n++] = HIGH[x] as number;
-  n = chance(buf, n, q[j + 1] as number);
-  for (let x = 0; x < LOW.length; x++) buf[n++] = LOW[x] as number;
-  n = chance(buf, n, q[j + 2] as number);
-  for (let x = 0; x < CLOSE.length; x++) buf[n++] = CLOSE[x] as number;
-  n = chance(buf, n, q[j + 3] as number);
+  n = ohlc(buf, n, S_OPEN, q, j);
   buf[n++] = 125; // }
   return n;
 }
@@ -221,4 +207,19 @@ function chance(buf: Buffer, n: number, u: number): number {
   if (!(Number.isInteger(u) && u >= 0 && u <= UNITS)) return n + buf.write(JSON.stringify(u / UNITS), n, 'latin1');
   for (let k = UNIT_AT[u] as number, to = UNIT_AT[u + 1] as number; k < to; k++) buf[n++] = UNIT_TEXT[k] as number;
   return n;
+}
+
+/**
+ * `<open key>o,"high":h,"low":l,"close":c` from four packed values at j: a candle's own fields
+ * (open key `,"open":`) and a quote side's object (`{"open":`) are written by this one piece.
+ */
+function ohlc(buf: Buffer, n: number, openKey: Uint8Array, values: readonly number[], j: number): number {
+  for (let x = 0; x < openKey.length; x++) buf[n++] = openKey[x] as number;
+  n = chance(buf, n, values[j] as number);
+  for (let x = 0; x < HIGH.length; x++) buf[n++] = HIGH[x] as number;
+  n = chance(buf, n, values[j + 1] as number);
+  for (let x = 0; x < LOW.length; x++) buf[n++] = LOW[x] as number;
+  n = chance(buf, n, values[j + 2] as number);
+  for (let x = 0; x < CLOSE.length; x++) buf[n++] = CLOSE[x] as number;
+  return chance(buf, n, values[j + 3] as number);
 }
